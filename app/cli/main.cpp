@@ -1,0 +1,114 @@
+// shardscope-cli: the command-line face of ShardScope.
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "shardscope/core/version.h"
+#include "shardscope/profiler/gpu_devices.h"
+
+namespace shardscope::app::cli {
+
+namespace {
+constexpr const char* kUsage = R"(usage: shardscope-cli <command> [options]
+
+Plan and profile 2D sparse parallelism (sharding group M x replicas R) for DLRM-style models.
+
+commands:
+  summary [--model M] [--cluster C] [--project F]
+                         print the model and cluster (presets or files); default: the built-in project
+  validate <file>...     check shardscope model/cluster/plan/calibration/project files
+  store info <file>      describe a trace store: schema, runs, ranks, spans
+  presets                list the built-in models and clusters
+  devices                list the GPUs this build can see
+
+options:
+  -h, --help             this text (also: shardscope-cli <command> --help)
+  --version              print the version and what the build includes
+
+exit codes: 0 ok, 1 invalid input, 2 bad command line, 3 I/O or runtime failure,
+            130 cancelled. See docs/cli.md.
+)";
+}  // namespace
+
+std::optional<std::string> Args::option(const std::string& name) {
+  for (std::size_t i = 0; i < args_.size(); ++i) {
+    const std::string& a = args_[i];
+    if (a == name) {
+      if (i + 1 >= args_.size() || args_[i + 1].starts_with("--")) {
+        error_ = name + " needs a value";
+        args_.erase(args_.begin() + static_cast<std::ptrdiff_t>(i));
+        return std::nullopt;
+      }
+      std::string v = args_[i + 1];
+      args_.erase(args_.begin() + static_cast<std::ptrdiff_t>(i), args_.begin() + static_cast<std::ptrdiff_t>(i + 2));
+      return v;
+    }
+    if (a.starts_with(name + "=")) {
+      std::string v = a.substr(name.size() + 1);
+      args_.erase(args_.begin() + static_cast<std::ptrdiff_t>(i));
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+bool Args::flag(const std::string& name) {
+  for (std::size_t i = 0; i < args_.size(); ++i)
+    if (args_[i] == name) {
+      args_.erase(args_.begin() + static_cast<std::ptrdiff_t>(i));
+      return true;
+    }
+  return false;
+}
+
+std::vector<std::string> Args::positional() const { return args_; }
+
+std::optional<std::string> Args::unknownOption() const {
+  for (const auto& a : args_)
+    if (a.starts_with("--") || (a.size() > 1 && a[0] == '-' && a != "-")) return a;
+  return std::nullopt;
+}
+
+int usageError(const std::string& message) {
+  std::cerr << "shardscope-cli: " << message << "\nTry 'shardscope-cli --help'.\n";
+  return kExitUsage;
+}
+
+int run(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::cerr << kUsage;
+    return kExitUsage;
+  }
+  const std::string cmd = args.front();
+  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+    std::cout << kUsage;
+    return kExitOk;
+  }
+  if (cmd == "--version") {
+    std::cout << "shardscope-cli " << core::versionString() << "\n"
+              << "  CUDA: " << (profiler::builtWithCuda() ? "compiled in" : "not compiled in") << "\n"
+              << "  MPI:  " << (SHARDSCOPE_HAVE_MPI ? "compiled in" : "not compiled in") << "\n";
+    return kExitOk;
+  }
+  Args rest(std::vector<std::string>(args.begin() + 1, args.end()));
+  if (cmd == "validate") return runValidate(std::move(rest));
+  if (cmd == "store") return runStore(std::move(rest));
+  if (cmd == "summary") return runSummary(std::move(rest));
+  if (cmd == "presets") return runPresets(std::move(rest));
+  if (cmd == "devices") return runDevices(std::move(rest));
+  return usageError("unknown command '" + cmd + "'");
+}
+
+}  // namespace shardscope::app::cli
+
+int main(int argc, char** argv) {
+  try {
+    return shardscope::app::cli::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "shardscope-cli: internal error: " << e.what() << "\n";
+    return shardscope::app::cli::kExitFailure;
+  }
+}

@@ -1,0 +1,43 @@
+// How the desktop app spells core values for people: byte sizes, counts,
+// pooling and access distributions, and the rows of the summary panels.
+// Qt-free so the wording is tested without a window and shared by all pages.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shardscope/core/cluster.h"
+#include "shardscope/core/model.h"
+
+namespace shardscope::app {
+
+// 40000000 -> "40,000,000".
+[[nodiscard]] std::string formatCount(std::uint64_t n);
+// Decimal gigabytes (1e9 bytes, like GB/s): 20480000000 -> "20.48",
+// tiny non-zero sizes -> "< 0.01".
+[[nodiscard]] std::string formatGigabytes(std::uint64_t bytes);
+// A number with `decimals` digits after the point, trailing zeros kept.
+[[nodiscard]] std::string formatFixed(double v, int decimals);
+// Shortest form of a double: 1.05 -> "1.05", 3.0 -> "3".
+[[nodiscard]] std::string formatShort(double v);
+// 12345678 -> "12.3 M"; below 1000 the plain count.
+[[nodiscard]] std::string formatScaledCount(double n);
+
+// "fixed 3", "uniform 20 ± 5".
+[[nodiscard]] std::string poolingText(const core::PoolingSpec& p);
+// "uniform", "zipf 1.05", "hot 10% → 90%", "histogram (64 buckets)".
+[[nodiscard]] std::string accessText(const core::AccessSpec& a);
+
+// One line of a summary panel. `key` is stable (tests and object names use
+// it); `label` and `value` are what the user reads.
+struct SummaryRow {
+  std::string key;
+  std::string label;
+  std::string value;
+};
+
+[[nodiscard]] std::vector<SummaryRow> modelSummaryRows(const core::ModelSpec& m);
+[[nodiscard]] std::vector<SummaryRow> clusterSummaryRows(const core::ClusterSpec& c);
+
+}  // namespace shardscope::app

@@ -1,0 +1,35 @@
+# Small helpers shared by every module.
+
+# Warnings for our own targets (not for imported ones).
+function(shardscope_warnings target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Wunused -Woverloaded-virtual -Wnull-dereference -Wdouble-promotion -Wformat=2 -Wimplicit-fallthrough>)
+  if(SHARDSCOPE_WERROR)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+  endif()
+endfunction()
+
+# shardscope_add_test(NAME <name> SOURCES <files...> LIBS <libs...> LABELS <labels...> [TIMEOUT s])
+# One Qt Test executable per test file, registered with ctest under its labels.
+function(shardscope_add_test)
+  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  set_target_properties(${T_NAME} PROPERTIES AUTOMOC ON)
+  target_link_libraries(${T_NAME} PRIVATE Qt6::Test ${T_LIBS})
+  target_compile_definitions(${T_NAME} PRIVATE
+    SHARDSCOPE_TEST_DATA_DIR="${PROJECT_SOURCE_DIR}/tests/data"
+    SHARDSCOPE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    SHARDSCOPE_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  shardscope_warnings(${T_NAME})
+  add_test(NAME ${T_NAME} COMMAND ${T_NAME})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
+    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;ASAN_OPTIONS=detect_leaks=0"
+    SKIP_RETURN_CODE 77)
+  if("gpu" IN_LIST T_LABELS)
+    # GPU tests QSKIP in initTestCase without a GPU; ctest then reports them as skipped.
+    set_tests_properties(${T_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIP   : [A-Za-z_:]*initTestCase")
+  endif()
+endfunction()

@@ -1,0 +1,13 @@
+# SHARDSCOPE_WITH_MPI: AUTO uses MPI when found, ON requires it, OFF skips it.
+# Sets SHARDSCOPE_HAVE_MPI.
+set(SHARDSCOPE_HAVE_MPI OFF)
+if(NOT SHARDSCOPE_WITH_MPI STREQUAL "OFF")
+  if(SHARDSCOPE_WITH_MPI STREQUAL "ON")
+    find_package(MPI REQUIRED COMPONENTS CXX)
+  else()
+    find_package(MPI COMPONENTS CXX QUIET)
+  endif()
+  if(MPI_CXX_FOUND)
+    set(SHARDSCOPE_HAVE_MPI ON)
+  endif()
+endif()

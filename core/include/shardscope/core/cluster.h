@@ -1,0 +1,54 @@
+// The GPU cluster: nodes x GPUs per node, what one GPU can hold and move, and
+// the links between GPUs inside a node and across nodes. JSON form
+// `shardscope.cluster/1` in docs/formats/cluster.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardscope::core {
+
+struct GpuKind {
+  std::string name;
+  std::uint64_t hbm_bytes = 0;
+  double hbm_bandwidth_gbps = 0.0;  // GB/s (1e9 bytes/s)
+  double peak_dense_tflops = 0.0;   // dense bf16 TFLOP/s
+  bool operator==(const GpuKind&) const = default;
+};
+
+struct LinkSpec {
+  double bandwidth_gbps = 0.0;  // GB/s per GPU, one direction
+  double latency_us = 0.0;
+  bool operator==(const LinkSpec&) const = default;
+};
+
+// A measured collective: time for a message size, from a profile run.
+struct CollectivePoint {
+  std::uint64_t bytes = 0;
+  double time_us = 0.0;
+  bool operator==(const CollectivePoint&) const = default;
+};
+
+struct CollectiveCurve {
+  std::string op;     // all_to_all | all_reduce | reduce_scatter | all_gather
+  std::string scope;  // intra_node | inter_node
+  std::uint32_t ranks = 0;
+  std::vector<CollectivePoint> points;  // sorted by bytes
+  bool operator==(const CollectiveCurve&) const = default;
+};
+
+struct ClusterSpec {
+  std::string name;
+  std::uint32_t nodes = 0;
+  std::uint32_t gpus_per_node = 0;
+  GpuKind gpu;
+  LinkSpec intra_node;
+  LinkSpec inter_node;
+  std::vector<CollectiveCurve> collectives;  // optional measurements
+
+  [[nodiscard]] std::uint32_t worldSize() const { return nodes * gpus_per_node; }
+  bool operator==(const ClusterSpec&) const = default;
+};
+
+}  // namespace shardscope::core

@@ -1,0 +1,57 @@
+// JSON load/save for every ShardScope format. Loading validates everything
+// and reports each problem as `<file>: <JSON path>: <expectation>`; saving
+// writes the schema tag first so other tools can tell the format.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "shardscope/core/calibration.h"
+#include "shardscope/core/cluster.h"
+#include "shardscope/core/model.h"
+#include "shardscope/core/plan.h"
+#include "shardscope/core/project.h"
+#include "shardscope/core/result.h"
+
+namespace shardscope::core {
+
+inline constexpr std::string_view kModelSchema = "shardscope.model/1";
+inline constexpr std::string_view kClusterSchema = "shardscope.cluster/1";
+inline constexpr std::string_view kPlanSchema = "shardscope.plan/1";
+inline constexpr std::string_view kCalibrationSchema = "shardscope.calibration/1";
+inline constexpr std::string_view kProjectSchema = "shardscope.project/1";
+
+enum class FormatKind { Model, Cluster, Plan, Calibration, Project };
+
+[[nodiscard]] nlohmann::ordered_json toJson(const ModelSpec& m);
+[[nodiscard]] nlohmann::ordered_json toJson(const ClusterSpec& c);
+[[nodiscard]] nlohmann::ordered_json toJson(const ShardPlan& p);
+[[nodiscard]] nlohmann::ordered_json toJson(const Calibration& c);
+[[nodiscard]] nlohmann::ordered_json toJson(const Project& p);
+
+// `source` names the input in messages (a file path, "<preset dcnv2>", ...).
+[[nodiscard]] Result<ModelSpec> modelFromJson(const nlohmann::json& j, const std::string& source);
+[[nodiscard]] Result<ClusterSpec> clusterFromJson(const nlohmann::json& j, const std::string& source);
+[[nodiscard]] Result<ShardPlan> planFromJson(const nlohmann::json& j, const std::string& source);
+[[nodiscard]] Result<Calibration> calibrationFromJson(const nlohmann::json& j, const std::string& source);
+[[nodiscard]] Result<Project> projectFromJson(const nlohmann::json& j, const std::string& source);
+
+// Parse text; syntax errors name the line and column.
+[[nodiscard]] Result<nlohmann::json> parseJsonText(std::string_view text, const std::string& source);
+[[nodiscard]] Result<nlohmann::json> readJsonFile(const std::string& path);
+
+[[nodiscard]] Result<ModelSpec> loadModel(const std::string& path);
+[[nodiscard]] Result<ClusterSpec> loadCluster(const std::string& path);
+[[nodiscard]] Result<ShardPlan> loadPlan(const std::string& path);
+[[nodiscard]] Result<Calibration> loadCalibration(const std::string& path);
+[[nodiscard]] Result<Project> loadProject(const std::string& path);
+
+// Which format a document claims to be, from its `schema` field.
+[[nodiscard]] Result<FormatKind> detectFormat(const nlohmann::json& j, const std::string& source);
+
+// Writes atomically (temp file + rename) so a failed save never loses the old file.
+[[nodiscard]] Status writeJsonFile(const std::string& path, const nlohmann::ordered_json& j);
+
+}  // namespace shardscope::core

@@ -1,0 +1,25 @@
+// A ShardScope project: the model and cluster being planned plus the user's
+// calibration and chosen grid. Saved as `*.shardscope` (JSON
+// `shardscope.project/1`, docs/formats/project.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "shardscope/core/calibration.h"
+#include "shardscope/core/cluster.h"
+#include "shardscope/core/model.h"
+
+namespace shardscope::core {
+
+struct Project {
+  std::string name;
+  ModelSpec model;
+  ClusterSpec cluster;
+  std::optional<Calibration> calibration;
+  std::optional<std::uint32_t> chosen_group_size;  // M of the grid the user picked
+  bool operator==(const Project&) const = default;
+};
+
+}  // namespace shardscope::core

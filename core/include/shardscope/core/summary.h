@@ -1,0 +1,22 @@
+// Human-readable summaries of a model and a cluster, shared by the CLI, the
+// headless run and the desktop app's status texts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "shardscope/core/cluster.h"
+#include "shardscope/core/model.h"
+
+namespace shardscope::core {
+
+// 1536 -> "1.5 KiB", 104857600000 -> "97.7 GiB".
+[[nodiscard]] std::string formatBytes(std::uint64_t bytes);
+// 40000000 -> "40.0M", 3067956 -> "3.07M", 155 -> "155".
+[[nodiscard]] std::string formatCount(double n);
+[[nodiscard]] std::string describeAccess(const AccessSpec& a);
+
+[[nodiscard]] std::string formatModelSummary(const ModelSpec& m);    // multi-line, with a table of tables
+[[nodiscard]] std::string formatClusterSummary(const ClusterSpec& c);  // multi-line
+
+}  // namespace shardscope::core

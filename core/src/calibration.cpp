@@ -1,0 +1,21 @@
+#include "shardscope/core/calibration.h"
+
+namespace shardscope::core {
+
+const std::vector<std::string_view>& knownCalibrationCoefficients() {
+  // Keep in step with docs/cost-model.md and docs/formats/calibration.md.
+  static const std::vector<std::string_view> names = {
+      "embedding_bandwidth_gbps",   // effective HBM bandwidth of embedding lookups
+      "lookup_overhead_ns",         // fixed cost per looked-up row
+      "kernel_overhead_us",         // fixed cost per table and pass
+      "backward_over_forward",      // backward + fused update time / forward time
+      "intra_node_bandwidth_gbps",  // achieved collective bandwidth inside a node
+      "intra_node_latency_us",
+      "inter_node_bandwidth_gbps",  // achieved collective bandwidth across nodes
+      "inter_node_latency_us",
+      "dense_efficiency",           // achieved fraction of peak dense TFLOP/s
+  };
+  return names;
+}
+
+}  // namespace shardscope::core

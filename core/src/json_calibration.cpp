@@ -1,0 +1,80 @@
+// shardscope.calibration/1 <-> Calibration. Format: docs/formats/calibration.md.
+#include <algorithm>
+#include <limits>
+
+#include "json_parts.h"
+#include "shardscope/core/json_io.h"
+
+namespace shardscope::core {
+
+namespace {
+using detail::childPath;
+using detail::json;
+using detail::JsonReader;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}  // namespace
+
+namespace detail {
+
+Calibration readCalibrationBody(JsonReader& r, const json& j, const std::string& path) {
+  Calibration c;
+  if (!r.expectObject(j, path)) return c;
+  if (auto s = r.string(j, path, "source")) c.source = *s;
+  if (auto s = r.string(j, path, "created", false, true)) c.created = *s;
+  const json* coeffs = r.member(j, path, "coefficients", true, "an object of fitted coefficients");
+  const std::string cpath = childPath(path, "coefficients");
+  if (coeffs && r.expectObject(*coeffs, cpath)) {
+    const auto& known = knownCalibrationCoefficients();
+    for (const auto& [name, value] : coeffs->items()) {
+      const std::string npath = childPath(cpath, name);
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        std::string list;
+        for (auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+        r.fail(npath, "unknown coefficient; expected one of " + list);
+        continue;
+      }
+      FittedCoefficient f;
+      if (value.is_number()) {  // shorthand: the value alone
+        if (auto x = r.numberValue(value, npath, 0.0, kInf, true)) f.value = *x;
+      } else if (r.expectObject(value, npath)) {
+        if (auto x = r.number(value, npath, "value", true, 0.0, kInf, true)) f.value = *x;
+        if (auto x = r.number(value, npath, "std_error", false, 0.0, kInf)) f.std_error = *x;
+      }
+      c.coefficients[name] = f;
+    }
+  }
+  c.collectives = readCollectiveCurves(r, j, path);
+  if (const json* fit = r.member(j, path, "fit", false, ""); fit && r.expectObject(*fit, childPath(path, "fit"))) {
+    const std::string fpath = childPath(path, "fit");
+    if (auto x = r.integer(*fit, fpath, "samples", true, 0)) c.fit.samples = *x;
+    if (auto x = r.number(*fit, fpath, "mape", true, 0.0, kInf)) c.fit.mape = *x;
+    if (auto x = r.number(*fit, fpath, "holdout_mape", false, 0.0, kInf)) c.fit.holdout_mape = *x;
+  }
+  return c;
+}
+
+}  // namespace detail
+
+nlohmann::ordered_json toJson(const Calibration& c) {
+  nlohmann::ordered_json j;
+  j["schema"] = kCalibrationSchema;
+  j["source"] = c.source;
+  j["created"] = c.created;
+  auto& coeffs = j["coefficients"] = nlohmann::ordered_json::object();
+  for (const auto& [name, f] : c.coefficients) coeffs[name] = {{"value", f.value}, {"std_error", f.std_error}};
+  if (!c.collectives.empty()) j["collectives"] = detail::collectiveCurvesToJson(c.collectives);
+  nlohmann::ordered_json fit = {{"samples", c.fit.samples}, {"mape", c.fit.mape}};
+  if (c.fit.holdout_mape >= 0) fit["holdout_mape"] = c.fit.holdout_mape;
+  j["fit"] = fit;
+  return j;
+}
+
+Result<Calibration> calibrationFromJson(const nlohmann::json& j, const std::string& source) {
+  JsonReader r(source);
+  if (!r.schema(j, kCalibrationSchema)) return r.error();
+  Calibration c = detail::readCalibrationBody(r, j, "");
+  if (!r.ok()) return r.error();
+  return c;
+}
+
+}  // namespace shardscope::core

@@ -1,0 +1,75 @@
+// shardscope.project/1 <-> Project. A project holds its model and cluster
+// inline, or names a built-in preset ("model": "dcnv2"). Format:
+// docs/formats/project.md.
+#include "json_parts.h"
+#include "shardscope/core/json_io.h"
+#include "shardscope/core/presets.h"
+
+namespace shardscope::core {
+
+namespace {
+using detail::childPath;
+using detail::json;
+using detail::JsonReader;
+
+// An inline object must carry its own schema tag only if it has one.
+bool checkNestedSchema(JsonReader& r, const json& v, const std::string& path, std::string_view expected) {
+  if (!v.is_object() || !v.contains("schema")) return true;
+  if (v["schema"].is_string() && v["schema"].get<std::string>() == expected) return true;
+  r.fail(childPath(path, "schema"), "expected \"" + std::string(expected) + "\" (or no schema), got " + detail::describe(v["schema"]));
+  return false;
+}
+
+template <class Spec, class PresetFn, class BodyFn>
+Spec readPart(JsonReader& r, const json& j, std::string_view key, std::string_view schema, PresetFn preset, BodyFn body) {
+  const std::string path = childPath("", key);
+  const json* v = r.member(j, "", key, true, "a preset name or an inline object");
+  if (!v) return Spec{};
+  if (v->is_string()) {
+    auto p = preset(v->get<std::string>());
+    if (!p) { r.fail(path, p.error().message); return Spec{}; }
+    return std::move(p).value();
+  }
+  if (!checkNestedSchema(r, *v, path, schema)) return Spec{};
+  return body(r, *v, path);
+}
+}  // namespace
+
+nlohmann::ordered_json toJson(const Project& p) {
+  nlohmann::ordered_json j;
+  j["schema"] = kProjectSchema;
+  j["name"] = p.name;
+  j["model"] = toJson(p.model);
+  j["cluster"] = toJson(p.cluster);
+  j["calibration"] = p.calibration ? toJson(*p.calibration) : nlohmann::ordered_json(nullptr);
+  j["chosen_grid"] = p.chosen_group_size ? nlohmann::ordered_json{{"sharding_group_size", *p.chosen_group_size}}
+                                         : nlohmann::ordered_json(nullptr);
+  return j;
+}
+
+Result<Project> projectFromJson(const nlohmann::json& j, const std::string& source) {
+  JsonReader r(source);
+  if (!r.schema(j, kProjectSchema)) return r.error();
+  Project p;
+  if (auto s = r.string(j, "", "name")) p.name = *s;
+  p.model = readPart<ModelSpec>(r, j, "model", kModelSchema, modelPreset, detail::readModelBody);
+  p.cluster = readPart<ClusterSpec>(r, j, "cluster", kClusterSchema, clusterPreset, detail::readClusterBody);
+  if (const json* c = r.member(j, "", "calibration", false, "")) {
+    if (checkNestedSchema(r, *c, "/calibration", kCalibrationSchema))
+      p.calibration = detail::readCalibrationBody(r, *c, "/calibration");
+  }
+  if (const json* g = r.member(j, "", "chosen_grid", false, ""); g && r.expectObject(*g, "/chosen_grid")) {
+    if (auto m = r.integer(*g, "/chosen_grid", "sharding_group_size", true, 1, 1u << 24)) {
+      const std::uint32_t n = p.cluster.worldSize();
+      if (n && n % *m != 0)
+        r.fail("/chosen_grid/sharding_group_size", "expected a divisor of the cluster's " + std::to_string(n) +
+                                                       " GPUs, got " + std::to_string(*m));
+      else
+        p.chosen_group_size = static_cast<std::uint32_t>(*m);
+    }
+  }
+  if (!r.ok()) return r.error();
+  return p;
+}
+
+}  // namespace shardscope::core

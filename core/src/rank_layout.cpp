@@ -1,0 +1,35 @@
+#include "shardscope/core/rank_layout.h"
+
+#include <cassert>
+
+namespace shardscope::core {
+
+const char* toString(RankLayout l) { return l == RankLayout::Strided ? "strided" : "contiguous"; }
+
+std::optional<RankLayout> rankLayoutFromString(std::string_view s) {
+  if (s == "strided") return RankLayout::Strided;
+  if (s == "contiguous") return RankLayout::Contiguous;
+  return std::nullopt;
+}
+
+RankGroups shardingGroups(std::uint32_t world_size, std::uint32_t group_size, RankLayout layout) {
+  assert(group_size > 0 && world_size % group_size == 0);
+  const std::uint32_t replicas = world_size / group_size;
+  RankGroups groups(replicas, std::vector<std::uint32_t>(group_size));
+  for (std::uint32_t g = 0; g < replicas; ++g)
+    for (std::uint32_t i = 0; i < group_size; ++i)
+      groups[g][i] = layout == RankLayout::Strided ? g + i * replicas : g * group_size + i;
+  return groups;
+}
+
+RankGroups replicaGroups(std::uint32_t world_size, std::uint32_t group_size, RankLayout layout) {
+  assert(group_size > 0 && world_size % group_size == 0);
+  const std::uint32_t replicas = world_size / group_size;
+  RankGroups groups(group_size, std::vector<std::uint32_t>(replicas));
+  for (std::uint32_t i = 0; i < group_size; ++i)
+    for (std::uint32_t g = 0; g < replicas; ++g)
+      groups[i][g] = layout == RankLayout::Strided ? i * replicas + g : g * group_size + i;
+  return groups;
+}
+
+}  // namespace shardscope::core

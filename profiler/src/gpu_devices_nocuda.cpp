@@ -1,0 +1,16 @@
+// gpu_devices.h for builds without the CUDA toolkit.
+#include "shardscope/profiler/gpu_devices.h"
+
+namespace shardscope::profiler {
+
+bool builtWithCuda() { return false; }
+
+core::Result<std::vector<GpuDevice>> queryGpuDevices() {
+  return core::Error{"this ShardScope was built without CUDA (configure with SHARDSCOPE_WITH_CUDA=ON on a machine with the CUDA toolkit)"};
+}
+
+core::Status runDeviceSelfTest(int, std::uint32_t) {
+  return core::Error{"this ShardScope was built without CUDA"};
+}
+
+}  // namespace shardscope::profiler

@@ -1,0 +1,15 @@
+# Shared by scripts/run, scripts/test and scripts/bench. Source it, don't run it.
+# shellcheck shell=bash
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+jobs=${SHARDSCOPE_JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+# configure_and_build <preset> [targets...]
+configure_and_build() {
+  local preset=$1
+  shift
+  "$root/scripts/bootstrap"
+  (cd "$root" && cmake --preset "$preset" >/dev/null) || { echo "configure failed; rerun: cmake --preset $preset" >&2; return 1; }
+  local args=()
+  for t in "$@"; do args+=(--target "$t"); done
+  (cd "$root" && cmake --build --preset "$preset" -j "$jobs" "${args[@]}")
+}

@@ -1,0 +1,123 @@
+// shardscope-cli as a user runs it: exit codes and messages.
+#include <QtTest>
+
+#include "shardscope/core/json_io.h"
+#include "shardscope/core/presets.h"
+
+namespace {
+struct Run {
+  int code = -1;
+  QString out;
+  QString err;
+};
+
+Run cli(const QStringList& args) {
+  QProcess p;
+  p.start(SHARDSCOPE_CLI, args);
+  if (!p.waitForFinished(60000)) return {};
+  return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
+}
+
+QString writeFile(const QTemporaryDir& dir, const QString& name, const QByteArray& text) {
+  const QString path = dir.filePath(name);
+  QFile f(path);
+  if (f.open(QIODevice::WriteOnly)) f.write(text);
+  return path;
+}
+}  // namespace
+
+class TestCli : public QObject {
+  Q_OBJECT
+ private slots:
+  void helpAndVersionExitZero() {
+    const Run h = cli({"--help"});
+    QCOMPARE(h.code, 0);
+    QVERIFY(h.out.contains("usage: shardscope-cli"));
+    QVERIFY(h.out.contains("exit codes"));
+    const Run v = cli({"--version"});
+    QCOMPARE(v.code, 0);
+    QVERIFY(v.out.startsWith("shardscope-cli 0.1.0"));
+  }
+
+  void unknownCommandIsAUsageError() {
+    const Run r = cli({"frobnicate"});
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.err.contains("unknown command 'frobnicate'"));
+    QCOMPARE(cli({}).code, 2);
+  }
+
+  void validateAcceptsEveryFormat() {
+    QTemporaryDir dir;
+    using namespace shardscope::core;
+    const Project p = defaultProject();
+    const QString model = writeFile(dir, "m.json", QByteArray::fromStdString(toJson(p.model).dump()));
+    const QString cluster = writeFile(dir, "c.json", QByteArray::fromStdString(toJson(p.cluster).dump()));
+    const QString project = writeFile(dir, "p.shardscope", QByteArray::fromStdString(toJson(p).dump()));
+    Calibration c;
+    c.source = "test";
+    c.coefficients["dense_efficiency"] = {0.5, 0};
+    const QString cal = writeFile(dir, "cal.json", QByteArray::fromStdString(toJson(c).dump()));
+    const QString plan = QString(SHARDSCOPE_TEST_DATA_DIR) + "/plans/strided_8x4.json";
+    const Run r = cli({"validate", model, cluster, project, cal, plan});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY(r.out.contains("ok: model \"DLRM-DCNv2 (MLPerf, Criteo 1TB)\": 26 tables"));
+    QVERIFY(r.out.contains("ok: cluster \"h100x64\": 8 x 8 = 64 GPUs"));
+    QVERIFY(r.out.contains("ok: plan for"));
+    QVERIFY(r.out.contains("ok: calibration"));
+    QVERIFY(r.out.contains("ok: project"));
+  }
+
+  void validateReportsFileAndJsonPathAndExitsOne() {
+    QTemporaryDir dir;
+    auto j = shardscope::core::toJson(shardscope::core::defaultProject().model);
+    j["tables"][3]["dim"] = 130;
+    const QString bad = writeFile(dir, "bad.json", QByteArray::fromStdString(j.dump()));
+    const Run r = cli({"validate", bad});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains(bad + ": /tables/3/dim: expected a positive multiple of 4, got 130"), qPrintable(r.err));
+  }
+
+  void validateRejectsNonJsonAndUnknownSchema() {
+    QTemporaryDir dir;
+    const QString text = writeFile(dir, "notes.txt", "hello\n");
+    const QString other = writeFile(dir, "other.json", R"({"schema": "acme/1"})");
+    const Run r = cli({"validate", text, other});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains(text + ": not valid JSON at line 1, column 1"), qPrintable(r.err));
+    QVERIFY2(r.err.contains(other + ": /schema: expected one of shardscope.model/1"), qPrintable(r.err));
+  }
+
+  void validateWithoutFilesIsAUsageError() { QCOMPARE(cli({"validate"}).code, 2); }
+
+  void summaryPrintsTheDefaultProject() {
+    const Run r = cli({"summary"});
+    QCOMPARE(r.code, 0);
+    QVERIFY(r.out.contains("Model: DLRM-DCNv2 (MLPerf, Criteo 1TB)"));
+    QVERIFY(r.out.contains("8 nodes x 8 GPUs = 64 GPUs"));
+  }
+
+  void summaryLoadsPresetsByName() {
+    const Run r = cli({"summary", "--model", "criteo_kaggle", "--cluster", "b200x512"});
+    QCOMPARE(r.code, 0);
+    QVERIFY(r.out.contains("Model: DLRM (Criteo Kaggle)"));
+    QVERIFY(r.out.contains("64 nodes x 8 GPUs = 512 GPUs"));
+  }
+
+  void summaryRejectsUnknownPreset() {
+    const Run r = cli({"summary", "--cluster", "h100x63"});
+    QCOMPARE(r.code, 1);
+    QVERIFY(r.err.contains("unknown cluster preset \"h100x63\""));
+    QCOMPARE(cli({"summary", "--model"}).code, 2);
+    QCOMPARE(cli({"summary", "--bogus"}).code, 2);
+  }
+
+  void presetsListsModelsAndClusters() {
+    const Run r = cli({"presets"});
+    QCOMPARE(r.code, 0);
+    QVERIFY(r.out.contains("dcnv2"));
+    QVERIFY(r.out.contains("h200x4096"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"

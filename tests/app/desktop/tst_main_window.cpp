@@ -1,0 +1,159 @@
+// MainWindow and ProjectDocument: what the window shows for a project, and
+// that opening and saving never lose the project that is loaded.
+#include <QFile>
+#include <QLabel>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include "main_window.h"
+#include "project_document.h"
+#include "project_overview_page.h"
+#include "screenshot.h"
+#include "shardscope/core/json_io.h"
+#include "shardscope/core/presets.h"
+#include "table_size_chart.h"
+
+using shardscope::app::MainWindow;
+namespace core = shardscope::core;
+
+class TestMainWindow : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    // Recent files go to a throwaway settings location, not the user's.
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("ShardScopeTests"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_main_window"));
+  }
+
+  void opensTheDefaultProject() {
+    MainWindow window;
+    QCOMPARE(window.document()->project(), core::defaultProject());
+    QVERIFY(window.document()->filePath().isEmpty());
+    QVERIFY(!window.document()->isModified());
+    QCOMPARE(window.overviewPage()->tablesView()->model()->rowCount(), 26);
+    QCOMPARE(window.overviewPage()->sizeChart()->barCount(), 26);
+  }
+
+  void showsTheClusterWorldSize() {
+    MainWindow window;
+    QVERIFY2(window.overviewPage()->summaryValue("cluster.world_size").endsWith("= 64"),
+             qPrintable(window.overviewPage()->summaryValue("cluster.world_size")));
+    QCOMPARE(window.overviewPage()->summaryValue("model.tables"), QString("26"));
+    const auto* status = window.findChild<QLabel*>("statusWorldSize");
+    QVERIFY(status != nullptr);
+    QVERIFY2(status->text().startsWith("N = 64 GPUs"), qPrintable(status->text()));
+  }
+
+  void titleNamesTheProjectWithModifiedMarker() {
+    MainWindow window;
+    const QString name = QString::fromStdString(core::defaultProject().name);
+    QCOMPARE(window.windowTitle(), name + QString::fromUtf8("[*] \u2014 ShardScope"));
+    QVERIFY(!window.isWindowModified());
+    core::Project edited = window.document()->project();
+    edited.model.batch_size_per_gpu *= 2;
+    window.document()->edit(edited);
+    QVERIFY(window.isWindowModified());
+  }
+
+  void saveAsThenReopenGivesAnEqualProject() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath("roundtrip.shardscope");
+
+    MainWindow window;
+    core::Project edited = window.document()->project();
+    edited.name = "Round trip";
+    window.document()->edit(edited);
+    QVERIFY(window.document()->isModified());
+
+    const core::Status saved = window.saveProjectAs(path);
+    QVERIFY2(saved.ok(), saved.ok() ? "" : saved.error().message.c_str());
+    QVERIFY(!window.document()->isModified());
+    QCOMPARE(window.document()->filePath(), path);
+
+    MainWindow reopened;
+    const core::Status opened = reopened.openProject(path);
+    QVERIFY2(opened.ok(), opened.ok() ? "" : opened.error().message.c_str());
+    QVERIFY(reopened.document()->project() == edited);
+    QVERIFY(reopened.windowTitle().startsWith("Round trip"));
+  }
+
+  void saveWithoutAFileFailsWithoutDialogs() {
+    MainWindow window;
+    const core::Status saved = window.saveProject();
+    QVERIFY(!saved.ok());
+  }
+
+  void malformedFileReportsFileAndJsonPathAndKeepsTheProject() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath("broken.shardscope");
+    nlohmann::ordered_json j = core::toJson(core::defaultProject());
+    j["model"]["tables"][3]["rows"] = "lots";
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QByteArray::fromStdString(j.dump(1)));
+    file.close();
+
+    MainWindow window;
+    core::Project loaded_before = window.document()->project();
+    loaded_before.name = "Keep me";
+    window.document()->reset(loaded_before, QStringLiteral("/somewhere/keep.shardscope"));
+
+    const core::Status opened = window.openProject(path);
+    QVERIFY(!opened.ok());
+    const QString message = QString::fromStdString(opened.error().message);
+    QVERIFY2(message.contains("broken.shardscope"), qPrintable(message));
+    QVERIFY2(message.contains("/model/tables/3/rows"), qPrintable(message));
+    QVERIFY(window.document()->project() == loaded_before);
+    QCOMPARE(window.document()->filePath(), QStringLiteral("/somewhere/keep.shardscope"));
+    QCOMPARE(window.overviewPage()->tablesView()->model()->rowCount(), 26);
+  }
+
+  void missingFileReportsTheFile() {
+    MainWindow window;
+    const core::Status opened = window.openProject("/nonexistent/dir/nothing.shardscope");
+    QVERIFY(!opened.ok());
+    QVERIFY2(QString::fromStdString(opened.error().message).contains("nothing.shardscope"),
+             opened.error().message.c_str());
+    QVERIFY(window.document()->project() == core::defaultProject());
+  }
+
+  void newFromDefaultReplacesTheProject() {
+    MainWindow window;
+    core::Project other = window.document()->project();
+    other.model.tables.resize(3);
+    window.document()->reset(other, "/x/y.shardscope");
+    QCOMPARE(window.overviewPage()->tablesView()->model()->rowCount(), 3);
+    window.newFromDefault();
+    QCOMPARE(window.overviewPage()->tablesView()->model()->rowCount(), 26);
+    QVERIFY(window.document()->filePath().isEmpty());
+  }
+
+  void screenshotRendersANonEmptyPng() {
+    MainWindow window;
+    const QString path = QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/main_window_1600x1000.png");
+    QFile::remove(path);
+    const core::Status saved = shardscope::app::saveScreenshot(window, path, QSize(1600, 1000));
+    QVERIFY2(saved.ok(), saved.ok() ? "" : saved.error().message.c_str());
+    QImage image(path);
+    QVERIFY(!image.isNull());
+    QCOMPARE(image.size(), QSize(1600, 1000));
+    // Not one flat colour: something was drawn.
+    const QRgb first = image.pixel(0, 0);
+    bool varied = false;
+    for (int y = 0; y < image.height() && !varied; y += 7) {
+      for (int x = 0; x < image.width() && !varied; x += 7) varied = image.pixel(x, y) != first;
+    }
+    QVERIFY(varied);
+  }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_main_window.moc"
