@@ -45,6 +45,12 @@ core::Result<std::string> validateOne(const std::string& path) {
       if (!p) return p.error();
       return "project \"" + p->name + "\": model \"" + p->model.name + "\" on " + p->cluster.name;
     }
+    case core::FormatKind::Constraints: {
+      auto c = core::constraintsFromJson(*j, path);
+      if (!c) return c.error();
+      return "constraints: " + std::to_string(c->tables.size()) + " table entries, " +
+             std::to_string(c->rank_memory_caps.size()) + " rank memory caps";
+    }
   }
   return core::Error{path + ": unsupported format"};
 }

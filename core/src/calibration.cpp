@@ -8,7 +8,7 @@ const std::vector<std::string_view>& knownCalibrationCoefficients() {
       "embedding_bandwidth_gbps",   // effective HBM bandwidth of embedding lookups
       "lookup_overhead_ns",         // fixed cost per looked-up row
       "kernel_overhead_us",         // fixed cost per table and pass
-      "backward_over_forward",      // backward + fused update time / forward time
+      "backward_scale",             // multiplier on the backward + fused-update byte model
       "intra_node_bandwidth_gbps",  // achieved collective bandwidth inside a node
       "intra_node_latency_us",
       "inter_node_bandwidth_gbps",  // achieved collective bandwidth across nodes

@@ -9,6 +9,7 @@
 #include "json_reader.h"
 #include "shardscope/core/calibration.h"
 #include "shardscope/core/cluster.h"
+#include "shardscope/core/constraints.h"
 #include "shardscope/core/model.h"
 #include "shardscope/core/plan.h"
 
@@ -17,6 +18,7 @@ namespace shardscope::core::detail {
 ModelSpec readModelBody(JsonReader& r, const json& j, const std::string& path);
 ClusterSpec readClusterBody(JsonReader& r, const json& j, const std::string& path);
 Calibration readCalibrationBody(JsonReader& r, const json& j, const std::string& path);
+Constraints readConstraintsBody(JsonReader& r, const json& j, const std::string& path);
 std::vector<CollectiveCurve> readCollectiveCurves(JsonReader& r, const json& j, const std::string& path);
 nlohmann::ordered_json collectiveCurvesToJson(const std::vector<CollectiveCurve>& curves);
 

@@ -42,6 +42,7 @@ nlohmann::ordered_json toJson(const Project& p) {
   j["model"] = toJson(p.model);
   j["cluster"] = toJson(p.cluster);
   j["calibration"] = p.calibration ? toJson(*p.calibration) : nlohmann::ordered_json(nullptr);
+  j["constraints"] = toJson(p.constraints);
   j["chosen_grid"] = p.chosen_group_size ? nlohmann::ordered_json{{"sharding_group_size", *p.chosen_group_size}}
                                          : nlohmann::ordered_json(nullptr);
   return j;
@@ -57,6 +58,10 @@ Result<Project> projectFromJson(const nlohmann::json& j, const std::string& sour
   if (const json* c = r.member(j, "", "calibration", false, "")) {
     if (checkNestedSchema(r, *c, "/calibration", kCalibrationSchema))
       p.calibration = detail::readCalibrationBody(r, *c, "/calibration");
+  }
+  if (const json* c = r.member(j, "", "constraints", false, "")) {
+    if (checkNestedSchema(r, *c, "/constraints", kConstraintsSchema))
+      p.constraints = detail::readConstraintsBody(r, *c, "/constraints");
   }
   if (const json* g = r.member(j, "", "chosen_grid", false, ""); g && r.expectObject(*g, "/chosen_grid")) {
     if (auto m = r.integer(*g, "/chosen_grid", "sharding_group_size", true, 1, 1u << 24)) {

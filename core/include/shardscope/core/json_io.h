@@ -10,6 +10,7 @@
 
 #include "shardscope/core/calibration.h"
 #include "shardscope/core/cluster.h"
+#include "shardscope/core/constraints.h"
 #include "shardscope/core/model.h"
 #include "shardscope/core/plan.h"
 #include "shardscope/core/project.h"
@@ -22,14 +23,16 @@ inline constexpr std::string_view kClusterSchema = "shardscope.cluster/1";
 inline constexpr std::string_view kPlanSchema = "shardscope.plan/1";
 inline constexpr std::string_view kCalibrationSchema = "shardscope.calibration/1";
 inline constexpr std::string_view kProjectSchema = "shardscope.project/1";
+inline constexpr std::string_view kConstraintsSchema = "shardscope.constraints/1";
 
-enum class FormatKind { Model, Cluster, Plan, Calibration, Project };
+enum class FormatKind { Model, Cluster, Plan, Calibration, Project, Constraints };
 
 [[nodiscard]] nlohmann::ordered_json toJson(const ModelSpec& m);
 [[nodiscard]] nlohmann::ordered_json toJson(const ClusterSpec& c);
 [[nodiscard]] nlohmann::ordered_json toJson(const ShardPlan& p);
 [[nodiscard]] nlohmann::ordered_json toJson(const Calibration& c);
 [[nodiscard]] nlohmann::ordered_json toJson(const Project& p);
+[[nodiscard]] nlohmann::ordered_json toJson(const Constraints& c);
 
 // `source` names the input in messages (a file path, "<preset dcnv2>", ...).
 [[nodiscard]] Result<ModelSpec> modelFromJson(const nlohmann::json& j, const std::string& source);
@@ -37,6 +40,7 @@ enum class FormatKind { Model, Cluster, Plan, Calibration, Project };
 [[nodiscard]] Result<ShardPlan> planFromJson(const nlohmann::json& j, const std::string& source);
 [[nodiscard]] Result<Calibration> calibrationFromJson(const nlohmann::json& j, const std::string& source);
 [[nodiscard]] Result<Project> projectFromJson(const nlohmann::json& j, const std::string& source);
+[[nodiscard]] Result<Constraints> constraintsFromJson(const nlohmann::json& j, const std::string& source);
 
 // Parse text; syntax errors name the line and column.
 [[nodiscard]] Result<nlohmann::json> parseJsonText(std::string_view text, const std::string& source);
@@ -47,6 +51,7 @@ enum class FormatKind { Model, Cluster, Plan, Calibration, Project };
 [[nodiscard]] Result<ShardPlan> loadPlan(const std::string& path);
 [[nodiscard]] Result<Calibration> loadCalibration(const std::string& path);
 [[nodiscard]] Result<Project> loadProject(const std::string& path);
+[[nodiscard]] Result<Constraints> loadConstraints(const std::string& path);
 
 // Which format a document claims to be, from its `schema` field.
 [[nodiscard]] Result<FormatKind> detectFormat(const nlohmann::json& j, const std::string& source);

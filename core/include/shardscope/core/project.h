@@ -9,6 +9,7 @@
 
 #include "shardscope/core/calibration.h"
 #include "shardscope/core/cluster.h"
+#include "shardscope/core/constraints.h"
 #include "shardscope/core/model.h"
 
 namespace shardscope::core {
@@ -18,6 +19,7 @@ struct Project {
   ModelSpec model;
   ClusterSpec cluster;
   std::optional<Calibration> calibration;
+  Constraints constraints;
   std::optional<std::uint32_t> chosen_group_size;  // M of the grid the user picked
   bool operator==(const Project&) const = default;
 };
