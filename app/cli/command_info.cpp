@@ -48,6 +48,10 @@ int runSummary(Args args) {
 }
 
 int runPresets(Args args) {
+  if (args.flag("--help")) {
+    std::cout << "usage: shardscope-cli presets\nLists the built-in models and clusters, loadable by name with --model/--cluster.\n";
+    return kExitOk;
+  }
   if (auto u = args.unknownOption()) return usageError("presets: unknown option " + *u);
   std::cout << "models:\n";
   for (const auto& n : core::modelPresetNames()) {
@@ -63,6 +67,10 @@ int runPresets(Args args) {
 }
 
 int runDevices(Args args) {
+  if (args.flag("--help")) {
+    std::cout << "usage: shardscope-cli devices\nLists the CUDA GPUs this build can see (exit 3 when built without CUDA).\n";
+    return kExitOk;
+  }
   if (auto u = args.unknownOption()) return usageError("devices: unknown option " + *u);
   auto devices = profiler::queryGpuDevices();
   if (!devices) { std::cerr << "shardscope-cli: " << devices.error().message << "\n"; return kExitFailure; }

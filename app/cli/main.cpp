@@ -27,8 +27,8 @@ options:
   -h, --help             this text (also: shardscope-cli <command> --help)
   --version              print the version and what the build includes
 
-exit codes: 0 ok, 1 invalid input, 2 bad command line, 3 I/O or runtime failure,
-            130 cancelled. See docs/cli.md.
+exit codes: 0 ok, 1 invalid or unreadable input file, 2 bad command line,
+            3 runtime failure (store, device), 130 cancelled. See docs/cli.md.
 )";
 }  // namespace
 

@@ -1,5 +1,8 @@
 // Reading and writing JSON files: syntax errors with line and column, format
 // detection by schema, and atomic writes that never lose the old file.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -35,8 +38,10 @@ Result<nlohmann::json> parseJsonText(std::string_view text, const std::string& s
   } catch (const nlohmann::json::parse_error& e) {
     // nlohmann's byte is 1-based and points just past the offending character.
     const std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
+    // nlohmann says "[json.exception.parse_error.101] parse error at line L, column C: <why>"; keep <why>.
     std::string what = e.what();
     if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
+    if (auto p = what.find(": "); what.starts_with("parse error at") && p != std::string::npos) what = what.substr(p + 2);
     return Error{source + ": not valid JSON at " + lineColumn(text, at) + ": " + what};
   }
 }
@@ -90,6 +95,11 @@ Status writeJsonFile(const std::string& path, const nlohmann::ordered_json& j) {
       fs::remove(tmp, ec);
       return Error{path + ": write failed (disk full?); the previous file is unchanged"};
     }
+  }
+  // Make the new bytes durable before they replace the old file.
+  if (int fd = ::open(tmp.c_str(), O_RDONLY); fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
   }
   std::error_code ec;
   fs::rename(tmp, path, ec);

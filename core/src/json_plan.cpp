@@ -225,6 +225,8 @@ Result<ShardPlan> planFromJson(const nlohmann::json& j, const std::string& sourc
     }
   }
   const std::uint32_t M = p.sharding_group_size, R = p.replicas, N = p.world_size;
+  if (N && p.gpus_per_node && N > p.gpus_per_node && N % p.gpus_per_node != 0)
+    r.fail("/world_size", "expected a multiple of gpus_per_node (" + std::to_string(p.gpus_per_node) + "), got " + std::to_string(N));
   const bool grid_ok = r.ok() && M && R && N;
   if (grid_ok && static_cast<std::uint64_t>(M) * R != N)
     r.fail("/grid", "expected sharding_group_size x replicas = world_size, got " + std::to_string(M) + " x " +
@@ -251,6 +253,7 @@ Result<ShardPlan> planFromJson(const nlohmann::json& j, const std::string& sourc
   }
   const json* tables = r.member(j, "", "tables", true, "an array of tables");
   if (tables && r.expectArray(*tables, "/tables")) {
+    if (tables->empty()) r.fail("/tables", "expected at least one table");
     std::unordered_map<std::string, std::size_t> seen;
     for (std::size_t i = 0; i < tables->size(); ++i) {
       p.tables.push_back(readTablePlacement(r, (*tables)[i], childPath("/tables", i), M));

@@ -1,6 +1,8 @@
 // shardscope.project/1 <-> Project. A project holds its model and cluster
 // inline, or names a built-in preset ("model": "dcnv2"). Format:
 // docs/formats/project.md.
+#include <filesystem>
+
 #include "json_parts.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/presets.h"
@@ -26,7 +28,13 @@ Spec readPart(JsonReader& r, const json& j, std::string_view key, std::string_vi
   const json* v = r.member(j, "", key, true, "a preset name or an inline object");
   if (!v) return Spec{};
   if (v->is_string()) {
-    auto p = preset(v->get<std::string>());
+    // A preset name, or a file path relative to the project file.
+    std::string name = v->get<std::string>();
+    if (name.find('/') != std::string::npos || name.ends_with(".json")) {
+      const std::filesystem::path base = std::filesystem::path(r.source()).parent_path();
+      if (std::filesystem::path(name).is_relative() && !base.empty()) name = (base / name).string();
+    }
+    auto p = preset(name);
     if (!p) { r.fail(path, p.error().message); return Spec{}; }
     return std::move(p).value();
   }
@@ -53,8 +61,8 @@ Result<Project> projectFromJson(const nlohmann::json& j, const std::string& sour
   if (!r.schema(j, kProjectSchema)) return r.error();
   Project p;
   if (auto s = r.string(j, "", "name")) p.name = *s;
-  p.model = readPart<ModelSpec>(r, j, "model", kModelSchema, modelPreset, detail::readModelBody);
-  p.cluster = readPart<ClusterSpec>(r, j, "cluster", kClusterSchema, clusterPreset, detail::readClusterBody);
+  p.model = readPart<ModelSpec>(r, j, "model", kModelSchema, loadModelByNameOrFile, detail::readModelBody);
+  p.cluster = readPart<ClusterSpec>(r, j, "cluster", kClusterSchema, loadClusterByNameOrFile, detail::readClusterBody);
   if (const json* c = r.member(j, "", "calibration", false, "")) {
     if (checkNestedSchema(r, *c, "/calibration", kCalibrationSchema))
       p.calibration = detail::readCalibrationBody(r, *c, "/calibration");

@@ -38,7 +38,7 @@ std::vector<std::string> names(const std::vector<std::pair<std::string_view, std
 }
 
 bool looksLikePath(const std::string& s) {
-  return s.find('/') != std::string::npos || s.ends_with(".json") || std::filesystem::exists(s);
+  return s.find('/') != std::string::npos || s.ends_with(".json");
 }
 }  // namespace
 

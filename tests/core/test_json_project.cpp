@@ -65,6 +65,30 @@ class TestJsonProject : public QObject {
     QVERIFY2(e.contains("p.shardscope: /cluster/gpus_per_node: expected an integer in [1, 1024], got string \"eight\""), qPrintable(e));
   }
 
+  void loadsPartsFromFilesRelativeToTheProject() {
+    QTemporaryDir dir;
+    QVERIFY(QDir(dir.path()).mkpath("parts"));
+    Project p = defaultProject();
+    p.model.name = "from a file";
+    QVERIFY(writeJsonFile(dir.filePath("parts/m.json").toStdString(), toJson(p.model)).ok());
+    const std::string path = dir.filePath("p.shardscope").toStdString();
+    QVERIFY(writeJsonFile(path, nlohmann::ordered_json{{"schema", "shardscope.project/1"}, {"name", "x"},
+                                                       {"model", "parts/m.json"}, {"cluster", "a100x8"}}).ok());
+    auto back = loadProject(path);
+    QVERIFY2(back.ok(), back.ok() ? "" : back.error().message.c_str());
+    QCOMPARE(back->model.name, std::string("from a file"));
+  }
+
+  void rejectsMissingPartFile() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("p.shardscope").toStdString();
+    QVERIFY(writeJsonFile(path, nlohmann::ordered_json{{"schema", "shardscope.project/1"}, {"name", "x"},
+                                                       {"model", "nowhere/m.json"}, {"cluster", "a100x8"}}).ok());
+    auto back = loadProject(path);
+    QVERIFY(!back.ok());
+    QVERIFY2(QString::fromStdString(back.error().message).contains("/model: " + dir.filePath("nowhere/m.json") + ": cannot open"), back.error().message.c_str());
+  }
+
   void rejectsUnknownPreset() {
     json j = toJson(defaultProject());
     j["cluster"] = "tpu_v5";

@@ -16,7 +16,7 @@ enum class DType { FP32, FP16, BF16, INT8 };
 
 // How many ids a sample carries for one table (its multi-hot size).
 enum class PoolingKind {
-  Fixed,    // exactly `mean` ids per sample (MLPerf DCNv2's synthetic multi-hot)
+  Fixed,    // `mean` ids per sample on average (MLPerf DCNv2's fixed multi-hot sizes; may be fractional)
   Uniform,  // uniform integer in [mean - spread, mean + spread]
 };
 
@@ -39,7 +39,7 @@ enum class AccessKind {
 struct AccessSpec {
   AccessKind kind = AccessKind::Uniform;
   double alpha = 0.0;            // Zipf
-  double hot_fraction = 0.0;     // HotSet, in (0, 1)
+  double hot_fraction = 0.0;     // HotSet, in (0, 1]
   double hot_probability = 0.0;  // HotSet, in (0, 1]
   std::vector<double> histogram; // Histogram, sums to 1 (normalised on load)
   bool operator==(const AccessSpec&) const = default;

@@ -1,0 +1,101 @@
+// Opening and querying a ShardScope trace store (one SQLite file, many runs).
+// Opening validates the file (SQLite header, application id, schema version)
+// and never rewrites an existing store; queries return value types.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "shardscope/core/result.h"
+#include "shardscope/core/store/store_types.h"
+
+namespace shardscope::core::store {
+
+enum class OpenMode {
+  ReadOnly,   // the file must exist and be a valid store
+  ReadWrite,  // same, and bookmarks/notes may be added
+  Create,     // like ReadWrite, but a missing file becomes a new empty store
+};
+
+namespace detail {
+class Database;
+}
+
+// Interned strings of one store, id -> text.
+class StringTable {
+ public:
+  StringTable() = default;
+  explicit StringTable(std::unordered_map<std::int64_t, std::string> strings)
+      : strings_(std::move(strings)) {}
+  // "" for kNoString and for ids this table does not hold.
+  [[nodiscard]] std::string_view at(StringId id) const;
+  [[nodiscard]] std::size_t size() const { return strings_.size(); }
+
+ private:
+  std::unordered_map<std::int64_t, std::string> strings_;
+};
+
+// A connection to one store. Move-only. Safe to use from one thread at a time;
+// give each worker thread its own TraceStore. Reads see every committed batch,
+// including those of runs that are still being written.
+class TraceStore {
+ public:
+  TraceStore(TraceStore&&) noexcept;
+  TraceStore& operator=(TraceStore&&) noexcept;
+  ~TraceStore();
+
+  [[nodiscard]] const std::filesystem::path& path() const;
+  [[nodiscard]] int schemaVersion() const;
+
+  [[nodiscard]] Result<std::vector<RunRecord>> listRuns() const;
+  [[nodiscard]] Result<RunRecord> run(RunId id) const;
+  [[nodiscard]] Result<std::vector<RankInfo>> ranks(RunId run) const;
+  [[nodiscard]] Result<std::vector<SpanExtent>> spanExtents(RunId run) const;
+  [[nodiscard]] Result<std::int64_t> spanCount(RunId run) const;
+
+  // Spans of `ranks` that overlap [t0Ns, t1Ns): startNs < t1Ns and
+  // (endNs > t0Ns, or an instant at startNs >= t0Ns). Sorted by the order of
+  // `ranks`, then by startNs. Empty `ranks` means every rank of the run.
+  [[nodiscard]] Result<std::vector<Span>> spansInWindow(RunId run, std::span<const int> ranks,
+                                                        std::int64_t t0Ns, std::int64_t t1Ns) const;
+
+  [[nodiscard]] Result<std::vector<StepSummary>> stepSummaries(RunId run) const;
+  [[nodiscard]] Result<std::vector<TableStat>> tableStats(RunId run) const;
+  [[nodiscard]] Result<std::vector<Collective>> collectives(RunId run) const;
+  [[nodiscard]] Result<StringTable> strings() const;
+
+  // User data. Adding needs OpenMode::ReadWrite or Create.
+  [[nodiscard]] Result<BookmarkId> addBookmark(RunId run, std::int64_t tsNs, std::string_view label);
+  [[nodiscard]] Result<std::vector<Bookmark>> bookmarks(RunId run) const;
+  [[nodiscard]] Result<NoteId> addNote(RunId run, std::string_view text);
+  [[nodiscard]] Result<std::vector<Note>> notes(RunId run) const;
+
+ private:
+  friend Result<TraceStore> openStore(const std::filesystem::path& path, OpenMode mode);
+  TraceStore(std::unique_ptr<detail::Database> db, int schemaVersion);
+  [[nodiscard]] Status requireRun(RunId run) const;
+
+  std::unique_ptr<detail::Database> db_;
+  int schemaVersion_ = 0;
+};
+
+// Opens (or with OpenMode::Create, creates) a store. Errors name the file:
+// missing, empty, not SQLite, not a ShardScope store, newer schema, corrupt.
+[[nodiscard]] Result<TraceStore> openStore(const std::filesystem::path& path,
+                                           OpenMode mode = OpenMode::ReadOnly);
+
+// Everything `store info` prints, read-only. Span counts come from the
+// per-rank extents the writer maintains, so this is fast on large stores.
+[[nodiscard]] Result<StoreInfo> inspectStore(const std::filesystem::path& path);
+
+// Full integrity check (PRAGMA quick_check); reads every page, so it takes
+// about a second per few hundred MB. Ok when the store is intact.
+[[nodiscard]] Status verifyStore(const std::filesystem::path& path);
+
+}  // namespace shardscope::core::store

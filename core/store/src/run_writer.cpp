@@ -1,0 +1,602 @@
+#include "shardscope/core/store/run_writer.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "schema.h"
+#include "sqlite_db.h"
+
+namespace shardscope::core::store {
+
+using detail::Database;
+using detail::Statement;
+
+namespace {
+
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+constexpr std::size_t kRowsPerInsert = 32;
+constexpr std::size_t kSpanColumns = 11;
+// Spans per span_blocks row: bounds how much a window query reads beyond
+// the spans it returns (at most about two blocks per rank).
+constexpr std::size_t kBlockSpans = 1024;
+
+std::string spanInsertSql(std::size_t rows) {
+  std::string sql =
+      "INSERT INTO spans(run, rank, stream, start_ns, end_ns, kind, name, step, correlation, "
+      "bytes, table_id) VALUES ";
+  for (std::size_t r = 0; r < rows; ++r) {
+    sql += r == 0 ? "" : ",";
+    sql += "(?,?,?,?,?,?,?,?,?,?,?)";
+  }
+  return sql;
+}
+
+constexpr const char* kNow = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+
+}  // namespace
+
+struct RunWriter::State {
+  std::unique_ptr<Database> db;
+  RunId run{};
+  WriterOptions options;
+
+  std::unordered_map<std::string, std::int64_t, StringHash, std::equal_to<>> strings;
+  std::int64_t maxStringId = 0;  // ids above this were not handed out to us
+
+  std::vector<Span> spans;
+  std::vector<Span> sorted;  // scratch for sortByRankAndStart
+  std::vector<Collective> collectives;
+  std::vector<RankInfo> ranks;
+  std::vector<StepSummary> steps;
+  std::vector<TableStat> tables;
+  struct Extent {
+    std::int64_t spanCount = 0;
+    std::int64_t minStartNs = 0;
+    std::int64_t maxEndNs = 0;
+    std::int64_t maxDurationNs = 0;
+    std::int64_t maxBlockNs = 0;
+  };
+  std::unordered_map<int, Extent> extents;
+
+  Statement insertSpans, insertSpan, insertBlock, insertCollective, upsertRank, upsertStep, upsertTable, upsertExtent;
+  Statement internInsert, internSelect;
+
+  std::int64_t committedSpans = 0;
+  std::optional<Error> broken;
+  bool closed = false;
+
+  [[nodiscard]] std::size_t buffered() const {
+    return spans.size() + collectives.size() + ranks.size() + steps.size() + tables.size();
+  }
+  [[nodiscard]] Status usable() const {
+    if (broken) {
+      return *broken;
+    }
+    if (closed) {
+      return Error{detail::storeName(db->path()) + ": run " +
+                   std::to_string(static_cast<std::int64_t>(run)) + " is already finished"};
+    }
+    return Ok{};
+  }
+  [[nodiscard]] Status checkId(StringId id, std::string_view field) const {
+    const auto v = static_cast<std::int64_t>(id);
+    if (v < 0 || v > maxStringId) {
+      return Error{"span " + std::string(field) + " " + std::to_string(v) +
+                   " is not a string id interned by this writer"};
+    }
+    return Ok{};
+  }
+  Status flush();
+  Status flushRows();
+  Status flushSpans();
+  void bindSpan(Statement& st, int first, const Span& sp);
+  void sortByRankAndStart();
+  Status maybeFlush() { return buffered() >= options.rowsPerCommit ? flush() : Status(Ok{}); }
+  Status markRun(RunStatus status, std::string_view reason);
+};
+
+// Spans usually arrive in time order per rank, interleaved across ranks: a
+// stable counting sort by rank leaves each rank's spans already in start
+// order, and only out-of-order ranks pay for a comparison sort.
+void RunWriter::State::sortByRankAndStart() {
+  const auto byStart = [](const Span& a, const Span& b) {
+    return a.startNs != b.startNs ? a.startNs < b.startNs : a.stream < b.stream;
+  };
+  int lo = spans.front().rank;
+  int hi = lo;
+  for (const Span& sp : spans) {
+    lo = std::min(lo, sp.rank);
+    hi = std::max(hi, sp.rank);
+  }
+  const auto range = static_cast<std::int64_t>(hi) - lo + 1;
+  if (range > static_cast<std::int64_t>(spans.size()) + 65536) {  // sparse ranks
+    std::sort(spans.begin(), spans.end(), [&byStart](const Span& a, const Span& b) {
+      return a.rank != b.rank ? a.rank < b.rank : byStart(a, b);
+    });
+    return;
+  }
+  std::vector<std::size_t> offset(static_cast<std::size_t>(range) + 1, 0);
+  for (const Span& sp : spans) {
+    ++offset[static_cast<std::size_t>(sp.rank - lo) + 1];
+  }
+  for (std::size_t r = 1; r < offset.size(); ++r) {
+    offset[r] += offset[r - 1];
+  }
+  sorted.resize(spans.size());
+  std::vector<std::size_t> next(offset.begin(), offset.end() - 1);
+  for (const Span& sp : spans) {
+    sorted[next[static_cast<std::size_t>(sp.rank - lo)]++] = sp;
+  }
+  for (std::size_t r = 0; r + 1 < offset.size(); ++r) {
+    const auto first = sorted.begin() + static_cast<std::ptrdiff_t>(offset[r]);
+    const auto last = sorted.begin() + static_cast<std::ptrdiff_t>(offset[r + 1]);
+    if (!std::is_sorted(first, last, byStart)) {
+      std::sort(first, last, byStart);
+    }
+  }
+  spans.swap(sorted);
+}
+
+void RunWriter::State::bindSpan(Statement& st, int first, const Span& sp) {
+  st.bind(first + 0, static_cast<std::int64_t>(run));
+  st.bind(first + 1, sp.rank);
+  st.bind(first + 2, sp.stream);
+  st.bind(first + 3, sp.startNs);
+  st.bind(first + 4, sp.endNs);
+  st.bind(first + 5, static_cast<std::int64_t>(sp.kind));
+  st.bind(first + 6, static_cast<std::int64_t>(sp.name));
+  st.bind(first + 7, sp.step);
+  st.bind(first + 8, sp.correlation);
+  st.bind(first + 9, sp.bytes);
+  st.bindIdOrNull(first + 10, static_cast<std::int64_t>(sp.table));
+}
+
+Status RunWriter::State::flushSpans() {
+  if (spans.empty()) {
+    return Ok{};
+  }
+  // Sorted by (rank, start), each rank's spans of this batch get consecutive
+  // ids, so a block of them is described by an id range.
+  sortByRankAndStart();
+  // Inside our write transaction SQLite hands out max(id)+1, +2, ... (it
+  // would only pick random ids past 2^63-1, which the check below catches).
+  auto maxId = db->queryInt("SELECT coalesce(max(id), 0) FROM spans");
+  if (!maxId) {
+    return maxId.error();
+  }
+  const std::int64_t firstId = *maxId + 1;
+  const std::size_t n = spans.size();
+  std::size_t i = 0;
+  // Many rows per statement: the per-step overhead dominates on small rows.
+  for (; i + kRowsPerInsert <= n; i += kRowsPerInsert) {
+    for (std::size_t r = 0; r < kRowsPerInsert; ++r) {
+      bindSpan(insertSpans, static_cast<int>(r * kSpanColumns) + 1, spans[i + r]);
+    }
+    const int rc = insertSpans.step();
+    insertSpans.reset();
+    if (rc != SQLITE_DONE) {
+      return db->error("inserting spans", rc);
+    }
+  }
+  for (; i < n; ++i) {
+    bindSpan(insertSpan, 1, spans[i]);
+    const int rc = insertSpan.step();
+    insertSpan.reset();
+    if (rc != SQLITE_DONE) {
+      return db->error("inserting spans", rc);
+    }
+  }
+  if (sqlite3_last_insert_rowid(db->handle()) != firstId + static_cast<std::int64_t>(n) - 1) {
+    return Error{detail::storeName(db->path()) + ": span ids are not consecutive; the store is full"};
+  }
+  // One block per at most kBlockSpans spans of one rank.
+  const auto runId = static_cast<std::int64_t>(run);
+  for (std::size_t b = 0; b < n;) {
+    std::size_t e = b + 1;
+    std::int64_t maxEnd = spans[b].endNs;
+    while (e < n && e - b < kBlockSpans && spans[e].rank == spans[b].rank) {
+      maxEnd = std::max(maxEnd, spans[e].endNs);
+      ++e;
+    }
+    Extent& extent = extents.at(spans[b].rank);
+    extent.maxBlockNs = std::max(extent.maxBlockNs, maxEnd - spans[b].startNs);
+    Statement& st = insertBlock;
+    st.bind(1, runId);
+    st.bind(2, spans[b].rank);
+    st.bind(3, spans[b].startNs);
+    st.bind(4, spans[e - 1].startNs);
+    st.bind(5, maxEnd);
+    st.bind(6, firstId + static_cast<std::int64_t>(b));
+    st.bind(7, firstId + static_cast<std::int64_t>(e) - 1);
+    const int rc = st.step();
+    st.reset();
+    if (rc != SQLITE_DONE) {
+      return db->error("inserting span blocks", rc);
+    }
+    b = e;
+  }
+  return Ok{};
+}
+
+Status RunWriter::State::flushRows() {
+  if (auto s = flushSpans(); !s) {
+    return s;
+  }
+  const auto runId = static_cast<std::int64_t>(run);
+  for (const Collective& c : collectives) {
+    Statement& st = insertCollective;
+    st.bind(1, runId);
+    st.bind(2, c.rank);
+    st.bind(3, c.step);
+    st.bind(4, static_cast<std::int64_t>(c.op));
+    st.bindIdOrNull(5, static_cast<std::int64_t>(c.group));
+    st.bindIdOrNull(6, static_cast<std::int64_t>(c.algorithm));
+    st.bind(7, c.bytes);
+    st.bind(8, c.peers);
+    st.bind(9, c.startNs);
+    st.bind(10, c.endNs);
+    const int rc = st.step();
+    st.reset();
+    if (rc != SQLITE_DONE) {
+      return db->error("inserting collectives", rc);
+    }
+  }
+  for (const RankInfo& r : ranks) {
+    Statement& st = upsertRank;
+    st.bind(1, runId);
+    st.bind(2, r.rank);
+    st.bind(3, r.host);
+    st.bind(4, r.device);
+    st.bind(5, r.shardingGroup);
+    st.bind(6, r.replicaGroup);
+    const int rc = st.step();
+    st.reset();
+    if (rc != SQLITE_DONE) {
+      return db->error("inserting ranks", rc);
+    }
+  }
+  for (const StepSummary& s : steps) {
+    Statement& st = upsertStep;
+    st.bind(1, runId);
+    st.bind(2, s.step);
+    st.bind(3, s.rank);
+    st.bind(4, s.embFwdNs);
+    st.bind(5, s.embBwdNs);
+    st.bind(6, s.denseNs);
+    st.bind(7, s.commNs);
+    st.bind(8, s.waitNs);
+    st.bind(9, s.totalNs);
+    const int rc = st.step();
+    st.reset();
+    if (rc != SQLITE_DONE) {
+      return db->error("inserting step summaries", rc);
+    }
+  }
+  for (const TableStat& t : tables) {
+    Statement& st = upsertTable;
+    st.bind(1, runId);
+    st.bind(2, t.rank);
+    st.bind(3, static_cast<std::int64_t>(t.table));
+    st.bind(4, t.lookups);
+    st.bind(5, t.uniqueRows);
+    st.bind(6, t.timeNs);
+    const int rc = st.step();
+    st.reset();
+    if (rc != SQLITE_DONE) {
+      return db->error("inserting table stats", rc);
+    }
+  }
+  // Extents go in the same transaction as the spans they describe, so a
+  // reader's window bound always covers every committed span. The batch is
+  // sorted by rank, so each touched rank is one run of equal ranks.
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    if (i > 0 && spans[i].rank == spans[i - 1].rank) {
+      continue;
+    }
+    const int rank = spans[i].rank;
+    const Extent& e = extents.at(rank);
+    Statement& st = upsertExtent;
+    st.bind(1, runId);
+    st.bind(2, rank);
+    st.bind(3, e.spanCount);
+    st.bind(4, e.minStartNs);
+    st.bind(5, e.maxEndNs);
+    st.bind(6, e.maxDurationNs);
+    st.bind(7, e.maxBlockNs);
+    const int rc = st.step();
+    st.reset();
+    if (rc != SQLITE_DONE) {
+      return db->error("updating span extents", rc);
+    }
+  }
+  return Ok{};
+}
+
+Status RunWriter::State::flush() {
+  if (buffered() == 0) {
+    return Ok{};
+  }
+  if (auto s = db->exec("BEGIN IMMEDIATE"); !s) {
+    broken = s.error();
+    return s;
+  }
+  if (auto s = flushRows(); !s) {
+    (void)db->exec("ROLLBACK");
+    broken = s.error();
+    return s;
+  }
+  if (auto s = db->exec("COMMIT"); !s) {
+    (void)db->exec("ROLLBACK");
+    broken = s.error();
+    return s;
+  }
+  committedSpans += static_cast<std::int64_t>(spans.size());
+  spans.clear();
+  collectives.clear();
+  ranks.clear();
+  steps.clear();
+  tables.clear();
+  return Ok{};
+}
+
+Status RunWriter::State::markRun(RunStatus status, std::string_view reason) {
+  auto stmt = db->prepare(std::string("UPDATE runs SET status = ?1, finished_at = ") + kNow +
+                          ", error = ?2 WHERE id = ?3");
+  if (!stmt) {
+    return stmt.error();
+  }
+  stmt->bind(1, toText(status));
+  if (reason.empty()) {
+    stmt->bindNull(2);
+  } else {
+    stmt->bind(2, reason);
+  }
+  stmt->bind(3, static_cast<std::int64_t>(run));
+  if (const int rc = stmt->step(); rc != SQLITE_DONE) {
+    return db->error("marking the run " + std::string(toText(status)), rc);
+  }
+  closed = true;
+  return Ok{};
+}
+
+RunWriter::RunWriter(std::unique_ptr<State> state) : s_(std::move(state)) {}
+RunWriter::RunWriter(RunWriter&&) noexcept = default;
+RunWriter& RunWriter::operator=(RunWriter&& other) noexcept {
+  if (this != &other) {
+    RunWriter dropped(std::move(*this));  // abandons our run, if any
+    s_ = std::move(other.s_);
+  }
+  return *this;
+}
+
+RunWriter::~RunWriter() {
+  if (s_ && !s_->closed && !s_->broken) {
+    (void)s_->flush();
+    (void)s_->markRun(RunStatus::Failed, "abandoned: the writer was closed without finish()");
+  } else if (s_ && !s_->closed) {
+    (void)s_->markRun(RunStatus::Failed, s_->broken->message);
+  }
+}
+
+Result<RunWriter> RunWriter::begin(const std::filesystem::path& path, const RunHeader& header,
+                                   WriterOptions options) {
+  auto opened = detail::openValidated(path, OpenMode::Create);
+  if (!opened) {
+    return opened.error();
+  }
+  auto state = std::make_unique<State>();
+  state->db = std::move(opened->db);
+  state->options = options;
+  if (state->options.rowsPerCommit == 0) {
+    state->options.rowsPerCommit = 1;
+  }
+  Database& db = *state->db;
+  sqlite3_busy_timeout(db.handle(), options.busyTimeoutMs);
+
+  struct Prep {
+    Statement* target;
+    std::string sql;
+  };
+  const Prep preps[] = {
+      {&state->insertSpans, spanInsertSql(kRowsPerInsert)},
+      {&state->insertSpan, spanInsertSql(1)},
+      {&state->insertBlock,
+       "INSERT INTO span_blocks(run, rank, min_start_ns, max_start_ns, max_end_ns, first_id, last_id) "
+       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
+      {&state->insertCollective,
+       "INSERT INTO collectives(run, rank, step, op, group_id, algorithm, bytes, peers, start_ns, "
+       "end_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"},
+      {&state->upsertRank,
+       "INSERT OR REPLACE INTO ranks(run, rank, host, device, sharding_group, replica_group) "
+       "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"},
+      {&state->upsertStep,
+       "INSERT OR REPLACE INTO step_summaries(run, step, rank, emb_fwd_ns, emb_bwd_ns, dense_ns, "
+       "comm_ns, wait_ns, total_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"},
+      {&state->upsertTable,
+       "INSERT OR REPLACE INTO table_stats(run, rank, table_id, lookups, unique_rows, time_ns) "
+       "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"},
+      {&state->upsertExtent,
+       "INSERT OR REPLACE INTO span_extent(run, rank, span_count, min_start_ns, max_end_ns, "
+       "max_dur_ns, max_block_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
+      {&state->internInsert, "INSERT INTO strings(value) VALUES (?1) ON CONFLICT(value) DO NOTHING"},
+      {&state->internSelect, "SELECT id FROM strings WHERE value = ?1"},
+  };
+  for (const Prep& p : preps) {
+    auto stmt = db.prepare(p.sql);
+    if (!stmt) {
+      return stmt.error();
+    }
+    *p.target = std::move(*stmt);
+  }
+
+  auto insertRun = db.prepare(std::string("INSERT INTO runs(kind, status, label, model_json, "
+                                          "cluster_json, plan_json, created_at) VALUES "
+                                          "(?1, 'running', ?2, ?3, ?4, ?5, ") + kNow + ")");
+  if (!insertRun) {
+    return insertRun.error();
+  }
+  insertRun->bind(1, toText(header.kind));
+  insertRun->bind(2, header.label);
+  insertRun->bind(3, header.modelJson);
+  insertRun->bind(4, header.clusterJson);
+  insertRun->bind(5, header.planJson);
+  if (const int rc = insertRun->step(); rc != SQLITE_DONE) {
+    return db.error("creating a run", rc);
+  }
+  state->run = RunId{sqlite3_last_insert_rowid(db.handle())};
+  return RunWriter(std::move(state));
+}
+
+RunId RunWriter::run() const { return s_->run; }
+std::int64_t RunWriter::committedSpans() const { return s_->committedSpans; }
+
+Result<StringId> RunWriter::intern(std::string_view text) {
+  if (auto s = s_->usable(); !s) {
+    return s.error();
+  }
+  if (const auto it = s_->strings.find(text); it != s_->strings.end()) {
+    return StringId{it->second};
+  }
+  // Autocommit: strings are shared by all runs, so one interned by a run
+  // that later fails is harmless.
+  Statement& ins = s_->internInsert;
+  ins.bind(1, text);
+  int rc = ins.step();
+  ins.reset();
+  if (rc != SQLITE_DONE) {
+    return s_->db->error("interning a string", rc);
+  }
+  Statement& sel = s_->internSelect;
+  sel.bind(1, text);
+  rc = sel.step();
+  const std::int64_t id = rc == SQLITE_ROW ? sel.int64(0) : 0;
+  sel.reset();
+  if (id == 0) {
+    return s_->db->error("interning a string", rc == SQLITE_ROW ? SQLITE_CORRUPT : rc);
+  }
+  s_->strings.emplace(std::string(text), id);
+  s_->maxStringId = std::max(s_->maxStringId, id);
+  return StringId{id};
+}
+
+Status RunWriter::addRank(const RankInfo& rank) {
+  if (auto s = s_->usable(); !s) {
+    return s;
+  }
+  s_->ranks.push_back(rank);
+  return s_->maybeFlush();
+}
+
+Status RunWriter::addSpan(const Span& span) {
+  if (auto s = s_->usable(); !s) {
+    return s;
+  }
+  if (span.endNs < span.startNs) {
+    return Error{"span on rank " + std::to_string(span.rank) + " ends (" + std::to_string(span.endNs) +
+                 " ns) before it starts (" + std::to_string(span.startNs) + " ns)"};
+  }
+  if (auto s = s_->checkId(span.kind, "kind"); !s) {
+    return s;
+  }
+  if (auto s = s_->checkId(span.name, "name"); !s) {
+    return s;
+  }
+  if (auto s = s_->checkId(span.table, "table"); !s) {
+    return s;
+  }
+  auto [it, inserted] = s_->extents.try_emplace(span.rank);
+  auto& e = it->second;
+  const std::int64_t duration = span.endNs - span.startNs;
+  if (inserted) {
+    e = State::Extent{0, span.startNs, span.endNs, duration, 0};
+  }
+  e.minStartNs = std::min(e.minStartNs, span.startNs);
+  e.maxEndNs = std::max(e.maxEndNs, span.endNs);
+  e.maxDurationNs = std::max(e.maxDurationNs, duration);
+  ++e.spanCount;
+  s_->spans.push_back(span);
+  return s_->maybeFlush();
+}
+
+Status RunWriter::addSpans(std::span<const Span> spans) {
+  for (const Span& sp : spans) {
+    if (auto s = addSpan(sp); !s) {
+      return s;
+    }
+  }
+  return Ok{};
+}
+
+Status RunWriter::addCollective(const Collective& collective) {
+  if (auto s = s_->usable(); !s) {
+    return s;
+  }
+  if (collective.endNs < collective.startNs) {
+    return Error{"collective on rank " + std::to_string(collective.rank) + " ends before it starts"};
+  }
+  for (auto [id, field] : {std::pair{collective.op, "op"}, std::pair{collective.group, "group"},
+                           std::pair{collective.algorithm, "algorithm"}}) {
+    if (auto s = s_->checkId(id, field); !s) {
+      return s;
+    }
+  }
+  s_->collectives.push_back(collective);
+  return s_->maybeFlush();
+}
+
+Status RunWriter::addStepSummary(const StepSummary& summary) {
+  if (auto s = s_->usable(); !s) {
+    return s;
+  }
+  s_->steps.push_back(summary);
+  return s_->maybeFlush();
+}
+
+Status RunWriter::addTableStat(const TableStat& stat) {
+  if (auto s = s_->usable(); !s) {
+    return s;
+  }
+  if (auto s = s_->checkId(stat.table, "table"); !s) {
+    return s;
+  }
+  s_->tables.push_back(stat);
+  return s_->maybeFlush();
+}
+
+Status RunWriter::commit() {
+  if (auto s = s_->usable(); !s) {
+    return s;
+  }
+  return s_->flush();
+}
+
+Status RunWriter::finish() {
+  if (auto s = s_->usable(); !s) {
+    return s;
+  }
+  if (auto s = s_->flush(); !s) {
+    return s;
+  }
+  return s_->markRun(RunStatus::Complete, {});
+}
+
+Status RunWriter::fail(std::string_view reason) {
+  if (s_->closed) {
+    return s_->usable();
+  }
+  // Keep what was measured so far; the status says it is not whole.
+  const Status flushed = s_->broken ? Status(Ok{}) : s_->flush();
+  if (auto s = s_->markRun(RunStatus::Failed, reason.empty() ? "failed" : reason); !s) {
+    return s;
+  }
+  return flushed;
+}
+
+}  // namespace shardscope::core::store
