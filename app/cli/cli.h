@@ -39,6 +39,8 @@ int runStore(Args args);
 int runSummary(Args args);
 int runPresets(Args args);
 int runDevices(Args args);
+int runPlan(Args args);
+int runGenModel(Args args);
 
 int usageError(const std::string& message);  // prints to stderr, returns kExitUsage
 

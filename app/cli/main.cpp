@@ -18,8 +18,14 @@ Plan and profile 2D sparse parallelism (sharding group M x replicas R) for DLRM-
 commands:
   summary [--model M] [--cluster C] [--project F]
                          print the model and cluster (presets or files); default: the built-in project
+  plan [--model M] [--cluster C] [--grid M] [--layout L] [--algorithm A] [--calibration F]
+       [--constraints F] [--sync-interval K] [--out plan.json] [--json]
+                         sweep every grid (M x R), rank them, show the chosen grid per rank
+  gen-model --tables T [--seed S] [--batch B] [--out F]
+                         write a seeded synthetic model (log-normal rows, dims 32..512, zipf skew)
   validate <file>...     check shardscope model/cluster/plan/calibration/project files
-  store info <file>      describe a trace store: schema, runs, ranks, spans
+  store info <file> [--check] [--json]
+                         describe a trace store: schema, runs (complete or not), ranks, spans
   presets                list the built-in models and clusters
   devices                list the GPUs this build can see
 
@@ -99,6 +105,8 @@ int run(int argc, char** argv) {
   if (cmd == "summary") return runSummary(std::move(rest));
   if (cmd == "presets") return runPresets(std::move(rest));
   if (cmd == "devices") return runDevices(std::move(rest));
+  if (cmd == "plan") return runPlan(std::move(rest));
+  if (cmd == "gen-model") return runGenModel(std::move(rest));
   return usageError("unknown command '" + cmd + "'");
 }
 

@@ -63,7 +63,19 @@ struct RunWriter::State {
     std::int64_t maxDurationNs = 0;
     std::int64_t maxBlockNs = 0;
   };
-  std::unordered_map<int, Extent> extents;
+  // Ranks 0..kDenseRanks-1 (all real ones) in a flat array: addSpan is hot.
+  static constexpr int kDenseRanks = 1 << 16;
+  std::vector<Extent> denseExtents;
+  std::unordered_map<int, Extent> sparseExtents;
+  Extent& extent(int rank) {
+    if (rank >= 0 && rank < kDenseRanks) {
+      if (static_cast<std::size_t>(rank) >= denseExtents.size()) {
+        denseExtents.resize(static_cast<std::size_t>(rank) + 1);
+      }
+      return denseExtents[static_cast<std::size_t>(rank)];
+    }
+    return sparseExtents[rank];
+  }
 
   Statement insertSpans, insertSpan, insertBlock, insertCollective, upsertRank, upsertStep, upsertTable, upsertExtent;
   Statement internInsert, internSelect;
@@ -205,7 +217,7 @@ Status RunWriter::State::flushSpans() {
       maxEnd = std::max(maxEnd, spans[e].endNs);
       ++e;
     }
-    Extent& extent = extents.at(spans[b].rank);
+    Extent& extent = this->extent(spans[b].rank);
     extent.maxBlockNs = std::max(extent.maxBlockNs, maxEnd - spans[b].startNs);
     Statement& st = insertBlock;
     st.bind(1, runId);
@@ -301,7 +313,7 @@ Status RunWriter::State::flushRows() {
       continue;
     }
     const int rank = spans[i].rank;
-    const Extent& e = extents.at(rank);
+    const Extent& e = extent(rank);
     Statement& st = upsertExtent;
     st.bind(1, runId);
     st.bind(2, rank);
@@ -511,10 +523,9 @@ Status RunWriter::addSpan(const Span& span) {
   if (auto s = s_->checkId(span.table, "table"); !s) {
     return s;
   }
-  auto [it, inserted] = s_->extents.try_emplace(span.rank);
-  auto& e = it->second;
+  auto& e = s_->extent(span.rank);
   const std::int64_t duration = span.endNs - span.startNs;
-  if (inserted) {
+  if (e.spanCount == 0) {
     e = State::Extent{0, span.startNs, span.endNs, duration, 0};
   }
   e.minStartNs = std::min(e.minStartNs, span.startNs);

@@ -3,6 +3,7 @@
 
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/presets.h"
+#include "shardscope/core/store/run_writer.h"
 
 namespace {
 struct Run {
@@ -109,6 +110,44 @@ class TestCli : public QObject {
     QVERIFY(r.err.contains("unknown cluster preset \"h100x63\""));
     QCOMPARE(cli({"summary", "--model"}).code, 2);
     QCOMPARE(cli({"summary", "--bogus"}).code, 2);
+  }
+
+  void storeInfoListsRunsWithTheirStatus() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("t.sqlite").toStdString();
+    namespace st = shardscope::core::store;
+    {
+      auto w = st::RunWriter::begin(path, st::RunHeader{st::RunKind::Emulate, "done", "", "", ""});
+      QVERIFY(w.ok());
+      QVERIFY(w.value().addRank({0, "host", 0, 0, 0}).ok());
+      QVERIFY(w.value().finish().ok());
+    }
+    {
+      auto w = st::RunWriter::begin(path, st::RunHeader{st::RunKind::Mpi, "broken", "", "", ""});
+      QVERIFY(w.ok());
+      QVERIFY(w.value().fail("rank 3 died").ok());
+    }
+    const Run r = cli({"store", "info", QString::fromStdString(path), "--check"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("ShardScope trace store, schema 1"), qPrintable(r.out));
+    QVERIFY(r.out.contains("2 run(s), integrity check ok"));
+    QVERIFY(r.out.contains("emulate  complete  1 ranks"));
+    QVERIFY(r.out.contains("mpi  failed"));
+    QVERIFY(r.out.contains("error: rank 3 died"));
+    const Run j = cli({"store", "info", QString::fromStdString(path), "--json"});
+    QCOMPARE(j.code, 0);
+    QVERIFY(j.out.contains("\"status\": \"complete\""));
+  }
+
+  void storeInfoRejectsNonStores() {
+    QTemporaryDir dir;
+    const QString text = writeFile(dir, "notes.sqlite", "just text, not SQLite\n");
+    const Run r = cli({"store", "info", text});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains(text), qPrintable(r.err));
+    QCOMPARE(cli({"store", "info"}).code, 2);
+    QCOMPARE(cli({"store", "frob", text}).code, 2);
+    QCOMPARE(cli({"store", "info", dir.filePath("missing.sqlite")}).code, 1);
   }
 
   void presetsListsModelsAndClusters() {

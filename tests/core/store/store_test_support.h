@@ -35,6 +35,13 @@ inline std::filesystem::path pathIn(const QTemporaryDir& dir, const char* name) 
   return std::filesystem::path(dir.path().toStdString()) / name;
 }
 
+// <dir>/<prefix><n>.db
+inline std::filesystem::path numberedPath(const QTemporaryDir& dir, const char* prefix, int n) {
+  std::string name(prefix);
+  name.append(std::to_string(n)).append(".db");
+  return std::filesystem::path(dir.path().toStdString()) / name;
+}
+
 // A span with only the fields most tests care about.
 inline st::Span span(int rank, int stream, st::StringId name, std::int64_t start, std::int64_t end) {
   st::Span s;

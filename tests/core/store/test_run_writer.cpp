@@ -12,7 +12,7 @@ class TestRunWriter : public QObject {
  private:
   QTemporaryDir dir_;
   int counter_ = 0;
-  std::filesystem::path freshPath() { return pathIn(dir_, ("w" + std::to_string(++counter_) + ".db").c_str()); }
+  std::filesystem::path freshPath() { return numberedPath(dir_, "w", ++counter_); }
 
   static st::TraceStore open(const std::filesystem::path& path) {
     auto store = st::openStore(path, st::OpenMode::ReadOnly);

@@ -21,7 +21,7 @@ class TestSpanWindow : public QObject {
   // Spans on rank 0 for the edge cases; `bounds` lists (start, end).
   st::TraceStore storeWith(const std::vector<std::pair<std::int64_t, std::int64_t>>& bounds) {
     static int n = 0;
-    path_ = pathIn(dir_, ("win" + std::to_string(++n) + ".db").c_str());
+    path_ = numberedPath(dir_, "win", ++n);
     auto writer = st::RunWriter::begin(path_, {});
     run_ = writer->run();
     name_ = *writer->intern("s");

@@ -11,7 +11,7 @@ class TestStoreInfo : public QObject {
  private:
   QTemporaryDir dir_;
   int counter_ = 0;
-  std::filesystem::path freshPath() { return pathIn(dir_, ("i" + std::to_string(++counter_) + ".db").c_str()); }
+  std::filesystem::path freshPath() { return numberedPath(dir_, "i", ++counter_); }
 
  private slots:
   void initTestCase() { QVERIFY(dir_.isValid()); }

@@ -1,0 +1,151 @@
+// shardscope-cli plan: sweep every grid (M, layout) of a cluster for a model,
+// print them ranked, then the per-rank picture of the chosen grid.
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <unistd.h>
+
+#include "cli.h"
+#include "plan_output.h"
+#include "shardscope/core/json_io.h"
+#include "shardscope/core/presets.h"
+#include "shardscope/planner/sweep.h"
+
+namespace shardscope::app::cli {
+
+namespace {
+std::atomic<bool> g_cancel{false};
+extern "C" void onSigint(int) { g_cancel.store(true); }
+
+constexpr const char* kPlanHelp = R"(usage: shardscope-cli plan [--project F] [--model M] [--cluster C] [--grid M]
+                          [--layout strided|contiguous] [--algorithm NAME] [--calibration F]
+                          [--constraints F] [--sync-interval K] [--out plan.json] [--json]
+
+Sweeps every sharding group size M dividing N (R = N/M replicas) in both rank
+layouts, shards the tables inside the group, and ranks the grids by predicted
+step time. Prints the ranked grids and a per-rank table for the best grid
+(or the one --grid/--layout selects); --out writes its shardscope.plan/1.
+Without --project/--model/--cluster: the built-in default project.
+
+algorithms: optimized (default), random, round_robin, dim_greedy, size_greedy,
+            lookup_greedy, size_lookup_greedy, torchrec_greedy
+Ctrl-C cancels (exit 130) and prints the grids planned so far.
+)";
+}  // namespace
+
+Result<core::Project> projectFromArgs(Args& args) {
+  auto project_file = args.option("--project");
+  auto model_arg = args.option("--model");
+  auto cluster_arg = args.option("--cluster");
+  auto calibration_arg = args.option("--calibration");
+  auto constraints_arg = args.option("--constraints");
+  core::Project project = core::defaultProject();
+  if (project_file) {
+    auto p = core::loadProject(*project_file);
+    if (!p) return p.error();
+    project = std::move(p).value();
+  }
+  if (model_arg) {
+    auto m = core::loadModelByNameOrFile(*model_arg);
+    if (!m) return m.error();
+    project.model = std::move(m).value();
+  }
+  if (cluster_arg) {
+    auto c = core::loadClusterByNameOrFile(*cluster_arg);
+    if (!c) return c.error();
+    project.cluster = std::move(c).value();
+  }
+  if (calibration_arg) {
+    auto c = core::loadCalibration(*calibration_arg);
+    if (!c) return c.error();
+    project.calibration = std::move(c).value();
+  }
+  if (constraints_arg) {
+    auto c = core::loadConstraints(*constraints_arg);
+    if (!c) return c.error();
+    project.constraints = std::move(c).value();
+  }
+  return project;
+}
+
+int runPlan(Args args) {
+  if (args.flag("--help")) {
+    std::cout << kPlanHelp;
+    return kExitOk;
+  }
+  const bool json = args.flag("--json");
+  auto grid_arg = args.option("--grid");
+  auto layout_arg = args.option("--layout");
+  auto algo_arg = args.option("--algorithm");
+  auto sync_arg = args.option("--sync-interval");
+  auto out_arg = args.option("--out");
+  auto project = projectFromArgs(args);
+  if (!args.error().empty()) return usageError("plan: " + args.error());
+  if (auto u = args.unknownOption()) return usageError("plan: unknown option " + *u);
+  if (!args.positional().empty()) return usageError("plan: unexpected argument " + args.positional().front());
+  if (!project) {
+    std::cerr << project.error().message << "\n";
+    return kExitInvalid;
+  }
+  planner::SweepOptions options;
+  if (grid_arg) {
+    char* end = nullptr;
+    const unsigned long m = std::strtoul(grid_arg->c_str(), &end, 10);
+    if (!end || *end || m == 0 || project->cluster.worldSize() % m != 0)
+      return usageError("plan: --grid must be a divisor of N = " + std::to_string(project->cluster.worldSize()) + ", got " + *grid_arg);
+    options.only_group_size = static_cast<std::uint32_t>(m);
+  }
+  if (layout_arg) {
+    auto l = core::rankLayoutFromString(*layout_arg);
+    if (!l) return usageError("plan: --layout must be strided or contiguous, got " + *layout_arg);
+    options.only_layout = *l;
+  }
+  if (algo_arg) {
+    auto a = planner::algorithmFromString(*algo_arg);
+    if (!a) return usageError("plan: unknown --algorithm " + *algo_arg);
+    options.planner.algorithm = *a;
+  }
+  if (sync_arg) {
+    char* end = nullptr;
+    const unsigned long k = std::strtoul(sync_arg->c_str(), &end, 10);
+    if (!end || *end || k == 0) return usageError("plan: --sync-interval must be a positive integer, got " + *sync_arg);
+    options.sync_interval = static_cast<std::uint32_t>(k);
+  }
+
+  std::signal(SIGINT, onSigint);
+  const bool tty = isatty(STDERR_FILENO);
+  auto progress = [&](std::size_t done, std::size_t total) {
+    if (tty) std::fprintf(stderr, "\rplanning grid %zu/%zu ", done, total);
+    return true;
+  };
+  const core::Calibration* cal = project->calibration ? &*project->calibration : nullptr;
+  const planner::SweepResult result = planner::sweep(project->model, project->cluster, cal, project->constraints, options, progress, &g_cancel);
+  if (tty) std::fprintf(stderr, "\r%40s\r", "");
+  std::signal(SIGINT, SIG_DFL);
+  if (result.grids.empty()) {
+    std::cerr << "plan: cancelled before any grid was planned\n";
+    return kExitCancelled;
+  }
+  const planner::GridResult& chosen = result.grids.front();
+  if (json) {
+    std::cout << sweepToJson(result, *project).dump(2) << "\n";
+  } else {
+    printSweep(std::cout, result, *project);
+    printGridDetail(std::cout, chosen);
+  }
+  if (out_arg) {
+    if (auto s = core::writeJsonFile(*out_arg, core::toJson(chosen.plan)); !s) {
+      std::cerr << s.error().message << "\n";
+      return kExitFailure;
+    }
+    if (!json) std::cout << "\nplan written to " << *out_arg << "\n";
+  }
+  if (result.cancelled) {
+    std::cerr << "plan: cancelled; showing " << result.grids.size() << " grid(s) planned so far\n";
+    return kExitCancelled;
+  }
+  return kExitOk;
+}
+
+}  // namespace shardscope::app::cli

@@ -1,0 +1,180 @@
+// Formulas: docs/cost-model.md. Units: bytes, GB/s = 1e9 B/s, ms.
+#include "shardscope/planner/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace shardscope::planner {
+
+namespace {
+constexpr double kMsPerSecond = 1e3;
+
+double log2ceil(std::uint32_t n) { return n <= 1 ? 0.0 : std::ceil(std::log2(static_cast<double>(n))); }
+
+int optimizerStateBytesPerRow(core::Optimizer o, std::uint32_t cols) {
+  switch (o) {
+    case core::Optimizer::SGD: return 0;
+    case core::Optimizer::RowWiseAdagrad: return 4;  // one fp32 per row
+    case core::Optimizer::Adam: return static_cast<int>(2 * 4 * cols);  // two fp32 moments per element
+  }
+  return 0;
+}
+}  // namespace
+
+double dimPenalty(std::uint32_t cols) {
+  if (cols < 64) return 1.75;
+  if (cols < 128) return 1.15;
+  return 1.0;
+}
+
+CostConstants CostConstants::from(const core::ClusterSpec& c, const core::Calibration* cal) {
+  CostConstants k;
+  k.embedding_bandwidth_gbps = c.gpu.hbm_bandwidth_gbps;
+  k.intra_node_bandwidth_gbps = c.intra_node.bandwidth_gbps;
+  k.intra_node_latency_us = c.intra_node.latency_us;
+  k.inter_node_bandwidth_gbps = c.inter_node.bandwidth_gbps;
+  k.inter_node_latency_us = c.inter_node.latency_us;
+  if (!cal) return k;
+  auto take = [&](const char* name, double& field) {
+    if (auto it = cal->coefficients.find(name); it != cal->coefficients.end()) field = it->second.value;
+  };
+  take("embedding_bandwidth_gbps", k.embedding_bandwidth_gbps);
+  take("lookup_overhead_ns", k.lookup_overhead_ns);
+  take("kernel_overhead_us", k.kernel_overhead_us);
+  take("backward_scale", k.backward_scale);
+  take("intra_node_bandwidth_gbps", k.intra_node_bandwidth_gbps);
+  take("intra_node_latency_us", k.intra_node_latency_us);
+  take("inter_node_bandwidth_gbps", k.inter_node_bandwidth_gbps);
+  take("inter_node_latency_us", k.inter_node_latency_us);
+  take("dense_efficiency", k.dense_efficiency);
+  return k;
+}
+
+CostModel::CostModel(const core::ModelSpec& model, const core::ClusterSpec& cluster, CostConstants constants)
+    : model_(model), cluster_(cluster), k_(constants) {
+  profiles_.reserve(model_.tables.size());
+  for (const auto& t : model_.tables) profiles_.emplace_back(t.access, t.rows);
+}
+
+double CostModel::bytesMs(double bytes, std::uint32_t cols) const {
+  return dimPenalty(cols) * bytes / (k_.embedding_bandwidth_gbps * 1e9) * kMsPerSecond;
+}
+
+GridCosts CostModel::gridCosts(const Grid& grid) const {
+  GridCosts gc;
+  const double B = model_.batch_size_per_gpu;
+  const double M = grid.group_size;
+  // All-to-all inside the sharding group: intra- and inter-node peers are
+  // reached over different links at once, so the slower share decides.
+  const double f = grid.worstShardingTopology().intra_node_peer_fraction;
+  const double remote = M > 1 ? (M - 1) / M : 0.0;  // share of a rank's traffic that leaves it
+  gc.seconds_per_byte_group = remote * std::max(f / (k_.intra_node_bandwidth_gbps * 1e9),
+                                                (1.0 - f) / (k_.inter_node_bandwidth_gbps * 1e9));
+  const double a2a_latency_us = M <= 1 ? 0.0 : (f >= 1.0 ? k_.intra_node_latency_us : k_.inter_node_latency_us) * (1.0 + log2ceil(grid.group_size));
+  gc.a2a_latency_ms = 3.0 * a2a_latency_us / 1e3;
+  // What every rank sends and receives for its own B samples: ids out, pooled
+  // embeddings in (fwd), their gradients out (bwd). Served bytes are per shard.
+  double lookups = 0.0, dims = 0.0;
+  for (const auto& t : model_.tables) {
+    lookups += t.pooling.mean;
+    dims += t.dim;
+  }
+  const double own_bytes = B * lookups * k_.index_bytes + 2.0 * B * dims * k_.output_bytes;
+  gc.a2a_own_ms = own_bytes * gc.seconds_per_byte_group * kMsPerSecond;
+  // Replica sync: ring all-reduce across R, inside a node only if every replica group is.
+  const double R = grid.replicas;
+  if (grid.replicas > 1) {
+    const bool intra = grid.replicaSyncIntraNode();
+    const double bw = (intra ? k_.intra_node_bandwidth_gbps : k_.inter_node_bandwidth_gbps) * 1e9;
+    gc.seconds_per_byte_replica = 2.0 * (R - 1) / R / bw;
+    gc.replica_latency_ms = 2.0 * log2ceil(grid.replicas) * (intra ? k_.intra_node_latency_us : k_.inter_node_latency_us) / 1e3;
+  }
+  // Dense part: compute on B samples, gradient all-reduce over all N GPUs.
+  const double N = grid.world_size;
+  gc.dense_compute_ms = model_.dense.flops_per_sample * B /
+                        (cluster_.gpu.peak_dense_tflops * 1e12 * k_.dense_efficiency) * kMsPerSecond;
+  if (grid.world_size > 1) {
+    const bool intra = grid.world_size <= grid.gpus_per_node;
+    const double bw = (intra ? k_.intra_node_bandwidth_gbps : k_.inter_node_bandwidth_gbps) * 1e9;
+    const double lat = intra ? k_.intra_node_latency_us : k_.inter_node_latency_us;
+    gc.dense_allreduce_ms = 2.0 * (N - 1) / N * static_cast<double>(model_.dense.parameters) * 4.0 / bw * kMsPerSecond +
+                            2.0 * log2ceil(grid.world_size) * lat / 1e3;
+  }
+  // Memory every rank needs besides embedding state: the KJT and all-to-all
+  // buffers of its own samples (ids out, pooled outputs and gradients in; what
+  // it serves is counted per shard), and dense weights, grads and optimizer.
+  gc.buffer_bytes = static_cast<std::uint64_t>(own_bytes);
+  gc.dense_reserve_bytes = model_.dense.parameters * 4ull * 6ull;
+  const double usable = static_cast<double>(cluster_.gpu.hbm_bytes) * (1.0 - k_.hbm_reserve_fraction);
+  const double left = usable - static_cast<double>(gc.dense_reserve_bytes + gc.buffer_bytes);
+  gc.hbm_capacity_bytes = left > 0 ? static_cast<std::uint64_t>(left) : 0;
+  return gc;
+}
+
+std::uint64_t CostModel::stateBytes(std::size_t table, std::uint64_t rows, std::uint32_t cols) const {
+  const auto& t = model_.tables[table];
+  return rows * (static_cast<std::uint64_t>(cols) * core::dtypeBytes(t.dtype) +
+                 static_cast<std::uint64_t>(optimizerStateBytesPerRow(model_.optimizer, cols)));
+}
+
+ShardCost CostModel::shardCost(std::size_t table, std::uint64_t row_offset, std::uint64_t rows, std::uint32_t cols,
+                               const Grid& grid, const GridCosts& gc) const {
+  const auto& t = model_.tables[table];
+  const double samples = static_cast<double>(grid.group_size) * model_.batch_size_per_gpu;  // M x B
+  const double draws = samples * t.pooling.mean;  // ids of the whole group for this table
+  ShardCost c;
+  const bool whole_rows = row_offset == 0 && rows == t.rows;
+  c.ids = whole_rows ? draws : draws * profiles_[table].mass(row_offset, row_offset + rows);
+  c.unique_rows = profiles_[table].expectedUniqueRows(row_offset, row_offset + rows, draws);
+  const double row_bytes = std::max<std::uint32_t>(cols, 32) * core::dtypeBytes(t.dtype);
+  const double state_row_bytes = optimizerStateBytesPerRow(model_.optimizer, cols);
+  // Forward: read ids, gather rows, write pooled (partial) outputs for every sample.
+  const double fwd_bytes = c.ids * k_.index_bytes + c.ids * row_bytes + samples * cols * k_.output_bytes;
+  // Backward: read ids and output gradients per id, then read+write each
+  // touched row and its optimizer state once (FBGEMM's fused update).
+  const double bwd_bytes = c.ids * k_.index_bytes + c.ids * cols * k_.output_bytes +
+                           c.unique_rows * 2.0 * (row_bytes + state_row_bytes);
+  const double overhead_ms = k_.kernel_overhead_us / 1e3 + c.ids * k_.lookup_overhead_ns / 1e6;
+  c.fwd_ms = bytesMs(fwd_bytes, cols) + overhead_ms;
+  c.bwd_ms = k_.backward_scale * bytesMs(bwd_bytes, cols) + overhead_ms;
+  // Served all-to-all bytes: ids in, pooled outputs out (fwd), gradients in (bwd).
+  const double served = c.ids * k_.index_bytes + 2.0 * samples * cols * k_.output_bytes;
+  c.comm_ms = served * gc.seconds_per_byte_group * kMsPerSecond;
+  c.memory_bytes = stateBytes(table, rows, cols);
+  c.buffer_bytes = static_cast<std::uint64_t>(c.ids * k_.index_bytes + samples * cols * k_.output_bytes);
+  return c;
+}
+
+ShardCost CostModel::dataParallelCost(std::size_t table, const Grid& grid, const GridCosts&) const {
+  const auto& t = model_.tables[table];
+  const double samples = model_.batch_size_per_gpu;
+  const double draws = samples * t.pooling.mean;
+  ShardCost c;
+  c.ids = draws;
+  c.unique_rows = profiles_[table].expectedUniqueRows(0, t.rows, draws);
+  const double row_bytes = std::max<std::uint32_t>(t.dim, 32) * core::dtypeBytes(t.dtype);
+  const double state_row_bytes = optimizerStateBytesPerRow(model_.optimizer, t.dim);
+  const double fwd_bytes = draws * k_.index_bytes + draws * row_bytes + samples * t.dim * k_.output_bytes;
+  const double bwd_bytes = draws * k_.index_bytes + draws * t.dim * k_.output_bytes +
+                           c.unique_rows * 2.0 * (row_bytes + state_row_bytes);
+  const double overhead_ms = k_.kernel_overhead_us / 1e3 + draws * k_.lookup_overhead_ns / 1e6;
+  c.fwd_ms = bytesMs(fwd_bytes, t.dim) + overhead_ms;
+  c.bwd_ms = k_.backward_scale * bytesMs(bwd_bytes, t.dim) + overhead_ms;
+  // Dense gradient all-reduce of the whole table inside the sharding group (DDP).
+  if (grid.group_size > 1) {
+    const double M = grid.group_size;
+    const double f = grid.worstShardingTopology().intra_node_peer_fraction;
+    const double bw = (f >= 1.0 ? k_.intra_node_bandwidth_gbps : k_.inter_node_bandwidth_gbps) * 1e9;
+    c.comm_ms = 2.0 * (M - 1) / M * static_cast<double>(t.rows) * t.dim * 4.0 / bw * kMsPerSecond;
+  }
+  c.memory_bytes = stateBytes(table, t.rows, t.dim);
+  return c;
+}
+
+double CostModel::replicaSyncMs(std::uint64_t bytes, const Grid& grid, const GridCosts& gc) const {
+  if (grid.replicas <= 1 || bytes == 0) return 0.0;
+  const double ms = static_cast<double>(bytes) * gc.seconds_per_byte_replica * kMsPerSecond + gc.replica_latency_ms;
+  return ms / std::max<std::uint32_t>(1, k_.sync_interval);
+}
+
+}  // namespace shardscope::planner

@@ -1,0 +1,34 @@
+#include "shardscope/planner/sweep.h"
+
+#include <algorithm>
+
+namespace shardscope::planner {
+
+SweepResult sweep(const core::ModelSpec& model, const core::ClusterSpec& cluster, const core::Calibration* calibration,
+                  const core::Constraints& constraints, const SweepOptions& options, const SweepProgress& progress,
+                  const std::atomic<bool>* cancel) {
+  CostConstants k = CostConstants::from(cluster, calibration);
+  k.sync_interval = std::max<std::uint32_t>(1, options.sync_interval);
+  const CostModel cost(model, cluster, k);
+  std::vector<Grid> grids;
+  for (auto& g : enumerateGrids(cluster)) {
+    if (options.only_group_size && g.group_size != *options.only_group_size) continue;
+    if (options.only_layout && g.layout != *options.only_layout) continue;
+    grids.push_back(std::move(g));
+  }
+  SweepResult out;
+  for (std::size_t i = 0; i < grids.size(); ++i) {
+    if (cancel && cancel->load()) { out.cancelled = true; break; }
+    GridResult r = planGrid(cost, grids[i], constraints, options.planner);
+    if (calibration) r.plan.provenance.calibration = calibration->source;
+    out.grids.push_back(std::move(r));
+    if (progress && !progress(i + 1, grids.size())) { out.cancelled = i + 1 < grids.size(); break; }
+  }
+  std::stable_sort(out.grids.begin(), out.grids.end(), [](const GridResult& a, const GridResult& b) {
+    if (a.fits != b.fits) return a.fits;
+    return a.step.step_ms < b.step.step_ms;
+  });
+  return out;
+}
+
+}  // namespace shardscope::planner

@@ -1,0 +1,250 @@
+#include "table_options.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "shardscope/planner/sharding.h"
+
+namespace shardscope::planner::detail {
+
+namespace {
+void finish(TableOption& o) {
+  o.total_load = 0;
+  o.max_piece = 0;
+  o.max_piece_memory = 0;
+  for (const auto& p : o.pieces) {
+    o.total_load += p.load;
+    o.max_piece = std::max(o.max_piece, p.load);
+    o.max_piece_memory = std::max(o.max_piece_memory, p.memory);
+  }
+}
+
+Piece makePiece(const CostModel& m, const Grid& g, const GridCosts& gc, std::uint32_t t, std::uint64_t ro,
+                std::uint64_t rows, std::uint32_t co, std::uint32_t cols, int slot) {
+  Piece p{t, ro, rows, co, cols, slot, 0, 0};
+  const ShardCost c = m.shardCost(t, ro, rows, cols, g, gc);
+  p.load = c.load();
+  p.memory = c.memory_bytes + c.buffer_bytes;
+  return p;
+}
+}  // namespace
+
+std::vector<std::vector<std::uint32_t>> membersByNode(const Grid& grid) {
+  std::map<std::uint32_t, std::vector<std::uint32_t>> by_node;
+  const auto& group = grid.sharding_groups.front();
+  for (std::uint32_t i = 0; i < group.size(); ++i) by_node[group[i] / grid.gpus_per_node].push_back(i);
+  std::vector<std::vector<std::uint32_t>> out;
+  for (auto& [node, members] : by_node) out.push_back(std::move(members));
+  return out;
+}
+
+namespace {
+TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const GridCosts& gc, std::uint32_t t,
+                              const core::Constraints& constraints, std::uint64_t capacity, bool splits) {
+  using core::ShardingType;
+  TableChoices out;
+  const auto& spec = model.model().tables[t];
+  const std::uint32_t M = grid.group_size;
+  const core::TableConstraint* c = constraints.find(spec.name);
+  if (c) {
+    for (auto r : c->pin_ranks) {
+      if (r < M) out.pins.push_back(r);
+      else out.problems.push_back("table " + spec.name + ": pin to group rank " + std::to_string(r) +
+                                  " cannot be met: the sharding group has ranks 0.." + std::to_string(M - 1));
+    }
+    if (!c->pin_ranks.empty() && out.pins.empty())
+      out.problems.push_back("table " + spec.name + ": no valid pinned rank left; placed freely");
+  }
+  const std::size_t max_pieces = out.pins.empty() ? M : out.pins.size();
+
+  std::vector<TableOption> all;
+  // table_wise
+  {
+    TableOption o{ShardingType::TableWise, {makePiece(model, grid, gc, t, 0, spec.rows, 0, spec.dim, -1)}};
+    finish(o);
+    all.push_back(std::move(o));
+  }
+  // row_wise over every rank of the group (TorchRec geometry)
+  if (splits && M > 1 && spec.rows > 1) {
+    TableOption o{ShardingType::RowWise, {}};
+    for (const auto& b : rowWiseBlocks(spec.rows, M)) o.pieces.push_back(makePiece(model, grid, gc, t, b.offset, b.rows, 0, spec.dim, -1));
+    finish(o);
+    if (o.pieces.size() > 1) all.push_back(std::move(o));
+  }
+  // column_wise: shards of TorchRec's width, placed table-wise
+  const std::uint32_t width = columnShardWidth(spec.dim);
+  const std::uint32_t ncols = spec.dim / width;
+  if (ncols > 1 && ncols <= M) {
+    TableOption o{ShardingType::ColumnWise, {}};
+    for (std::uint32_t k = 0; k < ncols; ++k) o.pieces.push_back(makePiece(model, grid, gc, t, 0, spec.rows, k * width, width, -1));
+    finish(o);
+    all.push_back(std::move(o));
+  }
+  // table_row_wise (rows across the members of one node) and grid_shard (columns x that)
+  const auto nodes = membersByNode(grid);
+  std::size_t per_node = 0;
+  for (const auto& n : nodes) per_node = std::max(per_node, n.size());
+  if (splits && per_node > 1 && per_node < M && spec.rows > 1) {
+    TableOption o{ShardingType::TableRowWise, {}};
+    for (const auto& b : rowWiseBlocks(spec.rows, static_cast<std::uint32_t>(per_node)))
+      o.pieces.push_back(makePiece(model, grid, gc, t, b.offset, b.rows, 0, spec.dim, 0));
+    finish(o);
+    if (o.pieces.size() > 1) all.push_back(std::move(o));
+    if (ncols > 1 && ncols * per_node <= M) {
+      TableOption gopt{ShardingType::GridShard, {}};
+      for (std::uint32_t k = 0; k < ncols; ++k)
+        for (const auto& b : rowWiseBlocks(spec.rows, static_cast<std::uint32_t>(per_node)))
+          gopt.pieces.push_back(makePiece(model, grid, gc, t, b.offset, b.rows, k * width, width, static_cast<int>(k)));
+      finish(gopt);
+      all.push_back(std::move(gopt));
+    }
+  }
+  // data_parallel: a full copy on every rank
+  {
+    TableOption o{ShardingType::DataParallel, {}};
+    const ShardCost dp = model.dataParallelCost(t, grid, gc);
+    o.dp_load = dp.load();
+    o.dp_memory = dp.memory_bytes;
+    o.total_load = o.dp_load * M;
+    o.max_piece = o.dp_load;
+    o.max_piece_memory = dp.memory_bytes;
+    all.push_back(std::move(o));
+  }
+
+  // Constraints: forced / forbidden types, pins (a pinned table's pieces must fit its pins).
+  for (auto& o : all) {
+    if (c && c->force && o.type != *c->force) continue;
+    if (c && std::find(c->forbid.begin(), c->forbid.end(), o.type) != c->forbid.end()) continue;
+    if (!out.pins.empty() && (o.type == ShardingType::DataParallel || o.pieces.size() > max_pieces ||
+                              o.type == ShardingType::TableRowWise || o.type == ShardingType::GridShard))
+      continue;
+    out.options.push_back(std::move(o));
+  }
+  if (out.options.empty()) {
+    std::string why = "no sharding type is left";
+    if (c && c->force) {
+      why = std::string("forced ") + core::toString(*c->force) + " is not possible here";
+      if (*c->force == ShardingType::ColumnWise || *c->force == ShardingType::GridShard)
+        why += " (dim " + std::to_string(spec.dim) + " has no column split of width >= 128, or too few ranks)";
+      else if (*c->force == ShardingType::TableRowWise)
+        why += " (the group has " + std::to_string(per_node) + " rank(s) per node)";
+      else if (!out.pins.empty())
+        why += " with " + std::to_string(out.pins.size()) + " pinned rank(s)";
+    }
+    out.problems.push_back("table " + spec.name + ": constraint cannot be met: " + why + "; using the unconstrained choice");
+    for (auto& o : all) {
+      if (!out.pins.empty() && (o.type == ShardingType::DataParallel || o.pieces.size() > max_pieces ||
+                                o.type == ShardingType::TableRowWise || o.type == ShardingType::GridShard))
+        continue;
+      out.options.push_back(o);
+    }
+    if (out.options.empty()) out.options = std::move(all);
+  }
+  // Options whose biggest piece cannot fit any rank are kept last (reported when used).
+  std::stable_sort(out.options.begin(), out.options.end(), [&](const TableOption& a, const TableOption& b) {
+    const bool fa = a.max_piece_memory <= capacity, fb = b.max_piece_memory <= capacity;
+    if (fa != fb) return fa;
+    return a.total_load < b.total_load;
+  });
+  return out;
+}
+
+}  // namespace
+
+std::vector<TableChoices> enumerateAllOptions(const CostModel& model, const Grid& grid, const GridCosts& gc,
+                                              const core::Constraints& constraints, std::uint64_t capacity,
+                                              double split_threshold) {
+  const auto T = static_cast<std::uint32_t>(model.model().tables.size());
+  std::vector<TableChoices> out;
+  out.reserve(T);
+  for (std::uint32_t t = 0; t < T; ++t) out.push_back(enumerateOptions(model, grid, gc, t, constraints, capacity, false));
+  double sum = 0;
+  for (const auto& c : out) {
+    double m = std::numeric_limits<double>::infinity();
+    for (const auto& o : c.options) m = std::min(m, o.total_load);
+    sum += m;
+  }
+  const double mean_load = sum / grid.group_size;
+  for (std::uint32_t t = 0; t < T; ++t) {
+    const auto& first = out[t].options.front();
+    double tw_piece = std::numeric_limits<double>::infinity();
+    std::uint64_t tw_mem = 0;
+    for (const auto& o : out[t].options)
+      if (o.type == core::ShardingType::TableWise) { tw_piece = o.max_piece; tw_mem = o.max_piece_memory; }
+    const bool heavy = tw_piece > split_threshold * mean_load || tw_mem > capacity || first.max_piece_memory > capacity;
+    if (heavy) out[t] = enumerateOptions(model, grid, gc, t, constraints, capacity, true);
+  }
+  return out;
+}
+
+double lowerBoundOf(const std::vector<TableChoices>& choices, std::uint32_t M, std::uint64_t capacity) {
+  // Per option: its total, its largest and smallest piece, whether it puts a
+  // piece on every rank (row-wise over the group, data-parallel).
+  struct Opt {
+    double total, max_piece, min_piece;
+    bool every_rank;
+  };
+  std::vector<std::vector<Opt>> usable(choices.size());
+  std::vector<double> breaks;
+  double biggest = 0;
+  for (std::size_t t = 0; t < choices.size(); ++t) {
+    const auto& opts = choices[t].options;
+    const bool any_fits = std::any_of(opts.begin(), opts.end(), [&](auto& o) { return o.max_piece_memory <= capacity; });
+    double min_piece = std::numeric_limits<double>::infinity();
+    for (const auto& o : opts) {
+      if (any_fits && o.max_piece_memory > capacity) continue;
+      double smallest = o.max_piece;
+      for (const auto& p : o.pieces) smallest = std::min(smallest, p.load);
+      const bool every = o.type == core::ShardingType::DataParallel || o.pieces.size() >= M;
+      usable[t].push_back({o.total_load, o.max_piece, every ? smallest : 0.0, every});
+      breaks.push_back(o.max_piece);
+      min_piece = std::min(min_piece, o.max_piece);
+    }
+    biggest = std::max(biggest, min_piece);
+  }
+  // Suppose the slowest rank's load is T. Then every table uses an option
+  // whose pieces are <= T ("allowed"), and
+  //   (a) T >= (sum over tables of the cheapest allowed total) / M;
+  //   (b) a table all of whose allowed options cover every rank puts at least
+  //       its smallest piece on every rank (floor F), so the rank holding the
+  //       heaviest unavoidable piece h has T >= F + h.
+  // Between two consecutive piece sizes the allowed sets do not change, so
+  // the smallest T meeting (a) and (b) is found interval by interval.
+  std::sort(breaks.begin(), breaks.end());
+  breaks.erase(std::unique(breaks.begin(), breaks.end()), breaks.end());
+  breaks.push_back(std::numeric_limits<double>::infinity());
+  for (std::size_t i = 0; i + 1 < breaks.size(); ++i) {
+    const double T0 = breaks[i];
+    if (T0 < biggest) continue;
+    double sum = 0, floor = 0, heaviest = 0;
+    for (const auto& opts : usable) {
+      double best_total = std::numeric_limits<double>::infinity(), piece = std::numeric_limits<double>::infinity();
+      double floor_t = std::numeric_limits<double>::infinity(), spread = std::numeric_limits<double>::infinity();
+      bool all_every = true;
+      for (const Opt& o : opts) {
+        if (o.max_piece > T0) continue;
+        best_total = std::min(best_total, o.total);
+        piece = std::min(piece, o.max_piece);
+        if (o.every_rank) {
+          floor_t = std::min(floor_t, o.min_piece);
+          spread = std::min(spread, o.max_piece - o.min_piece);
+        } else {
+          all_every = false;
+        }
+      }
+      sum += best_total;
+      if (all_every) {
+        floor += floor_t;
+        heaviest = std::max(heaviest, spread);  // its heaviest piece sits on a rank that already has floor_t
+      } else {
+        heaviest = std::max(heaviest, piece);
+      }
+    }
+    const double need = std::max({T0, sum / M, floor + heaviest});
+    if (need < breaks[i + 1]) return need;
+  }
+  return biggest;  // not reached: the last interval is unbounded
+}
+
+}  // namespace shardscope::planner::detail

@@ -1,0 +1,60 @@
+// The ways one table may be sharded inside a group (TorchRec's types and
+// geometry), each as a list of pieces with their cost. Shared by the
+// partitioner and the lower bound so both reason about the same choices.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shardscope/core/constraints.h"
+#include "shardscope/core/plan.h"
+#include "shardscope/planner/cost_model.h"
+#include "shardscope/planner/grid.h"
+
+namespace shardscope::planner::detail {
+
+struct Piece {
+  std::uint32_t table = 0;
+  std::uint64_t row_offset = 0;
+  std::uint64_t rows = 0;
+  std::uint32_t col_offset = 0;
+  std::uint32_t cols = 0;
+  int slot = -1;  // pieces with the same slot >= 0 must share a node (table_row_wise, grid_shard)
+  double load = 0;
+  std::uint64_t memory = 0;
+};
+
+struct TableOption {
+  core::ShardingType type = core::ShardingType::TableWise;
+  std::vector<Piece> pieces;       // empty for data_parallel
+  double dp_load = 0;              // data_parallel: load added to every rank
+  std::uint64_t dp_memory = 0;     // data_parallel: state on every rank
+  double total_load = 0;           // summed over the group
+  double max_piece = 0;            // largest indivisible load
+  std::uint64_t max_piece_memory = 0;
+};
+
+struct TableChoices {
+  std::vector<TableOption> options;  // allowed ones, cheapest total first
+  std::vector<std::string> problems; // constraints that cannot be met, naming the table and why
+  std::vector<std::uint32_t> pins;   // valid pinned group ranks (empty: free)
+};
+
+// Group-local ranks grouped by node, from sharding group 0.
+[[nodiscard]] std::vector<std::vector<std::uint32_t>> membersByNode(const Grid& grid);
+
+// All allowed options of every table. Splitting options (row-wise, table-row-wise,
+// grid) cost one piece per rank to price, so they are enumerated only for tables
+// whose table-wise piece is heavy (> split_threshold x the mean rank load) or does
+// not fit; a split never lowers a table's total load, so the lower bound is unchanged.
+[[nodiscard]] std::vector<TableChoices> enumerateAllOptions(const CostModel& model, const Grid& grid,
+                                                            const GridCosts& gc, const core::Constraints& constraints,
+                                                            std::uint64_t capacity, double split_threshold = 0.25);
+
+// max(sum of each table's cheapest total / M, largest indivisible piece), over
+// the options whose pieces fit `capacity` (all options for a table none of whose do).
+[[nodiscard]] double lowerBoundOf(const std::vector<TableChoices>& choices, std::uint32_t group_size,
+                                  std::uint64_t capacity);
+
+}  // namespace shardscope::planner::detail
