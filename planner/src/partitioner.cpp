@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <set>
@@ -32,7 +33,10 @@ struct State {
   const Grid* grid = nullptr;
   GridCosts gc;
   std::uint32_t M = 0;
-  std::vector<TableChoices> choices;
+  // Options are read-only once built; baselines and the optimizer share them.
+  std::shared_ptr<const std::vector<TableChoices>> options_ptr;
+  const std::vector<TableChoices>& choices() const { return *options_ptr; }
+  std::vector<std::uint32_t> piece_count;  // pieces per table (distinctness only matters above 1)
   std::vector<int> chosen;                      // option index per table
   std::vector<Piece> pieces;                    // piece id -> piece
   std::vector<std::int64_t> piece_rank;         // -1 when not placed
@@ -55,8 +59,8 @@ struct State {
   }
 
   bool canPlace(const Piece& p, std::uint32_t r, bool check_memory = true, std::uint64_t freed = 0) const {
-    if (occupied.count(key(p.table, r))) return false;
-    const auto& pins = choices[p.table].pins;
+    if (piece_count[p.table] > 1 && occupied.count(key(p.table, r))) return false;
+    const auto& pins = choices()[p.table].pins;
     if (!pins.empty() && std::find(pins.begin(), pins.end(), r) == pins.end()) return false;
     if (p.slot >= 0) {
       auto it = slot_node.find(key(p.table, static_cast<std::uint32_t>(p.slot)));
@@ -69,9 +73,11 @@ struct State {
   // Piece a (on rank ra) and piece b (on rank rb) may trade places. Two pieces
   // of one table may always trade ranks (a row-wise permutation).
   bool canSwap(const Piece& a, std::uint32_t ra, const Piece& b, std::uint32_t rb) const {
-    if (a.table != b.table && (occupied.count(key(a.table, rb)) || occupied.count(key(b.table, ra)))) return false;
+    if (a.table != b.table && ((piece_count[a.table] > 1 && occupied.count(key(a.table, rb))) ||
+                               (piece_count[b.table] > 1 && occupied.count(key(b.table, ra)))))
+      return false;
     auto pinned_ok = [&](const Piece& p, std::uint32_t r) {
-      const auto& pins = choices[p.table].pins;
+      const auto& pins = choices()[p.table].pins;
       return pins.empty() || std::find(pins.begin(), pins.end(), r) != pins.end();
     };
     auto slot_ok = [&](const Piece& p, std::uint32_t r) {
@@ -87,7 +93,7 @@ struct State {
     const Piece& p = pieces[id];
     piece_rank[id] = r;
     rank_pieces[r].push_back(id);
-    occupied.insert(key(p.table, r));
+    if (piece_count[p.table] > 1) occupied.insert(key(p.table, r));
     mem[r] += p.memory;
     setLoad(r, load[r] + p.load);
     if (p.slot >= 0) {
@@ -102,7 +108,7 @@ struct State {
     const auto r = static_cast<std::uint32_t>(piece_rank[id]);
     auto& rp = rank_pieces[r];
     rp.erase(std::find(rp.begin(), rp.end(), id));
-    occupied.erase(key(p.table, r));
+    if (piece_count[p.table] > 1) occupied.erase(key(p.table, r));
     mem[r] -= p.memory;
     setLoad(r, load[r] - p.load);
     piece_rank[id] = -1;
@@ -122,7 +128,7 @@ struct State {
   // Adds table t's option `o` (pieces unplaced, or data-parallel applied).
   std::vector<int> addOption(std::uint32_t t, int o) {
     chosen[t] = o;
-    const TableOption& opt = choices[t].options[o];
+    const TableOption& opt = choices()[t].options[o];
     std::vector<int> ids;
     if (opt.type == core::ShardingType::DataParallel) {
       for (std::uint32_t r = 0; r < M; ++r) {
@@ -131,6 +137,7 @@ struct State {
       }
       return ids;
     }
+    piece_count[t] = static_cast<std::uint32_t>(opt.pieces.size());
     for (const auto& p : opt.pieces) {
       ids.push_back(static_cast<int>(pieces.size()));
       pieces.push_back(p);
@@ -141,7 +148,7 @@ struct State {
   }
 
   void dropOption(std::uint32_t t) {
-    const TableOption& opt = choices[t].options[chosen[t]];
+    const TableOption& opt = choices()[t].options[chosen[t]];
     if (opt.type == core::ShardingType::DataParallel) {
       for (std::uint32_t r = 0; r < M; ++r) {
         mem[r] -= opt.dp_memory;
@@ -155,8 +162,29 @@ struct State {
   }
 
   void placeLongestFirst(std::vector<int> ids) {
-    std::stable_sort(ids.begin(), ids.end(), [&](int a, int b) { return pieces[a].load > pieces[b].load; });
-    for (int id : ids) place(id, bestRank(pieces[id]));
+    // A table with one piece per rank (row-wise over the group) is placed by
+    // pairing its heaviest pieces with the least-loaded ranks: the same
+    // result as longest-first, without scanning past ranks it already holds.
+    std::vector<int> rest;
+    std::unordered_map<std::uint32_t, std::vector<int>> full;
+    for (int id : ids) {
+      const Piece& p = pieces[id];
+      if (piece_count[p.table] == M && p.slot < 0 && choices()[p.table].pins.empty()) full[p.table].push_back(id);
+      else rest.push_back(id);
+    }
+    for (auto& [t, tids] : full) {
+      std::stable_sort(tids.begin(), tids.end(), [&](int a, int b) { return pieces[a].load > pieces[b].load; });
+      std::vector<std::uint32_t> ranks;
+      for (const auto& [l, r] : by_load) ranks.push_back(r);
+      std::vector<int> later;
+      for (std::size_t i = 0; i < tids.size(); ++i) {
+        if (canPlace(pieces[tids[i]], ranks[i])) place(tids[i], ranks[i]);
+        else later.push_back(tids[i]);
+      }
+      for (int id : later) place(id, bestRank(pieces[id]));
+    }
+    std::stable_sort(rest.begin(), rest.end(), [&](int a, int b) { return pieces[a].load > pieces[b].load; });
+    for (int id : rest) place(id, bestRank(pieces[id]));
   }
 
   double maxLoad() const { return by_load.rbegin()->first; }
@@ -170,7 +198,7 @@ struct State {
       tp.name = tables[t].name;
       tp.rows = tables[t].rows;
       tp.dim = tables[t].dim;
-      tp.sharding_type = choices[t].options[chosen[t]].type;
+      tp.sharding_type = choices()[t].options[chosen[t]].type;
       if (tp.sharding_type == core::ShardingType::DataParallel) {
         for (std::uint32_t r = 0; r < M; ++r) tp.shards.push_back({r, 0, tp.rows, 0, tp.dim});
       } else {
@@ -207,7 +235,8 @@ State makeState(const CostModel& model, const Grid& grid, const core::Constraint
     for (auto r : nodes[n]) s.node_of[r] = n;
   const auto T = static_cast<std::uint32_t>(model.model().tables.size());
   const std::uint64_t cap = *std::min_element(s.cap.begin(), s.cap.end());
-  s.choices = detail::enumerateAllOptions(model, grid, s.gc, constraints, cap);
+  s.options_ptr = std::make_shared<const std::vector<TableChoices>>(detail::enumerateAllOptions(model, grid, s.gc, constraints, cap));
+  s.piece_count.assign(T, 0);
   s.chosen.assign(T, 0);
   s.table_pieces.resize(T);
   return s;
@@ -280,8 +309,8 @@ bool improveOnce(State& s) {
     const std::uint32_t t = s.pieces[id].table;
     const int current = s.chosen[t];
     const double piece_load = s.pieces[id].load;
-    for (int o = 0; o < static_cast<int>(s.choices[t].options.size()); ++o) {
-      const TableOption& opt = s.choices[t].options[o];
+    for (int o = 0; o < static_cast<int>(s.choices()[t].options.size()); ++o) {
+      const TableOption& opt = s.choices()[t].options[o];
       if (o == current || opt.type == core::ShardingType::DataParallel || opt.max_piece >= piece_load - eps) continue;
       if (opt.max_piece_memory > *std::max_element(s.cap.begin(), s.cap.end())) continue;
       std::vector<std::pair<int, std::uint32_t>> old;
@@ -294,6 +323,7 @@ bool improveOnce(State& s) {
       s.pieces.resize(before);
       s.piece_rank.resize(before);
       s.chosen[t] = current;
+      s.piece_count[t] = static_cast<std::uint32_t>(old.size());
       std::vector<int> ids;
       for (const auto& [pid, rank] : old) { s.place(pid, rank); ids.push_back(pid); }
       s.table_pieces[t] = ids;
@@ -313,10 +343,10 @@ void improve(State& s, const PlannerOptions& opt) {
 State optimized(const State& proto, const PlannerOptions& opt) {
   State s = proto;
   const std::uint64_t cap = *std::min_element(s.cap.begin(), s.cap.end());
-  const double lb = detail::lowerBoundOf(s.choices, s.M, cap);
+  const double lb = detail::lowerBoundOf(s.choices(), s.M, cap);
   std::vector<int> ids;
-  for (std::uint32_t t = 0; t < s.choices.size(); ++t) {
-    const auto& options = s.choices[t].options;
+  for (std::uint32_t t = 0; t < s.choices().size(); ++t) {
+    const auto& options = s.choices()[t].options;
     // Cheapest option whose pieces are no larger than the bound; else the finest.
     int pick = -1;
     for (int o = 0; o < static_cast<int>(options.size()) && pick < 0; ++o)
@@ -347,7 +377,7 @@ State baseline(const State& proto, Algorithm algo, std::uint64_t seed) {
   const std::uint64_t cap = *std::min_element(s.cap.begin(), s.cap.end());
   std::vector<std::vector<int>> ids(T);
   for (std::uint32_t t = 0; t < T; ++t) {
-    const auto& options = s.choices[t].options;
+    const auto& options = s.choices()[t].options;
     int pick = -1;
     for (int o = 0; o < static_cast<int>(options.size()) && pick < 0; ++o)
       if (options[o].type == core::ShardingType::TableWise && options[o].max_piece_memory <= cap) pick = o;
@@ -363,7 +393,7 @@ State baseline(const State& proto, Algorithm algo, std::uint64_t seed) {
       case Algorithm::SizeGreedy: return static_cast<double>(spec.rows) * spec.dim;
       case Algorithm::LookupGreedy: return spec.dim * spec.pooling.mean;
       case Algorithm::SizeLookupGreedy: return spec.dim * spec.pooling.mean * std::log10(static_cast<double>(spec.rows) + 1);
-      case Algorithm::TorchRecGreedy: return static_cast<double>(s.choices[t].options[s.chosen[t]].max_piece_memory);
+      case Algorithm::TorchRecGreedy: return static_cast<double>(s.choices()[t].options[s.chosen[t]].max_piece_memory);
       default: return 0;
     }
   };
@@ -374,6 +404,10 @@ State baseline(const State& proto, Algorithm algo, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uint32_t next = 0;
   for (auto t : order) {
+    if (s.piece_count[t] == s.M && (algo != Algorithm::Random && algo != Algorithm::RoundRobin)) {
+      s.placeLongestFirst(ids[t]);  // one piece per rank: pairing, as the greedy would
+      continue;
+    }
     for (int id : ids[t]) {
       const Piece& p = s.pieces[id];
       std::uint32_t r = 0;
@@ -401,9 +435,14 @@ State baseline(const State& proto, Algorithm algo, std::uint64_t seed) {
 }
 
 GridResult finish(const State& s, const CostModel& model, const Grid& grid, const core::Constraints& constraints, Algorithm algo) {
-  GridResult r = evaluatePlacement(model, grid, s.placements(), constraints, toString(algo), detail::lowerBoundOf(s.choices, s.M, *std::min_element(s.cap.begin(), s.cap.end())));
+  GridResult r = evaluatePlacement(model, grid, s.placements(), constraints, toString(algo), detail::lowerBoundOf(s.choices(), s.M, *std::min_element(s.cap.begin(), s.cap.end())));
   std::vector<std::string> problems;
-  for (const auto& c : s.choices) problems.insert(problems.end(), c.problems.begin(), c.problems.end());
+  for (const auto& c : constraints.tables) {
+    const auto& tables = model.model().tables;
+    if (std::none_of(tables.begin(), tables.end(), [&](const auto& t) { return t.name == c.table; }))
+      problems.push_back("constraint for table " + c.table + " cannot be met: the model has no such table");
+  }
+  for (const auto& c : s.choices()) problems.insert(problems.end(), c.problems.begin(), c.problems.end());
   r.problems.insert(r.problems.begin(), problems.begin(), problems.end());
   return r;
 }

@@ -41,7 +41,8 @@ std::vector<std::vector<std::uint32_t>> membersByNode(const Grid& grid) {
 
 namespace {
 TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const GridCosts& gc, std::uint32_t t,
-                              const core::Constraints& constraints, std::uint64_t capacity, bool splits) {
+                              const core::Constraints& constraints, std::uint64_t capacity, bool splits,
+                              std::size_t per_node) {
   using core::ShardingType;
   TableChoices out;
   const auto& spec = model.model().tables[t];
@@ -82,9 +83,6 @@ TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const Gr
     all.push_back(std::move(o));
   }
   // table_row_wise (rows across the members of one node) and grid_shard (columns x that)
-  const auto nodes = membersByNode(grid);
-  std::size_t per_node = 0;
-  for (const auto& n : nodes) per_node = std::max(per_node, n.size());
   if (splits && per_node > 1 && per_node < M && spec.rows > 1) {
     TableOption o{ShardingType::TableRowWise, {}};
     for (const auto& b : rowWiseBlocks(spec.rows, static_cast<std::uint32_t>(per_node)))
@@ -156,9 +154,11 @@ std::vector<TableChoices> enumerateAllOptions(const CostModel& model, const Grid
                                               const core::Constraints& constraints, std::uint64_t capacity,
                                               double split_threshold) {
   const auto T = static_cast<std::uint32_t>(model.model().tables.size());
+  std::size_t per_node = 0;
+  for (const auto& n : membersByNode(grid)) per_node = std::max(per_node, n.size());
   std::vector<TableChoices> out;
   out.reserve(T);
-  for (std::uint32_t t = 0; t < T; ++t) out.push_back(enumerateOptions(model, grid, gc, t, constraints, capacity, false));
+  for (std::uint32_t t = 0; t < T; ++t) out.push_back(enumerateOptions(model, grid, gc, t, constraints, capacity, false, per_node));
   double sum = 0;
   for (const auto& c : out) {
     double m = std::numeric_limits<double>::infinity();
@@ -172,8 +172,10 @@ std::vector<TableChoices> enumerateAllOptions(const CostModel& model, const Grid
     std::uint64_t tw_mem = 0;
     for (const auto& o : out[t].options)
       if (o.type == core::ShardingType::TableWise) { tw_piece = o.max_piece; tw_mem = o.max_piece_memory; }
+    const bool constrained = constraints.find(model.model().tables[t].name) != nullptr;
     const bool heavy = tw_piece > split_threshold * mean_load || tw_mem > capacity || first.max_piece_memory > capacity;
-    if (heavy) out[t] = enumerateOptions(model, grid, gc, t, constraints, capacity, true);
+    if (heavy || constrained)
+      out[t] = enumerateOptions(model, grid, gc, t, constraints, capacity, true, per_node);
   }
   return out;
 }
