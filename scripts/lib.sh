@@ -8,7 +8,9 @@ configure_and_build() {
   local preset=$1
   shift
   "$root/scripts/bootstrap"
-  (cd "$root" && cmake --preset "$preset" >/dev/null) || { echo "configure failed; rerun: cmake --preset $preset" >&2; return 1; }
+  # The configure output ends with the feature summary (CUDA, MPI, GUI, ...).
+  (cd "$root" && cmake --preset "$preset" | sed -n '/The following features have been enabled/,$p') ||
+    { echo "configure failed; rerun: cmake --preset $preset" >&2; return 1; }
   local args=()
   for t in "$@"; do args+=(--target "$t"); done
   (cd "$root" && cmake --build --preset "$preset" -j "$jobs" "${args[@]}")

@@ -41,6 +41,7 @@ int runPresets(Args args);
 int runDevices(Args args);
 int runPlan(Args args);
 int runGenModel(Args args);
+int runEvaluate(Args args);
 
 int usageError(const std::string& message);  // prints to stderr, returns kExitUsage
 

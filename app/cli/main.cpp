@@ -21,6 +21,8 @@ commands:
   plan [--model M] [--cluster C] [--grid M] [--layout L] [--algorithm A] [--calibration F]
        [--constraints F] [--sync-interval K] [--out plan.json] [--json]
                          sweep every grid (M x R), rank them, show the chosen grid per rank
+  evaluate --plan P [--model M] [--cluster C] [--world-size N] [--layout L] [--json]
+                         price a shardscope or TorchRec plan; compare with the optimized plan
   gen-model --tables T [--seed S] [--batch B] [--out F]
                          write a seeded synthetic model (log-normal rows, dims 32..512, zipf skew)
   validate <file>...     check shardscope model/cluster/plan/calibration/project files
@@ -107,6 +109,7 @@ int run(int argc, char** argv) {
   if (cmd == "devices") return runDevices(std::move(rest));
   if (cmd == "plan") return runPlan(std::move(rest));
   if (cmd == "gen-model") return runGenModel(std::move(rest));
+  if (cmd == "evaluate") return runEvaluate(std::move(rest));
   return usageError("unknown command '" + cmd + "'");
 }
 

@@ -102,6 +102,9 @@ GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vect
         if (s.group_rank < M) add(s.group_rank, model.shardCost(t, s.row_offset, s.rows, s.cols, grid, gc));
     }
   }
+  for (const auto& t : model.model().tables)
+    if (std::none_of(tables.begin(), tables.end(), [&](const auto& tp) { return tp.name == t.name; }))
+      r.problems.push_back("table " + t.name + " of the model is not in the plan; its cost is missing");
   std::vector<double> loads(M);
   for (std::uint32_t i = 0; i < M; ++i) {
     RankResult& rr = r.ranks[i];

@@ -150,6 +150,78 @@ class TestCli : public QObject {
     QCOMPARE(cli({"store", "info", dir.filePath("missing.sqlite")}).code, 1);
   }
 
+  void planPrintsRankedGridsAndWritesThePlan() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("plan.json");
+    const Run r = cli({"plan", "--cluster", "h100x64", "--out", out});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY(r.out.contains("step ms"));
+    QVERIFY(r.out.contains("Grid M = "));
+    QVERIFY(r.out.contains("<- slowest"));
+    QVERIFY(r.out.contains("plan written to " + out));
+    const Run v = cli({"validate", out});
+    QVERIFY2(v.code == 0, qPrintable(v.err));
+  }
+
+  void planJsonListsEveryGrid() {
+    const Run r = cli({"plan", "--cluster", "a100x8", "--json"});
+    QCOMPARE(r.code, 0);
+    const auto j = nlohmann::json::parse(r.out.toStdString());
+    QCOMPARE(j["grids"].size(), 8u);  // 4 divisors of 8 x 2 layouts
+    QVERIFY(j["grids"][0].contains("plan"));
+    QVERIFY(j["grids"][0]["step"]["step_ms"].get<double>() > 0);
+  }
+
+  void planRejectsBadArguments() {
+    QCOMPARE(cli({"plan", "--grid", "7"}).code, 2);            // 7 does not divide 64
+    QCOMPARE(cli({"plan", "--layout", "diagonal"}).code, 2);
+    QCOMPARE(cli({"plan", "--algorithm", "genetic"}).code, 2);
+    QCOMPARE(cli({"plan", "--sync-interval", "0"}).code, 2);
+    const Run r = cli({"plan", "--model", "/nonexistent/m.json"});
+    QCOMPARE(r.code, 1);
+    QVERIFY(r.err.contains("/nonexistent/m.json: cannot open"));
+  }
+
+  void planWithABaselineAndConstraints() {
+    QTemporaryDir dir;
+    const QString cons = writeFile(dir, "c.json", R"({"schema": "shardscope.constraints/1",
+      "tables": [{"table": "cat_1", "pin_ranks": [99]}]})");
+    const Run r = cli({"plan", "--cluster", "h100x8", "--grid", "8", "--layout", "strided", "--algorithm", "size_greedy",
+                       "--constraints", cons});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY(r.out.contains("size_greedy"));
+    QVERIFY(r.out.contains("table cat_1: pin to group rank 99 cannot be met"));
+  }
+
+  void evaluateComparesAGivenPlanWithTheOptimizedOne() {
+    const Run r = cli({"evaluate", "--plan", QString(SHARDSCOPE_TEST_DATA_DIR) + "/plans/strided_8x4.json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY(r.out.contains("given plan"));
+    QVERIFY(r.out.contains("Optimized plan for the same grid"));
+    QVERIFY(r.out.contains("table cat_3 of the model is not in the plan"));
+    QCOMPARE(cli({"evaluate"}).code, 2);
+  }
+
+  void evaluateReadsTorchRecPlans() {
+    const Run r = cli({"evaluate", "--plan", QString(SHARDSCOPE_TEST_DATA_DIR) + "/torchrec/from_strided_8x4.json",
+                       "--world-size", "32", "--model", QString(SHARDSCOPE_TEST_DATA_DIR) + "/models/strided_8x4_model.json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY(r.out.contains("Grid M = 8, R = 4"));
+  }
+
+  void genModelIsSeededAndValid() {
+    QTemporaryDir dir;
+    const QString a = dir.filePath("a.json"), b = dir.filePath("b.json");
+    QCOMPARE(cli({"gen-model", "--tables", "50", "--seed", "3", "--out", a}).code, 0);
+    QCOMPARE(cli({"gen-model", "--tables", "50", "--seed", "3", "--out", b}).code, 0);
+    QFile fa(a), fb(b);
+    QVERIFY(fa.open(QIODevice::ReadOnly) && fb.open(QIODevice::ReadOnly));
+    QCOMPARE(fa.readAll(), fb.readAll());
+    QCOMPARE(cli({"validate", a}).code, 0);
+    QCOMPARE(cli({"gen-model", "--tables", "0"}).code, 2);
+    QCOMPARE(cli({"gen-model"}).code, 2);
+  }
+
   void presetsListsModelsAndClusters() {
     const Run r = cli({"presets"});
     QCOMPARE(r.code, 0);

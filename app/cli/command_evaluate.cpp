@@ -1,0 +1,117 @@
+// shardscope-cli evaluate --plan P: price a plan someone runs today (ours or
+// TorchRec's serialized ShardingPlan) under the cost model, next to what the
+// optimizing partitioner finds for the same grid.
+#include <iostream>
+
+#include "cli.h"
+#include "plan_output.h"
+#include "shardscope/core/json_io.h"
+#include "shardscope/core/presets.h"
+#include "shardscope/core/torchrec_plan.h"
+#include "shardscope/planner/partitioner.h"
+
+namespace shardscope::app::cli {
+
+namespace {
+constexpr const char* kEvaluateHelp = R"(usage: shardscope-cli evaluate --plan P [--model M] [--cluster C] [--project F]
+                              [--world-size N] [--layout strided|contiguous] [--calibration F]
+                              [--constraints F] [--json]
+
+Prices a shard plan under ShardScope's cost model: a shardscope.plan/1 file, or a
+TorchRec ShardingPlan._serialize() JSON (group-local ranks; --world-size N and
+--layout say how the sharding group is replicated, default N = M, strided).
+The model supplies access skew and pooling (default: the built-in DCNv2); the
+cluster defaults to the default GPU kind resized to the plan's world size.
+Prints the plan's per-rank costs and, for comparison, the optimized plan for the
+same grid.
+)";
+}  // namespace
+
+int runEvaluate(Args args) {
+  if (args.flag("--help")) {
+    std::cout << kEvaluateHelp;
+    return kExitOk;
+  }
+  const bool json = args.flag("--json");
+  auto plan_arg = args.option("--plan");
+  auto world_arg = args.option("--world-size");
+  auto layout_arg = args.option("--layout");
+  bool cluster_given = false;
+  for (const auto& a : args.positional())
+    if (a == "--cluster" || a.starts_with("--cluster=") || a == "--project" || a.starts_with("--project=")) cluster_given = true;
+  auto project = projectFromArgs(args);
+  if (!args.error().empty()) return usageError("evaluate: " + args.error());
+  if (auto u = args.unknownOption()) return usageError("evaluate: unknown option " + *u);
+  if (!args.positional().empty()) return usageError("evaluate: unexpected argument " + args.positional().front());
+  if (!plan_arg) return usageError("evaluate needs --plan FILE");
+  if (!project) {
+    std::cerr << project.error().message << "\n";
+    return kExitInvalid;
+  }
+  auto j = core::readJsonFile(*plan_arg);
+  if (!j) {
+    std::cerr << j.error().message << "\n";
+    return kExitInvalid;
+  }
+  core::Result<core::ShardPlan> plan = core::Error{""};
+  if (core::looksLikeTorchRecPlan(*j)) {
+    core::TorchRecImportOptions o;
+    o.model = &project->model;
+    o.gpus_per_node = project->cluster.gpus_per_node;
+    if (world_arg) {
+      try {
+        o.world_size = static_cast<std::uint32_t>(std::stoul(*world_arg));
+      } catch (...) {
+        return usageError("evaluate: --world-size must be a positive integer, got " + *world_arg);
+      }
+    }
+    if (layout_arg) {
+      auto l = core::rankLayoutFromString(*layout_arg);
+      if (!l) return usageError("evaluate: --layout must be strided or contiguous, got " + *layout_arg);
+      o.layout = *l;
+    }
+    plan = core::shardPlanFromTorchRec(*j, *plan_arg, o);
+  } else {
+    if (world_arg || layout_arg) return usageError("evaluate: --world-size/--layout apply to TorchRec plans only");
+    plan = core::planFromJson(*j, *plan_arg);
+  }
+  if (!plan) {
+    std::cerr << plan.error().message << "\n";
+    return kExitInvalid;
+  }
+  core::ClusterSpec cluster = project->cluster;
+  if (cluster.worldSize() != plan->world_size) {
+    if (cluster_given) {
+      std::cerr << "evaluate: the plan is for " << plan->world_size << " GPUs but cluster " << cluster.name << " has "
+                << cluster.worldSize() << "\n";
+      return kExitInvalid;
+    }
+    cluster.gpus_per_node = std::min(plan->gpus_per_node, plan->world_size);
+    cluster.nodes = plan->world_size / cluster.gpus_per_node;
+    cluster.name = cluster.gpu.name + " x " + std::to_string(plan->world_size) + " (resized to the plan)";
+  }
+  const core::Calibration* cal = project->calibration ? &*project->calibration : nullptr;
+  planner::CostConstants k = planner::CostConstants::from(cluster, cal);
+  const planner::CostModel cost(project->model, cluster, k);
+  const planner::Grid grid = planner::makeGrid(plan->world_size, plan->gpus_per_node, plan->sharding_group_size, plan->layout);
+  planner::GridResult theirs = planner::evaluatePlacement(cost, grid, plan->tables, project->constraints, "given plan");
+  planner::GridResult ours = planner::planGrid(cost, grid, project->constraints, {});
+  if (json) {
+    nlohmann::ordered_json out;
+    out["plan"] = *plan_arg;
+    out["evaluated"] = gridToJson(theirs, false);
+    out["optimized_same_grid"] = gridToJson(ours, false);
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << "Evaluating " << *plan_arg << " for model \"" << project->model.name << "\" on " << cluster.name << "\n";
+  printGridDetail(std::cout, theirs);
+  std::cout << "\nOptimized plan for the same grid: step " << ours.step.step_ms << " ms vs " << theirs.step.step_ms
+            << " ms; slowest rank " << ours.max_load_ms << " ms vs " << theirs.max_load_ms << " ms";
+  if (theirs.step.step_ms > 0)
+    std::cout << " (" << (1.0 - ours.step.step_ms / theirs.step.step_ms) * 100.0 << "% shorter step)";
+  std::cout << "\n";
+  return kExitOk;
+}
+
+}  // namespace shardscope::app::cli
