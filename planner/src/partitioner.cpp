@@ -48,6 +48,7 @@ struct State {
   std::set<std::pair<double, std::uint32_t>> by_load;
   std::unordered_set<std::uint64_t> occupied;   // (table << 32) | rank
   std::vector<std::uint32_t> node_of;           // group rank -> node index
+  std::vector<std::vector<std::uint32_t>> node_members;  // node index -> group ranks
   std::unordered_map<std::uint64_t, std::pair<int, int>> slot_node;  // (table<<32|slot) -> (node, pieces there)
 
   static std::uint64_t key(std::uint32_t table, std::uint32_t rank) { return (std::uint64_t{table} << 32) | rank; }
@@ -118,6 +119,24 @@ struct State {
   // The least-loaded rank that can take the piece; relaxes memory, then
   // distinctness, rather than drop a piece (evaluation reports what does not fit).
   std::uint32_t bestRank(const Piece& p) const {
+    // The first piece of a node-bound slot chooses the node: the one with the
+    // least total load among nodes that can take it.
+    if (p.slot >= 0) {
+      auto it = slot_node.find(key(p.table, static_cast<std::uint32_t>(p.slot)));
+      if (it == slot_node.end() || it->second.second == 0) {
+        std::vector<double> node_load(node_members.size(), 0.0);
+        for (std::uint32_t r = 0; r < M; ++r) node_load[node_of[r]] += load[r];
+        std::vector<std::uint32_t> order(node_members.size());
+        std::iota(order.begin(), order.end(), 0u);
+        std::sort(order.begin(), order.end(), [&](auto a, auto b) { return node_load[a] < node_load[b]; });
+        for (auto n : order) {
+          std::uint32_t best = M;
+          for (auto r : node_members[n])
+            if (canPlace(p, r) && (best == M || load[r] < load[best])) best = r;
+          if (best < M) return best;
+        }
+      }
+    }
     for (const auto& [l, r] : by_load)
       if (canPlace(p, r)) return r;
     for (const auto& [l, r] : by_load)
@@ -230,9 +249,9 @@ State makeState(const CostModel& model, const Grid& grid, const core::Constraint
   s.rank_pieces.resize(s.M);
   for (std::uint32_t r = 0; r < s.M; ++r) s.by_load.insert({0.0, r});
   s.node_of.assign(s.M, 0);
-  const auto nodes = detail::membersByNode(grid);
-  for (std::uint32_t n = 0; n < nodes.size(); ++n)
-    for (auto r : nodes[n]) s.node_of[r] = n;
+  s.node_members = detail::membersByNode(grid);
+  for (std::uint32_t n = 0; n < s.node_members.size(); ++n)
+    for (auto r : s.node_members[n]) s.node_of[r] = n;
   const auto T = static_cast<std::uint32_t>(model.model().tables.size());
   const std::uint64_t cap = *std::min_element(s.cap.begin(), s.cap.end());
   s.options_ptr = std::make_shared<const std::vector<TableChoices>>(detail::enumerateAllOptions(model, grid, s.gc, constraints, cap));
@@ -311,7 +330,11 @@ bool improveOnce(State& s) {
     const double piece_load = s.pieces[id].load;
     for (int o = 0; o < static_cast<int>(s.choices()[t].options.size()); ++o) {
       const TableOption& opt = s.choices()[t].options[o];
-      if (o == current || opt.type == core::ShardingType::DataParallel || opt.max_piece >= piece_load - eps) continue;
+      // Another option with smaller pieces, or the same node-bound option re-placed on another node.
+      const bool replace_same = o == current && s.pieces[id].slot >= 0;
+      if ((o == current && !replace_same) || opt.type == core::ShardingType::DataParallel ||
+          (!replace_same && opt.max_piece >= piece_load - eps))
+        continue;
       if (opt.max_piece_memory > *std::max_element(s.cap.begin(), s.cap.end())) continue;
       std::vector<std::pair<int, std::uint32_t>> old;
       for (int pid : s.table_pieces[t]) old.push_back({pid, static_cast<std::uint32_t>(s.piece_rank[pid])});
