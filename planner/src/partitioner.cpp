@@ -502,7 +502,8 @@ GridResult planGrid(const CostModel& model, const Grid& grid, const core::Constr
   if (options.algorithm != Algorithm::Optimized)
     return finish(baseline(proto, options.algorithm, options.seed), model, grid, constraints, options.algorithm);
   State best = optimized(proto, options);
-  if (options.compare_baselines) {
+  const double bound = detail::lowerBoundOf(proto.choices(), proto.M, *std::min_element(proto.cap.begin(), proto.cap.end()));
+  if (options.compare_baselines && best.maxLoad() > bound * (1 + 1e-9)) {  // at the bound nothing can beat it
     // Never worse than the greedy heuristics: improve the best of them too and keep the winner.
     for (auto algo : {Algorithm::TorchRecGreedy, Algorithm::SizeLookupGreedy, Algorithm::LookupGreedy}) {
       State b = baseline(proto, algo, options.seed);
