@@ -11,15 +11,7 @@
 namespace shardscope::app::cli {
 
 namespace {
-__attribute__((format(printf, 1, 2))) std::string f(const char* fmt, ...) {
-  char buf[64];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, args);
-  va_end(args);
-  return buf;
-}
-std::string gib(std::uint64_t b) { return f("%.1f", static_cast<double>(b) / (1ull << 30)); }
+std::string gib(std::uint64_t b) { return core::formatf("%.1f", static_cast<double>(b) / (1ull << 30)); }
 }  // namespace
 
 void printSweep(std::ostream& out, const planner::SweepResult& result, const core::Project& project) {
@@ -48,18 +40,18 @@ void printSweep(std::ostream& out, const planner::SweepResult& result, const cor
 
 void printGridDetail(std::ostream& out, const planner::GridResult& g) {
   out << "\nGrid M = " << g.grid.group_size << ", R = " << g.grid.replicas << " (" << core::toString(g.grid.layout)
-      << ", " << g.algorithm << "): step " << f("%.3f", g.step.step_ms) << " ms = embedding " << f("%.3f", g.step.embedding_ms)
-      << " + all-to-all " << f("%.3f", g.step.all_to_all_ms) << " + dense " << f("%.3f", g.step.dense_ms)
-      << " + replica sync " << f("%.3f", g.step.replica_sync_ms) << "\n";
-  out << "slowest rank " << g.critical_rank << ": load " << f("%.3f", g.max_load_ms) << " ms, lower bound "
-      << f("%.3f", g.lower_bound_ms) << " ms (gap " << f("%.2f", g.gap * 100) << "%)\n";
-  out << "imbalance: max/mean " << f("%.4f", g.imbalance.max_over_mean) << ", total variation "
-      << f("%.4f", g.imbalance.total_variation) << ", total distance " << f("%.4f", g.imbalance.total_distance)
-      << ", chi-square " << f("%.4f", g.imbalance.chi_divergence) << ", KL " << f("%.4f", g.imbalance.kl_divergence) << "\n";
+      << ", " << g.algorithm << "): step " << core::formatf("%.3f", g.step.step_ms) << " ms = embedding " << core::formatf("%.3f", g.step.embedding_ms)
+      << " + all-to-all " << core::formatf("%.3f", g.step.all_to_all_ms) << " + dense " << core::formatf("%.3f", g.step.dense_ms)
+      << " + replica sync " << core::formatf("%.3f", g.step.replica_sync_ms) << "\n";
+  out << "slowest rank " << g.critical_rank << ": load " << core::formatf("%.3f", g.max_load_ms) << " ms, lower bound "
+      << core::formatf("%.3f", g.lower_bound_ms) << " ms (gap " << core::formatf("%.2f", g.gap * 100) << "%)\n";
+  out << "imbalance: max/mean " << core::formatf("%.4f", g.imbalance.max_over_mean) << ", total variation "
+      << core::formatf("%.4f", g.imbalance.total_variation) << ", total distance " << core::formatf("%.4f", g.imbalance.total_distance)
+      << ", chi-square " << core::formatf("%.4f", g.imbalance.chi_divergence) << ", KL " << core::formatf("%.4f", g.imbalance.kl_divergence) << "\n";
   if (!g.critical_tables.empty()) {
     out << "heaviest tables on rank " << g.critical_rank << ":";
     for (std::size_t i = 0; i < g.critical_tables.size() && i < 5; ++i)
-      out << " " << g.critical_tables[i].table << " (" << f("%.3f", g.critical_tables[i].load_ms) << " ms)";
+      out << " " << g.critical_tables[i].table << " (" << core::formatf("%.3f", g.critical_tables[i].load_ms) << " ms)";
     out << "\n";
   }
   char line[256];

@@ -70,11 +70,7 @@ nlohmann::ordered_json toJson(const Calibration& c) {
 }
 
 Result<Calibration> calibrationFromJson(const nlohmann::json& j, const std::string& source) {
-  JsonReader r(source);
-  if (!r.schema(j, kCalibrationSchema)) return r.error();
-  Calibration c = detail::readCalibrationBody(r, j, "");
-  if (!r.ok()) return r.error();
-  return c;
+  return detail::readDocument<Calibration>(j, source, kCalibrationSchema, detail::readCalibrationBody);
 }
 
 }  // namespace shardscope::core

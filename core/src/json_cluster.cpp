@@ -123,11 +123,7 @@ nlohmann::ordered_json toJson(const ClusterSpec& c) {
 }
 
 Result<ClusterSpec> clusterFromJson(const nlohmann::json& j, const std::string& source) {
-  JsonReader r(source);
-  if (!r.schema(j, kClusterSchema)) return r.error();
-  ClusterSpec c = detail::readClusterBody(r, j, "");
-  if (!r.ok()) return r.error();
-  return c;
+  return detail::readDocument<ClusterSpec>(j, source, kClusterSchema, detail::readClusterBody);
 }
 
 }  // namespace shardscope::core

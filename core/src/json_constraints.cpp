@@ -102,11 +102,7 @@ nlohmann::ordered_json toJson(const Constraints& c) {
 }
 
 Result<Constraints> constraintsFromJson(const nlohmann::json& j, const std::string& source) {
-  JsonReader r(source);
-  if (!r.schema(j, kConstraintsSchema)) return r.error();
-  Constraints c = detail::readConstraintsBody(r, j, "");
-  if (!r.ok()) return r.error();
-  return c;
+  return detail::readDocument<Constraints>(j, source, kConstraintsSchema, detail::readConstraintsBody);
 }
 
 Result<Constraints> loadConstraints(const std::string& path) {

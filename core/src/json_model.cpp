@@ -166,11 +166,7 @@ nlohmann::ordered_json toJson(const ModelSpec& m) {
 }
 
 Result<ModelSpec> modelFromJson(const nlohmann::json& j, const std::string& source) {
-  JsonReader r(source);
-  if (!r.schema(j, kModelSchema)) return r.error();
-  ModelSpec m = detail::readModelBody(r, j, "");
-  if (!r.ok()) return r.error();
-  return m;
+  return detail::readDocument<ModelSpec>(j, source, kModelSchema, detail::readModelBody);
 }
 
 }  // namespace shardscope::core

@@ -22,6 +22,16 @@ Constraints readConstraintsBody(JsonReader& r, const json& j, const std::string&
 std::vector<CollectiveCurve> readCollectiveCurves(JsonReader& r, const json& j, const std::string& path);
 nlohmann::ordered_json collectiveCurvesToJson(const std::vector<CollectiveCurve>& curves);
 
+// A whole document: check its schema tag, read its body, fail with every problem found.
+template <class T, class Body>
+Result<T> readDocument(const json& j, const std::string& source, std::string_view schema, Body body) {
+  JsonReader r(source);
+  if (!r.schema(j, schema)) return r.error();
+  T value = body(r, j, "");
+  if (!r.ok()) return r.error();
+  return value;
+}
+
 // An enum spelled as one of `names` (index = enum value).
 template <class E, std::size_t K>
 std::optional<E> readEnum(JsonReader& r, const json& obj, const std::string& path, std::string_view key,

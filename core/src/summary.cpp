@@ -7,41 +7,38 @@
 
 namespace shardscope::core {
 
-namespace {
-// printf into a std::string; the attribute keeps call sites format-checked.
-__attribute__((format(printf, 1, 2))) std::string printf1(const char* fmt, ...) {
-  char buf[128];
+std::string formatf(const char* fmt, ...) {
+  char buf[256];
   va_list args;
   va_start(args, fmt);
   std::vsnprintf(buf, sizeof buf, fmt, args);
   va_end(args);
   return buf;
 }
-}  // namespace
 
 std::string formatBytes(std::uint64_t bytes) {
   static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   double v = static_cast<double>(bytes);
   int u = 0;
   while (v >= 1024.0 && u < 5) { v /= 1024.0; ++u; }
-  return u == 0 ? std::to_string(bytes) + " B" : printf1("%.1f ", v) + units[u];
+  return u == 0 ? std::to_string(bytes) + " B" : formatf("%.1f ", v) + units[u];
 }
 
 std::string formatCount(double n) {
-  if (n >= 1e10) return printf1("%.1fG", n / 1e9);
-  if (n >= 1e9) return printf1("%.2fG", n / 1e9);
-  if (n >= 1e7) return printf1("%.1fM", n / 1e6);
-  if (n >= 1e6) return printf1("%.2fM", n / 1e6);
-  if (n >= 1e4) return printf1("%.1fk", n / 1e3);
-  return n == static_cast<double>(static_cast<long long>(n)) ? printf1("%.0f", n) : printf1("%.1f", n);
+  if (n >= 1e10) return formatf("%.1fG", n / 1e9);
+  if (n >= 1e9) return formatf("%.2fG", n / 1e9);
+  if (n >= 1e7) return formatf("%.1fM", n / 1e6);
+  if (n >= 1e6) return formatf("%.2fM", n / 1e6);
+  if (n >= 1e4) return formatf("%.1fk", n / 1e3);
+  return n == static_cast<double>(static_cast<long long>(n)) ? formatf("%.0f", n) : formatf("%.1f", n);
 }
 
 std::string describeAccess(const AccessSpec& a) {
   switch (a.kind) {
     case AccessKind::Uniform: return "uniform";
-    case AccessKind::Zipf: return printf1("zipf %.2f", a.alpha);
+    case AccessKind::Zipf: return formatf("zipf %.2f", a.alpha);
     case AccessKind::HotSet:
-      return printf1("hot %.0f%%", a.hot_probability * 100) + printf1(" on %.1f%% rows", a.hot_fraction * 100);
+      return formatf("hot %.0f%%", a.hot_probability * 100) + formatf(" on %.1f%% rows", a.hot_fraction * 100);
     case AccessKind::Histogram: return "histogram (" + std::to_string(a.histogram.size()) + " buckets)";
   }
   return "?";
@@ -51,10 +48,10 @@ std::string formatModelSummary(const ModelSpec& m) {
   std::string out;
   out += "Model: " + m.name + "\n";
   out += "  tables: " + std::to_string(m.tables.size()) + ", embedding weights " + formatBytes(m.totalWeightBytes()) +
-         ", " + printf1("%.0f", m.lookupsPerSample()) + " lookups per sample\n";
+         ", " + formatf("%.0f", m.lookupsPerSample()) + " lookups per sample\n";
   out += "  batch per GPU: " + std::to_string(m.batch_size_per_gpu) + ", optimizer " + toString(m.optimizer) +
          ", dense " + formatCount(static_cast<double>(m.dense.parameters)) + " parameters, " +
-         printf1("%.1f", m.dense.flops_per_sample / 1e6) + " MFLOP per sample (fwd+bwd)\n";
+         formatf("%.1f", m.dense.flops_per_sample / 1e6) + " MFLOP per sample (fwd+bwd)\n";
   // The largest tables first: what a planner looks at.
   std::vector<const TableSpec*> order;
   for (const auto& t : m.tables) order.push_back(&t);
@@ -81,12 +78,12 @@ std::string formatClusterSummary(const ClusterSpec& c) {
   out += "Cluster: " + c.name + "\n";
   out += "  " + std::to_string(c.nodes) + " nodes x " + std::to_string(c.gpus_per_node) + " GPUs = " +
          std::to_string(c.worldSize()) + " GPUs (" + c.gpu.name + ")\n";
-  out += "  per GPU: HBM " + formatBytes(c.gpu.hbm_bytes) + printf1(" at %.2f TB/s", c.gpu.hbm_bandwidth_gbps / 1000) +
-         printf1(", %.0f dense TFLOP/s\n", c.gpu.peak_dense_tflops);
-  out += printf1("  intra-node: %.0f GB/s", c.intra_node.bandwidth_gbps) +
-         printf1(", %.1f us; ", c.intra_node.latency_us) +
-         printf1("inter-node: %.1f GB/s", c.inter_node.bandwidth_gbps) +
-         printf1(", %.1f us\n", c.inter_node.latency_us);
+  out += "  per GPU: HBM " + formatBytes(c.gpu.hbm_bytes) + formatf(" at %.2f TB/s", c.gpu.hbm_bandwidth_gbps / 1000) +
+         formatf(", %.0f dense TFLOP/s\n", c.gpu.peak_dense_tflops);
+  out += formatf("  intra-node: %.0f GB/s", c.intra_node.bandwidth_gbps) +
+         formatf(", %.1f us; ", c.intra_node.latency_us) +
+         formatf("inter-node: %.1f GB/s", c.inter_node.bandwidth_gbps) +
+         formatf(", %.1f us\n", c.inter_node.latency_us);
   out += "  aggregate HBM: " + formatBytes(c.gpu.hbm_bytes * c.worldSize()) + "\n";
   return out;
 }

@@ -10,6 +10,9 @@
 
 namespace shardscope::core {
 
+// printf into a std::string (format-checked at call sites).
+[[nodiscard]] __attribute__((format(printf, 1, 2))) std::string formatf(const char* fmt, ...);
+
 // 1536 -> "1.5 KiB", 104857600000 -> "97.7 GiB".
 [[nodiscard]] std::string formatBytes(std::uint64_t bytes);
 // 40000000 -> "40.0M", 3067956 -> "3.07M", 155 -> "155".
