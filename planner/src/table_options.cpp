@@ -1,6 +1,7 @@
 #include "table_options.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <map>
 
@@ -69,7 +70,24 @@ TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const Gr
   // row_wise over every rank of the group (TorchRec geometry)
   if (splits && M > 1 && spec.rows > 1) {
     TableOption o{ShardingType::RowWise, {}};
-    for (const auto& b : rowWiseBlocks(spec.rows, M)) o.pieces.push_back(makePiece(model, grid, gc, t, b.offset, b.rows, 0, spec.dim, -1));
+    const auto blocks = rowWiseBlocks(spec.rows, M);
+    o.pieces.reserve(blocks.size());
+    // Equal blocks inside one access segment cost the same: price one, copy the rest.
+    const AccessProfile& profile = model.access(t);
+    std::size_t run_segment = SIZE_MAX;
+    std::uint64_t run_rows = 0;
+    for (const auto& b : blocks) {
+      const std::size_t sa = profile.segmentOf(b.offset), sb = profile.segmentOf(b.offset + b.rows - 1);
+      if (sa == sb && sa == run_segment && b.rows == run_rows) {
+        Piece p = o.pieces.back();
+        p.row_offset = b.offset;
+        o.pieces.push_back(p);
+        continue;
+      }
+      o.pieces.push_back(makePiece(model, grid, gc, t, b.offset, b.rows, 0, spec.dim, -1));
+      run_segment = sa == sb ? sa : SIZE_MAX;
+      run_rows = b.rows;
+    }
     finish(o);
     if (o.pieces.size() > 1) all.push_back(std::move(o));
   }

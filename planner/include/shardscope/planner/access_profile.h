@@ -22,10 +22,12 @@ class AccessProfile {
   [[nodiscard]] double expectedUniqueRows(std::uint64_t begin, std::uint64_t end, double draws) const;
   [[nodiscard]] std::uint64_t rows() const { return rows_; }
   [[nodiscard]] std::size_t segmentCount() const { return begin_.size(); }
+  // The segment holding `row`: rows of one segment are equally likely, so two
+  // equal-sized row ranges inside one segment cost the same.
+  [[nodiscard]] std::size_t segmentOf(std::uint64_t row) const;
 
  private:
   void addSegment(std::uint64_t begin, std::uint64_t end, double mass);
-  std::size_t segmentOf(std::uint64_t row) const;
 
   std::uint64_t rows_;
   std::vector<std::uint64_t> begin_;  // segment starts, ascending; segment i = [begin_[i], begin_[i+1])
