@@ -11,9 +11,9 @@ namespace shardscope::app::cli {
 
 enum ExitCode : int {
   kExitOk = 0,
-  kExitInvalid = 1,   // input was read but is invalid (validation failed)
+  kExitInvalid = 1,   // an input file is invalid or unreadable
   kExitUsage = 2,     // bad command line
-  kExitFailure = 3,   // I/O or runtime failure (cannot open, no device, ...)
+  kExitFailure = 3,   // runtime failure (no CUDA device, writing an output file fails, ...)
   kExitCancelled = 130,
 };
 

@@ -1,12 +1,14 @@
 // shardscope-cli evaluate --plan P: price a plan someone runs today (ours or
 // TorchRec's serialized ShardingPlan) under the cost model, next to what the
 // optimizing partitioner finds for the same grid.
+#include <algorithm>
 #include <iostream>
 
 #include "cli.h"
 #include "plan_output.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/presets.h"
+#include "shardscope/core/summary.h"
 #include "shardscope/core/torchrec_plan.h"
 #include "shardscope/planner/partitioner.h"
 
@@ -59,11 +61,10 @@ int runEvaluate(Args args) {
     o.model = &project->model;
     o.gpus_per_node = project->cluster.gpus_per_node;
     if (world_arg) {
-      try {
-        o.world_size = static_cast<std::uint32_t>(std::stoul(*world_arg));
-      } catch (...) {
-        return usageError("evaluate: --world-size must be a positive integer, got " + *world_arg);
-      }
+      const std::string& w = *world_arg;
+      if (w.empty() || w.size() > 8 || w.find_first_not_of("0123456789") != std::string::npos || std::stoul(w) == 0)
+        return usageError("evaluate: --world-size must be a positive integer, got " + w);
+      o.world_size = static_cast<std::uint32_t>(std::stoul(w));
     }
     if (layout_arg) {
       auto l = core::rankLayoutFromString(*layout_arg);
@@ -106,11 +107,14 @@ int runEvaluate(Args args) {
   }
   std::cout << "Evaluating " << *plan_arg << " for model \"" << project->model.name << "\" on " << cluster.name << "\n";
   printGridDetail(std::cout, theirs);
-  std::cout << "\nOptimized plan for the same grid: step " << ours.step.step_ms << " ms vs " << theirs.step.step_ms
-            << " ms; slowest rank " << ours.max_load_ms << " ms vs " << theirs.max_load_ms << " ms";
-  if (theirs.step.step_ms > 0)
-    std::cout << " (" << (1.0 - ours.step.step_ms / theirs.step.step_ms) * 100.0 << "% shorter step)";
+  std::cout << "\nOptimized plan for the same grid: " << core::formatf("step %.3f ms vs %.3f ms given; slowest rank load %.3f ms vs %.3f ms",
+                                                                    ours.step.step_ms, theirs.step.step_ms, ours.max_load_ms, theirs.max_load_ms);
+  if (theirs.step.step_ms > 0) std::cout << core::formatf(" (step %+.1f%%)", (ours.step.step_ms / theirs.step.step_ms - 1.0) * 100.0);
   std::cout << "\n";
+  if (theirs.problems.size() > 0 && std::any_of(theirs.problems.begin(), theirs.problems.end(), [](const std::string& p) {
+        return p.find("is not in the plan") != std::string::npos;
+      }))
+    std::cout << "note: the given plan lacks tables of the model, so its figures leave their cost out\n";
   return kExitOk;
 }
 

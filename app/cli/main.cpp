@@ -21,11 +21,12 @@ commands:
   plan [--model M] [--cluster C] [--grid M] [--layout L] [--algorithm A] [--calibration F]
        [--constraints F] [--sync-interval K] [--out plan.json] [--json]
                          sweep every grid (M x R), rank them, show the chosen grid per rank
-  evaluate --plan P [--model M] [--cluster C] [--world-size N] [--layout L] [--json]
+  evaluate --plan P [--project F] [--model M] [--cluster C] [--calibration F] [--constraints F]
+           [--world-size N] [--layout L] [--json]
                          price a shardscope or TorchRec plan; compare with the optimized plan
   gen-model --tables T [--seed S] [--batch B] [--out F]
                          write a seeded synthetic model (log-normal rows, dims 32..512, zipf skew)
-  validate <file>...     check shardscope model/cluster/plan/calibration/project files
+  validate <file>...     check shardscope model/cluster/plan/calibration/project/constraints files
   store info <file> [--check] [--json]
                          describe a trace store: schema, runs (complete or not), ranks, spans
   presets                list the built-in models and clusters

@@ -156,8 +156,9 @@ struct State {
       }
       return ids;
     }
-    piece_count[t] = static_cast<std::uint32_t>(opt.pieces.size());
-    for (const auto& p : opt.pieces) {
+    const std::vector<Piece> built = detail::piecesOf(*model, *grid, gc, t, opt);
+    piece_count[t] = static_cast<std::uint32_t>(built.size());
+    for (const auto& p : built) {
       ids.push_back(static_cast<int>(pieces.size()));
       pieces.push_back(p);
       piece_rank.push_back(-1);

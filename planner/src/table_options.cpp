@@ -13,10 +13,13 @@ namespace {
 void finish(TableOption& o) {
   o.total_load = 0;
   o.max_piece = 0;
+  o.min_piece = o.pieces.empty() ? 0.0 : std::numeric_limits<double>::infinity();
   o.max_piece_memory = 0;
+  o.piece_count = static_cast<std::uint32_t>(o.pieces.size());
   for (const auto& p : o.pieces) {
     o.total_load += p.load;
     o.max_piece = std::max(o.max_piece, p.load);
+    o.min_piece = std::min(o.min_piece, p.load);
     o.max_piece_memory = std::max(o.max_piece_memory, p.memory);
   }
 }
@@ -29,7 +32,37 @@ Piece makePiece(const CostModel& m, const Grid& g, const GridCosts& gc, std::uin
   p.memory = c.memory_bytes + c.buffer_bytes;
   return p;
 }
+// Row-wise over the whole group, TorchRec geometry. Equal blocks inside one
+// access segment cost the same: price one, copy the rest.
+template <class F>
+void forEachRowWisePiece(const CostModel& model, const Grid& grid, const GridCosts& gc, std::uint32_t t, F&& f) {
+  const auto& spec = model.model().tables[t];
+  const AccessProfile& profile = model.access(t);
+  std::size_t run_segment = SIZE_MAX;
+  std::uint64_t run_rows = 0;
+  Piece last;
+  for (const auto& b : rowWiseBlocks(spec.rows, grid.group_size)) {
+    const std::size_t sa = profile.segmentOf(b.offset), sb = profile.segmentOf(b.offset + b.rows - 1);
+    if (sa == sb && sa == run_segment && b.rows == run_rows) {
+      last.row_offset = b.offset;
+    } else {
+      last = makePiece(model, grid, gc, t, b.offset, b.rows, 0, spec.dim, -1);
+      run_segment = sa == sb ? sa : SIZE_MAX;
+      run_rows = b.rows;
+    }
+    f(last);
+  }
+}
 }  // namespace
+
+std::vector<Piece> piecesOf(const CostModel& model, const Grid& grid, const GridCosts& gc, std::uint32_t table,
+                            const TableOption& option) {
+  if (option.type != core::ShardingType::RowWise || !option.pieces.empty()) return option.pieces;
+  std::vector<Piece> out;
+  out.reserve(option.piece_count);
+  forEachRowWisePiece(model, grid, gc, table, [&](const Piece& p) { out.push_back(p); });
+  return out;
+}
 
 std::vector<std::vector<std::uint32_t>> membersByNode(const Grid& grid) {
   std::map<std::uint32_t, std::vector<std::uint32_t>> by_node;
@@ -70,26 +103,14 @@ TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const Gr
   // row_wise over every rank of the group (TorchRec geometry)
   if (splits && M > 1 && spec.rows > 1) {
     TableOption o{ShardingType::RowWise, {}};
-    const auto blocks = rowWiseBlocks(spec.rows, M);
-    o.pieces.reserve(blocks.size());
-    // Equal blocks inside one access segment cost the same: price one, copy the rest.
-    const AccessProfile& profile = model.access(t);
-    std::size_t run_segment = SIZE_MAX;
-    std::uint64_t run_rows = 0;
-    for (const auto& b : blocks) {
-      const std::size_t sa = profile.segmentOf(b.offset), sb = profile.segmentOf(b.offset + b.rows - 1);
-      if (sa == sb && sa == run_segment && b.rows == run_rows) {
-        Piece p = o.pieces.back();
-        p.row_offset = b.offset;
-        o.pieces.push_back(p);
-        continue;
-      }
-      o.pieces.push_back(makePiece(model, grid, gc, t, b.offset, b.rows, 0, spec.dim, -1));
-      run_segment = sa == sb ? sa : SIZE_MAX;
-      run_rows = b.rows;
-    }
-    finish(o);
-    if (o.pieces.size() > 1) all.push_back(std::move(o));
+    forEachRowWisePiece(model, grid, gc, t, [&](const Piece& p) {
+      o.total_load += p.load;
+      o.max_piece = std::max(o.max_piece, p.load);
+      o.min_piece = o.piece_count ? std::min(o.min_piece, p.load) : p.load;
+      o.max_piece_memory = std::max(o.max_piece_memory, p.memory);
+      ++o.piece_count;
+    });
+    if (o.piece_count > 1) all.push_back(std::move(o));
   }
   // column_wise: shards of TorchRec's width, placed table-wise
   const std::uint32_t width = columnShardWidth(spec.dim);
@@ -132,7 +153,7 @@ TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const Gr
   for (auto& o : all) {
     if (c && c->force && o.type != *c->force) continue;
     if (c && std::find(c->forbid.begin(), c->forbid.end(), o.type) != c->forbid.end()) continue;
-    if (!out.pins.empty() && (o.type == ShardingType::DataParallel || o.pieces.size() > max_pieces ||
+    if (!out.pins.empty() && (o.type == ShardingType::DataParallel || o.piece_count > max_pieces ||
                               o.type == ShardingType::TableRowWise || o.type == ShardingType::GridShard))
       continue;
     out.options.push_back(std::move(o));
@@ -150,7 +171,7 @@ TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const Gr
     }
     out.problems.push_back("table " + spec.name + ": constraint cannot be met: " + why + "; using the unconstrained choice");
     for (auto& o : all) {
-      if (!out.pins.empty() && (o.type == ShardingType::DataParallel || o.pieces.size() > max_pieces ||
+      if (!out.pins.empty() && (o.type == ShardingType::DataParallel || o.piece_count > max_pieces ||
                                 o.type == ShardingType::TableRowWise || o.type == ShardingType::GridShard))
         continue;
       out.options.push_back(o);
@@ -214,9 +235,8 @@ double lowerBoundOf(const std::vector<TableChoices>& choices, std::uint32_t M, s
     double min_piece = std::numeric_limits<double>::infinity();
     for (const auto& o : opts) {
       if (any_fits && o.max_piece_memory > capacity) continue;
-      double smallest = o.max_piece;
-      for (const auto& p : o.pieces) smallest = std::min(smallest, p.load);
-      const bool every = o.type == core::ShardingType::DataParallel || o.pieces.size() >= M;
+      const double smallest = o.type == core::ShardingType::DataParallel ? o.max_piece : o.min_piece;
+      const bool every = o.type == core::ShardingType::DataParallel || o.piece_count >= M;
       usable[t].push_back({o.total_load, o.max_piece, every ? smallest : 0.0, every});
       breaks.push_back(o.max_piece);
       min_piece = std::min(min_piece, o.max_piece);

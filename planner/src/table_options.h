@@ -27,13 +27,22 @@ struct Piece {
 
 struct TableOption {
   core::ShardingType type = core::ShardingType::TableWise;
-  std::vector<Piece> pieces;       // empty for data_parallel
+  // Empty for data_parallel, and for row_wise over the whole group, whose one
+  // piece per rank is priced for the summary below but built only when the
+  // option is used (piecesOf): most row-wise options never are.
+  std::vector<Piece> pieces;
+  std::uint32_t piece_count = 0;
   double dp_load = 0;              // data_parallel: load added to every rank
   std::uint64_t dp_memory = 0;     // data_parallel: state on every rank
   double total_load = 0;           // summed over the group
   double max_piece = 0;            // largest indivisible load
+  double min_piece = 0;
   std::uint64_t max_piece_memory = 0;
 };
+
+// The pieces of an option (built on demand for row_wise over the group).
+[[nodiscard]] std::vector<Piece> piecesOf(const CostModel& model, const Grid& grid, const GridCosts& gc,
+                                          std::uint32_t table, const TableOption& option);
 
 struct TableChoices {
   std::vector<TableOption> options;  // allowed ones, cheapest total first
