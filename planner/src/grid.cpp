@@ -1,19 +1,25 @@
 #include "shardscope/planner/grid.h"
 
 #include <algorithm>
-#include <map>
 
 namespace shardscope::planner {
 
 GroupTopology topologyOf(const std::vector<std::uint32_t>& ranks, std::uint32_t gpus_per_node) {
   GroupTopology t;
-  std::map<std::uint32_t, std::uint32_t> per_node;
-  for (auto r : ranks) ++per_node[r / gpus_per_node];
-  t.nodes_spanned = static_cast<std::uint32_t>(per_node.size());
+  // Members per node, over the sorted node ids of the members.
+  std::vector<std::uint32_t> nodes;
+  nodes.reserve(ranks.size());
+  for (auto r : ranks) nodes.push_back(r / gpus_per_node);
+  std::sort(nodes.begin(), nodes.end());
   double peer_share = 0.0;
-  for (const auto& [node, count] : per_node) {
+  for (std::size_t i = 0; i < nodes.size();) {
+    std::size_t j = i;
+    while (j < nodes.size() && nodes[j] == nodes[i]) ++j;
+    const auto count = static_cast<std::uint32_t>(j - i);
+    ++t.nodes_spanned;
     t.max_members_per_node = std::max(t.max_members_per_node, count);
     if (ranks.size() > 1) peer_share += count * (static_cast<double>(count - 1) / static_cast<double>(ranks.size() - 1));
+    i = j;
   }
   t.intra_node_peer_fraction = ranks.size() > 1 ? peer_share / static_cast<double>(ranks.size()) : 1.0;
   return t;

@@ -73,8 +73,6 @@ GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vect
                            " cannot be met: the sharding group has ranks 0.." + std::to_string(M - 1));
     }
   }
-  // Per-rank, per-table load for "which tables make the critical rank slow".
-  std::vector<std::map<std::string, double>> table_load(M);
   std::map<std::string, std::size_t> index;
   for (std::size_t t = 0; t < model.model().tables.size(); ++t) index[model.model().tables[t].name] = t;
   for (const auto& tp : tables) {
@@ -92,7 +90,6 @@ GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vect
       rr.state_bytes += c.memory_bytes;
       rr.served_buffer_bytes += c.buffer_bytes;
       rr.shards += 1;
-      table_load[rank][tp.name] += c.load();
     };
     if (tp.sharding_type == core::ShardingType::DataParallel) {
       const ShardCost c = model.dataParallelCost(t, grid, gc);
@@ -127,7 +124,19 @@ GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vect
   const RankResult& crit = r.ranks[r.critical_rank];
   r.max_load_ms = crit.load_ms;
   r.imbalance = imbalanceOf(loads);
-  for (const auto& [name, load] : table_load[r.critical_rank]) r.critical_tables.push_back({name, load});
+  // Which tables make the critical rank slow (a second pass over its shards only).
+  for (const auto& tp : tables) {
+    auto it = index.find(tp.name);
+    if (it == index.end()) continue;
+    double load = 0;
+    if (tp.sharding_type == core::ShardingType::DataParallel) {
+      load = model.dataParallelCost(it->second, grid, gc).load();
+    } else {
+      for (const auto& sh : tp.shards)
+        if (sh.group_rank == r.critical_rank) load += model.shardCost(it->second, sh.row_offset, sh.rows, sh.cols, grid, gc).load();
+    }
+    if (load > 0) r.critical_tables.push_back({tp.name, load});
+  }
   std::sort(r.critical_tables.begin(), r.critical_tables.end(), [](auto& a, auto& b) { return a.load_ms > b.load_ms; });
 
   // Step: the critical rank's embedding chain, dense compute, the part of the
