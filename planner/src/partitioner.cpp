@@ -43,6 +43,8 @@ struct State {
   std::vector<std::vector<int>> table_pieces;   // table -> piece ids
   std::vector<double> load;
   std::vector<std::uint64_t> mem;
+  double uniform_load = 0;         // data-parallel tables: the same on every rank
+  std::uint64_t uniform_mem = 0;
   std::vector<std::uint64_t> cap;
   std::vector<std::vector<int>> rank_pieces;
   std::set<std::pair<double, std::uint32_t>> by_load;
@@ -67,7 +69,7 @@ struct State {
       auto it = slot_node.find(key(p.table, static_cast<std::uint32_t>(p.slot)));
       if (it != slot_node.end() && it->second.second > 0 && static_cast<std::uint32_t>(it->second.first) != node_of[r]) return false;
     }
-    if (check_memory && mem[r] - freed + p.memory > cap[r]) return false;
+    if (check_memory && mem[r] + uniform_mem - freed + p.memory > cap[r]) return false;
     return true;
   }
 
@@ -87,7 +89,7 @@ struct State {
       return it == slot_node.end() || static_cast<std::uint32_t>(it->second.first) == node_of[r];
     };
     if (!pinned_ok(a, rb) || !pinned_ok(b, ra) || !slot_ok(a, rb) || !slot_ok(b, ra)) return false;
-    return mem[rb] - b.memory + a.memory <= cap[rb] && mem[ra] - a.memory + b.memory <= cap[ra];
+    return mem[rb] + uniform_mem - b.memory + a.memory <= cap[rb] && mem[ra] + uniform_mem - a.memory + b.memory <= cap[ra];
   }
 
   void place(int id, std::uint32_t r) {
@@ -150,10 +152,9 @@ struct State {
     const TableOption& opt = choices()[t].options[o];
     std::vector<int> ids;
     if (opt.type == core::ShardingType::DataParallel) {
-      for (std::uint32_t r = 0; r < M; ++r) {
-        mem[r] += opt.dp_memory;
-        setLoad(r, load[r] + opt.dp_load);
-      }
+      // The same on every rank: kept aside, it never changes which rank is heavier.
+      uniform_load += opt.dp_load;
+      uniform_mem += opt.dp_memory;
       return ids;
     }
     const std::vector<Piece> built = detail::piecesOf(*model, *grid, gc, t, opt);
@@ -170,10 +171,8 @@ struct State {
   void dropOption(std::uint32_t t) {
     const TableOption& opt = choices()[t].options[chosen[t]];
     if (opt.type == core::ShardingType::DataParallel) {
-      for (std::uint32_t r = 0; r < M; ++r) {
-        mem[r] -= opt.dp_memory;
-        setLoad(r, load[r] - opt.dp_load);
-      }
+      uniform_load -= opt.dp_load;
+      uniform_mem -= opt.dp_memory;
       return;
     }
     for (int id : table_pieces[t])
@@ -207,7 +206,10 @@ struct State {
     for (int id : rest) place(id, bestRank(pieces[id]));
   }
 
-  double maxLoad() const { return by_load.rbegin()->first; }
+  // Loads in by_load leave out the data-parallel part every rank carries
+  // (uniform_load); maxLoad() is the real slowest-rank load.
+  double maxLoad() const { return by_load.rbegin()->first + uniform_load; }
+  double rawMaxLoad() const { return by_load.rbegin()->first; }  // comparable with by_load entries
   std::uint32_t maxRank() const { return by_load.rbegin()->second; }
 
   std::vector<core::TablePlacement> placements() const {
@@ -268,7 +270,7 @@ State makeState(const CostModel& model, const Grid& grid, const core::Constraint
 // swap, else split its heaviest piece's table finer. False when none helps.
 bool improveOnce(State& s) {
   const std::uint32_t r = s.maxRank();
-  const double lmax = s.maxLoad();
+  const double lmax = s.rawMaxLoad();
   const double eps = 1e-9 * std::max(1.0, lmax);
   std::vector<int> on_r = s.rank_pieces[r];
   std::sort(on_r.begin(), on_r.end(), [&](int a, int b) { return s.pieces[a].load > s.pieces[b].load; });
@@ -342,7 +344,7 @@ bool improveOnce(State& s) {
       const std::size_t before = s.pieces.size();
       s.dropOption(t);
       s.placeLongestFirst(s.addOption(t, o));
-      if (s.maxLoad() < lmax - eps) return true;
+      if (s.rawMaxLoad() < lmax - eps) return true;
       s.dropOption(t);  // revert, and free the trial pieces
       s.pieces.resize(before);
       s.piece_rank.resize(before);

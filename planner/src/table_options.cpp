@@ -41,8 +41,15 @@ void forEachRowWisePiece(const CostModel& model, const Grid& grid, const GridCos
   std::size_t run_segment = SIZE_MAX;
   std::uint64_t run_rows = 0;
   Piece last;
+  // Blocks ascend, so the segments of their first and last rows are found by walking forward.
+  const std::size_t segments = profile.segmentCount();
+  std::size_t sa = 0, sb = 0;
+  auto advance = [&](std::size_t& seg, std::uint64_t row) {
+    while (seg + 1 < segments && profile.segmentBegin(seg + 1) <= row) ++seg;
+  };
   for (const auto& b : rowWiseBlocks(spec.rows, grid.group_size)) {
-    const std::size_t sa = profile.segmentOf(b.offset), sb = profile.segmentOf(b.offset + b.rows - 1);
+    advance(sa, b.offset);
+    advance(sb, b.offset + b.rows - 1);
     if (sa == sb && sa == run_segment && b.rows == run_rows) {
       last.row_offset = b.offset;
     } else {

@@ -25,6 +25,8 @@ class AccessProfile {
   // The segment holding `row`: rows of one segment are equally likely, so two
   // equal-sized row ranges inside one segment cost the same.
   [[nodiscard]] std::size_t segmentOf(std::uint64_t row) const;
+  // First row of segment i (i < segmentCount()), for walking segments in order.
+  [[nodiscard]] std::uint64_t segmentBegin(std::size_t i) const { return begin_[i]; }
 
  private:
   void addSegment(std::uint64_t begin, std::uint64_t end, double mass);
