@@ -45,4 +45,7 @@ int runEvaluate(Args args);
 
 int usageError(const std::string& message);  // prints to stderr, returns kExitUsage
 
+// A whole decimal number in 1..max (no sign, no suffix), else nullopt.
+std::optional<unsigned long long> parsePositive(const std::string& text, unsigned long long max);
+
 }  // namespace shardscope::app::cli

@@ -61,10 +61,9 @@ int runEvaluate(Args args) {
     o.model = &project->model;
     o.gpus_per_node = project->cluster.gpus_per_node;
     if (world_arg) {
-      const std::string& w = *world_arg;
-      if (w.empty() || w.size() > 8 || w.find_first_not_of("0123456789") != std::string::npos || std::stoul(w) == 0)
-        return usageError("evaluate: --world-size must be a positive integer, got " + w);
-      o.world_size = static_cast<std::uint32_t>(std::stoul(w));
+      const auto w = parsePositive(*world_arg, 1u << 24);
+      if (!w) return usageError("evaluate: --world-size must be a positive integer, got " + *world_arg);
+      o.world_size = static_cast<std::uint32_t>(*w);
     }
     if (layout_arg) {
       auto l = core::rankLayoutFromString(*layout_arg);

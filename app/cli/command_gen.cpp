@@ -7,18 +7,6 @@
 
 namespace shardscope::app::cli {
 
-namespace {
-bool parseUint(const std::string& s, unsigned long long max, unsigned long long& out) {
-  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return false;
-  try {
-    out = std::stoull(s);
-  } catch (...) {
-    return false;
-  }
-  return out > 0 && out <= max;
-}
-}  // namespace
-
 int runGenModel(Args args) {
   if (args.flag("--help")) {
     std::cout << "usage: shardscope-cli gen-model --tables T [--seed S] [--batch B] [--out model.json]\n"
@@ -34,16 +22,18 @@ int runGenModel(Args args) {
   if (auto u = args.unknownOption()) return usageError("gen-model: unknown option " + *u);
   if (!tables) return usageError("gen-model needs --tables T");
   planner::SyntheticModelOptions o;
-  unsigned long long v = 0;
-  if (!parseUint(*tables, 1000000, v)) return usageError("gen-model: --tables must be in 1..1000000, got " + *tables);
-  o.tables = static_cast<std::uint32_t>(v);
+  const auto t = parsePositive(*tables, 1000000);
+  if (!t) return usageError("gen-model: --tables must be in 1..1000000, got " + *tables);
+  o.tables = static_cast<std::uint32_t>(*t);
   if (seed) {
-    if (!parseUint(*seed, ~0ull, v)) return usageError("gen-model: --seed must be a positive integer, got " + *seed);
-    o.seed = v;
+    const auto v = parsePositive(*seed, ~0ull);
+    if (!v) return usageError("gen-model: --seed must be a positive integer, got " + *seed);
+    o.seed = *v;
   }
   if (batch) {
-    if (!parseUint(*batch, 1u << 20, v)) return usageError("gen-model: --batch must be in 1..1048576, got " + *batch);
-    o.batch_size_per_gpu = static_cast<std::uint32_t>(v);
+    const auto v = parsePositive(*batch, 1u << 20);
+    if (!v) return usageError("gen-model: --batch must be in 1..1048576, got " + *batch);
+    o.batch_size_per_gpu = static_cast<std::uint32_t>(*v);
   }
   const auto j = core::toJson(planner::syntheticModel(o));
   if (out) {

@@ -90,11 +90,10 @@ int runPlan(Args args) {
   }
   planner::SweepOptions options;
   if (grid_arg) {
-    char* end = nullptr;
-    const unsigned long m = std::strtoul(grid_arg->c_str(), &end, 10);
-    if (!end || *end || m == 0 || project->cluster.worldSize() % m != 0)
+    const auto m = parsePositive(*grid_arg, project->cluster.worldSize());
+    if (!m || project->cluster.worldSize() % *m != 0)
       return usageError("plan: --grid must be a divisor of N = " + std::to_string(project->cluster.worldSize()) + ", got " + *grid_arg);
-    options.only_group_size = static_cast<std::uint32_t>(m);
+    options.only_group_size = static_cast<std::uint32_t>(*m);
   }
   if (layout_arg) {
     auto l = core::rankLayoutFromString(*layout_arg);
@@ -107,10 +106,9 @@ int runPlan(Args args) {
     options.planner.algorithm = *a;
   }
   if (sync_arg) {
-    char* end = nullptr;
-    const unsigned long k = std::strtoul(sync_arg->c_str(), &end, 10);
-    if (!end || *end || k == 0) return usageError("plan: --sync-interval must be a positive integer, got " + *sync_arg);
-    options.sync_interval = static_cast<std::uint32_t>(k);
+    const auto k = parsePositive(*sync_arg, 1u << 20);
+    if (!k) return usageError("plan: --sync-interval must be a positive integer, got " + *sync_arg);
+    options.sync_interval = static_cast<std::uint32_t>(*k);
   }
 
   std::signal(SIGINT, onSigint);

@@ -80,6 +80,13 @@ std::optional<std::string> Args::unknownOption() const {
   return std::nullopt;
 }
 
+std::optional<unsigned long long> parsePositive(const std::string& s, unsigned long long max) {
+  if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  const unsigned long long v = std::stoull(s);
+  if (v == 0 || v > max) return std::nullopt;
+  return v;
+}
+
 int usageError(const std::string& message) {
   std::cerr << "shardscope-cli: " << message << "\nTry 'shardscope-cli --help'.\n";
   return kExitUsage;
