@@ -20,13 +20,17 @@ extern "C" void onSigint(int) { g_cancel.store(true); }
 
 constexpr const char* kPlanHelp = R"(usage: shardscope-cli plan [--project F] [--model M] [--cluster C] [--grid M]
                           [--layout strided|contiguous] [--algorithm NAME] [--calibration F]
-                          [--constraints F] [--sync-interval K] [--out plan.json] [--json]
+                          [--constraints F] [--sync-interval K] [--balance-sync] [--out plan.json] [--json]
 
 Sweeps every sharding group size M dividing N (R = N/M replicas) in both rank
 layouts, shards the tables inside the group, and ranks the grids by predicted
 step time. Prints the ranked grids and a per-rank table for the best grid
 (or the one --grid/--layout selects); --out writes its shardscope.plan/1.
 Without --project/--model/--cluster: the built-in default project.
+
+--balance-sync also balances each rank's share of the replica weight sync
+(the step-time objective); by default ranks are balanced on embedding compute +
+all-to-all, and the sync is priced but not balanced.
 
 algorithms: optimized (default), random, round_robin, dim_greedy, size_greedy,
             lookup_greedy, size_lookup_greedy, torchrec_greedy
@@ -75,6 +79,7 @@ int runPlan(Args args) {
     return kExitOk;
   }
   const bool json = args.flag("--json");
+  const bool balance_sync = args.flag("--balance-sync");
   auto grid_arg = args.option("--grid");
   auto layout_arg = args.option("--layout");
   auto algo_arg = args.option("--algorithm");
@@ -89,6 +94,7 @@ int runPlan(Args args) {
     return kExitInvalid;
   }
   planner::SweepOptions options;
+  options.balance_replica_sync = balance_sync;
   if (grid_arg) {
     const auto m = parsePositive(*grid_arg, project->cluster.worldSize());
     if (!m || project->cluster.worldSize() % *m != 0)

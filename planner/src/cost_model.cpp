@@ -142,10 +142,11 @@ ShardCost CostModel::shardCost(std::size_t table, std::uint64_t row_offset, std:
   c.comm_ms = served * gc.seconds_per_byte_group * kMsPerSecond;
   c.memory_bytes = stateBytes(table, rows, cols);
   c.buffer_bytes = static_cast<std::uint64_t>(c.ids * k_.index_bytes + samples * cols * k_.output_bytes);
+  c.sync_ms = syncShareMs(c.memory_bytes, gc);
   return c;
 }
 
-ShardCost CostModel::dataParallelCost(std::size_t table, const Grid& grid, const GridCosts&) const {
+ShardCost CostModel::dataParallelCost(std::size_t table, const Grid& grid, const GridCosts& gc) const {
   const auto& t = model_.tables[table];
   const double samples = model_.batch_size_per_gpu;
   const double draws = samples * t.pooling.mean;
@@ -168,7 +169,14 @@ ShardCost CostModel::dataParallelCost(std::size_t table, const Grid& grid, const
     c.comm_ms = 2.0 * (M - 1) / M * static_cast<double>(t.rows) * t.dim * 4.0 / bw * kMsPerSecond;
   }
   c.memory_bytes = stateBytes(table, t.rows, t.dim);
+  c.sync_ms = syncShareMs(c.memory_bytes, gc);
   return c;
+}
+
+double CostModel::syncShareMs(std::uint64_t state_bytes, const GridCosts& gc) const {
+  if (!k_.balance_replica_sync) return 0.0;
+  return static_cast<double>(state_bytes) * gc.seconds_per_byte_replica * kMsPerSecond /
+         std::max<std::uint32_t>(1, k_.sync_interval);
 }
 
 double CostModel::replicaSyncMs(std::uint64_t bytes, const Grid& grid, const GridCosts& gc) const {

@@ -105,7 +105,7 @@ GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vect
   std::vector<double> loads(M);
   for (std::uint32_t i = 0; i < M; ++i) {
     RankResult& rr = r.ranks[i];
-    rr.load_ms = rr.fwd_ms + rr.bwd_ms + rr.served_comm_ms;
+    rr.load_ms = rr.fwd_ms + rr.bwd_ms + rr.served_comm_ms + model.syncShareMs(rr.state_bytes, gc);
     rr.sync_ms = model.replicaSyncMs(rr.state_bytes, grid, gc);
     rr.memory_bytes = rr.state_bytes + rr.served_buffer_bytes + gc.buffer_bytes + gc.dense_reserve_bytes;
     loads[i] = rr.load_ms;

@@ -9,6 +9,7 @@ SweepResult sweep(const core::ModelSpec& model, const core::ClusterSpec& cluster
                   const std::atomic<bool>* cancel) {
   CostConstants k = CostConstants::from(cluster, calibration);
   k.sync_interval = std::max<std::uint32_t>(1, options.sync_interval);
+  k.balance_replica_sync = options.balance_replica_sync;
   const CostModel cost(model, cluster, k);
   std::vector<Grid> grids;
   for (auto& g : enumerateGrids(cluster)) {

@@ -30,6 +30,9 @@ struct CostConstants {
   double dense_efficiency = 0.5;        // achieved share of peak dense TFLOP/s
   double hbm_reserve_fraction = 0.15;   // TorchRec keeps 15% of HBM free
   std::uint32_t sync_interval = 1;      // replica weight sync every k steps (TorchRec default 1)
+  // Count each shard's share of the replica sync in the load the partitioner
+  // balances (step-time objective). Off by default: load = compute + all-to-all.
+  bool balance_replica_sync = false;
   int index_bytes = 8;                  // int64 ids
   int output_bytes = 4;                 // fp32 pooled embeddings and their gradients
 
@@ -47,7 +50,9 @@ struct ShardCost {
   double unique_rows = 0;   // distinct rows it touches per step
   std::uint64_t memory_bytes = 0;  // weights + optimizer state
   std::uint64_t buffer_bytes = 0;  // all-to-all buffers for what it serves (ids in, pooled outputs out)
-  [[nodiscard]] double load() const { return fwd_ms + bwd_ms + comm_ms; }
+  double sync_ms = 0;       // its replica-sync share (bandwidth part, amortised), when balance_replica_sync
+  // What the partitioner balances: everything this shard adds to its rank's step.
+  [[nodiscard]] double load() const { return fwd_ms + bwd_ms + comm_ms + sync_ms; }
 };
 
 // Costs every rank pays regardless of placement.
@@ -84,6 +89,8 @@ class CostModel {
   [[nodiscard]] ShardCost dataParallelCost(std::size_t table, const Grid& grid, const GridCosts& gc) const;
   // Ring all-reduce of `bytes` across the R replicas, amortised over the sync interval.
   [[nodiscard]] double replicaSyncMs(std::uint64_t bytes, const Grid& grid, const GridCosts& gc) const;
+  // The bandwidth part of the replica sync for `state_bytes` (0 with one replica).
+  [[nodiscard]] double syncShareMs(std::uint64_t state_bytes, const GridCosts& gc) const;
   // Bytes of weights + optimizer state for rows x cols of a table.
   [[nodiscard]] std::uint64_t stateBytes(std::size_t table, std::uint64_t rows, std::uint32_t cols) const;
 

@@ -21,7 +21,7 @@ struct RankResult {
   double fwd_ms = 0;
   double bwd_ms = 0;
   double served_comm_ms = 0;  // all-to-all bytes this rank serves for its shards
-  double load_ms = 0;         // fwd + bwd + served comm: what the partitioner balances
+  double load_ms = 0;         // fwd + bwd + served comm (+ replica-sync share with balance_replica_sync): what the partitioner balances
   double sync_ms = 0;         // replica weight + optimizer sync, amortised
   std::uint64_t state_bytes = 0;   // embedding weights + optimizer state
   std::uint64_t served_buffer_bytes = 0;  // all-to-all buffers for the shards it serves
