@@ -17,7 +17,7 @@ namespace shardscope::app::cli {
 namespace {
 constexpr const char* kEvaluateHelp = R"(usage: shardscope-cli evaluate --plan P [--model M] [--cluster C] [--project F]
                               [--world-size N] [--layout strided|contiguous] [--calibration F]
-                              [--constraints F] [--json]
+                              [--constraints F] [--balance-sync] [--json]
 
 Prices a shard plan under ShardScope's cost model: a shardscope.plan/1 file, or a
 TorchRec ShardingPlan._serialize() JSON (group-local ranks; --world-size N and
@@ -25,7 +25,7 @@ TorchRec ShardingPlan._serialize() JSON (group-local ranks; --world-size N and
 The model supplies access skew and pooling (default: the built-in DCNv2); the
 cluster defaults to the default GPU kind resized to the plan's world size.
 Prints the plan's per-rank costs and, for comparison, the optimized plan for the
-same grid.
+same grid (--balance-sync: optimized for step time including the replica sync).
 )";
 }  // namespace
 
@@ -35,6 +35,7 @@ int runEvaluate(Args args) {
     return kExitOk;
   }
   const bool json = args.flag("--json");
+  const bool balance_sync = args.flag("--balance-sync");
   auto plan_arg = args.option("--plan");
   auto world_arg = args.option("--world-size");
   auto layout_arg = args.option("--layout");
@@ -92,6 +93,7 @@ int runEvaluate(Args args) {
   }
   const core::Calibration* cal = project->calibration ? &*project->calibration : nullptr;
   planner::CostConstants k = planner::CostConstants::from(cluster, cal);
+  k.balance_replica_sync = balance_sync;
   const planner::CostModel cost(project->model, cluster, k);
   const planner::Grid grid = planner::makeGrid(plan->world_size, plan->gpus_per_node, plan->sharding_group_size, plan->layout);
   planner::GridResult theirs = planner::evaluatePlacement(cost, grid, plan->tables, project->constraints, "given plan");
