@@ -3,9 +3,11 @@
 // --screenshot, renders it to a PNG and exits.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QEventLoop>
 #include <QTimer>
 #include <cstdio>
 
+#include "grid_explorer_page.h"
 #include "main_window.h"
 #include "project_document.h"
 #include "screenshot.h"
@@ -31,6 +33,11 @@ int main(int argc, char* argv[]) {
                                            QStringLiteral("Size for --screenshot (default 1600x1000)."),
                                            QStringLiteral("WxH"), QStringLiteral("1600x1000"));
   parser.addOption(screenshot_size);
+  const QCommandLineOption page_option(QStringLiteral("page"),
+                                       QStringLiteral("Page to show: model (default) or grid (the Grid Explorer; "
+                                                      "--screenshot waits for its sweep)."),
+                                       QStringLiteral("page"), QStringLiteral("model"));
+  parser.addOption(page_option);
   parser.addPositionalArgument(QStringLiteral("project"),
                                QStringLiteral("A *.shardscope project file (default: the built-in project)."),
                                QStringLiteral("[project]"));
@@ -56,13 +63,36 @@ int main(int argc, char* argv[]) {
     }
   }
 
+  using Page = shardscope::app::MainWindow::Page;
+  const QString page_name = parser.value(page_option);
+  if (page_name != QStringLiteral("model") && page_name != QStringLiteral("grid")) {
+    std::fprintf(stderr, "shardscope: --page wants model or grid, got '%s'\n", qPrintable(page_name));
+    return 2;
+  }
+  const Page page = page_name == QStringLiteral("grid") ? Page::GridExplorer : Page::Model;
+
   shardscope::app::MainWindow window;
+  window.showPage(page);
   if (parser.isSet(screenshot)) {
     // Headless: no message boxes, errors go to stderr.
     if (!positional.isEmpty()) {
       shardscope::core::Status opened = window.openProject(positional.front());
       if (!opened) {
         std::fprintf(stderr, "shardscope: %s\n", opened.error().message.c_str());
+        return 1;
+      }
+    }
+    shardscope::app::GridExplorerPage* grid = window.gridExplorerPage();
+    if (page == Page::GridExplorer && grid->isRunning()) {
+      // Wait (in the event loop, the GUI stays live) for the sweep of the project shown.
+      QEventLoop loop;
+      QObject::connect(grid, &shardscope::app::GridExplorerPage::sweepFinished, &loop, [&loop, grid](quint64 id) {
+        if (id == grid->currentJobId()) loop.quit();
+      });
+      QTimer::singleShot(120000, &loop, &QEventLoop::quit);
+      loop.exec();
+      if (grid->isRunning()) {
+        std::fprintf(stderr, "shardscope: the grid sweep did not finish within 120 s\n");
         return 1;
       }
     }

@@ -5,7 +5,9 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QKeySequence>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QStackedWidget>
@@ -13,6 +15,7 @@
 #include <QStatusBar>
 
 #include "about.h"
+#include "grid_explorer_page.h"
 #include "project_document.h"
 #include "project_files.h"
 #include "project_overview_page.h"
@@ -29,18 +32,41 @@ MainWindow::MainWindow(QWidget* parent)
       document_(new ProjectDocument(this)),
       recent_(new RecentProjects(this)),
       pages_(new QStackedWidget),
+      sidebar_(new QListWidget),
       overview_page_(new ProjectOverviewPage(document_)),
+      grid_page_(new GridExplorerPage(document_)),
       status_project_(new QLabel),
-      status_world_(new QLabel) {
+      status_world_(new QLabel),
+      status_grid_(new QLabel) {
   initShardScopeResources();
   setObjectName(QStringLiteral("ShardScopeMainWindow"));
   setWindowIcon(QIcon(QStringLiteral(":/icons/shardscope.svg")));
   pages_->addWidget(overview_page_);
-  setCentralWidget(pages_);
+  pages_->addWidget(grid_page_);
+
+  // Sidebar: one entry per page, in the order of Page.
+  sidebar_->setObjectName(QStringLiteral("sidebar"));
+  sidebar_->addItem(tr("Model"));
+  sidebar_->addItem(tr("Grid Explorer"));
+  sidebar_->setFrameShape(QFrame::NoFrame);
+  sidebar_->setStyleSheet(QStringLiteral("QListWidget#sidebar::item { padding: 6px 10px; }"));
+  sidebar_->setFixedWidth(sidebar_->sizeHintForColumn(0) + 48);
+  sidebar_->setCurrentRow(0);
+  connect(sidebar_, &QListWidget::currentRowChanged, pages_, &QStackedWidget::setCurrentIndex);
+
+  auto* central = new QWidget;
+  auto* central_layout = new QHBoxLayout(central);
+  central_layout->setContentsMargins(0, 0, 0, 0);
+  central_layout->setSpacing(0);
+  central_layout->addWidget(sidebar_);
+  central_layout->addWidget(pages_, 1);
+  setCentralWidget(central);
 
   status_project_->setObjectName(QStringLiteral("statusProject"));
   status_world_->setObjectName(QStringLiteral("statusWorldSize"));
+  status_grid_->setObjectName(QStringLiteral("statusGrid"));
   statusBar()->addWidget(status_project_, 1);
+  statusBar()->addPermanentWidget(status_grid_);
   statusBar()->addPermanentWidget(status_world_);
 
   createActions();
@@ -50,6 +76,9 @@ MainWindow::MainWindow(QWidget* parent)
   connect(document_, &ProjectDocument::filePathChanged, this, &MainWindow::updateTitle);
   connect(document_, &ProjectDocument::filePathChanged, this, &MainWindow::updateStatus);
   connect(document_, &ProjectDocument::modifiedChanged, this, &QWidget::setWindowModified);
+  connect(grid_page_, &GridExplorerPage::gridChosen, status_grid_, &QLabel::setText);
+  // A new sweep forgets the grid chosen from the old one.
+  connect(grid_page_, &GridExplorerPage::sweepFinished, status_grid_, &QLabel::clear);
   connect(recent_, &RecentProjects::changed, this, &MainWindow::rebuildRecentMenu);
   updateTitle();
   updateStatus();
@@ -107,6 +136,8 @@ core::Status MainWindow::saveProjectAs(const QString& path) {
   if (saved) recent_->add(document_->filePath());
   return saved;
 }
+
+void MainWindow::showPage(Page page) { sidebar_->setCurrentRow(static_cast<int>(page)); }
 
 void MainWindow::newFromDefault() { document_->resetToDefault(); }
 

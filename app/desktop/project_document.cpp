@@ -30,6 +30,14 @@ void ProjectDocument::edit(core::Project project) {
   emit projectChanged();
 }
 
+void ProjectDocument::chooseGroupSize(std::optional<std::uint32_t> group_size) {
+  if (project_.chosen_group_size != group_size) {
+    project_.chosen_group_size = group_size;
+    setModified(true);
+  }
+  emit chosenGridChanged();
+}
+
 core::Status ProjectDocument::open(const QString& path) {
   core::Result<core::Project> loaded = readProjectFile(path);
   if (!loaded) return loaded.error();

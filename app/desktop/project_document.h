@@ -5,6 +5,8 @@
 
 #include <QObject>
 #include <QString>
+#include <cstdint>
+#include <optional>
 
 #include "shardscope/core/project.h"
 #include "shardscope/core/result.h"
@@ -30,6 +32,10 @@ class ProjectDocument : public QObject {
   void resetToDefault();
   // An edit: replaces the project and marks the document modified.
   void edit(core::Project project);
+  // Records the grid the user picked (its M); marks the document modified
+  // when that changes. Emits chosenGridChanged, not projectChanged (the
+  // choice does not change what is planned).
+  void chooseGroupSize(std::optional<std::uint32_t> group_size);
 
   // On failure the document is unchanged and the error names file and JSON path.
   [[nodiscard]] core::Status open(const QString& path);
@@ -42,6 +48,7 @@ class ProjectDocument : public QObject {
   void projectChanged();
   void filePathChanged(const QString& path);
   void modifiedChanged(bool modified);
+  void chosenGridChanged();
 
  private:
   void setFilePath(const QString& path);

@@ -1,0 +1,195 @@
+// The Grid Explorer: the sweep runs off the GUI thread, fills the table and
+// the plots, choosing a grid records it in the project, edits rerun the sweep
+// and drop the older result, and malformed projects never crash it.
+#include <QElapsedTimer>
+#include <QLabel>
+#include <QListWidget>
+#include <QSignalSpy>
+#include <QStackedWidget>
+#include <QStandardItemModel>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QtTest>
+
+#include "grid_explorer_page.h"
+#include "main_window.h"
+#include "project_document.h"
+#include "project_overview_page.h"
+#include "screenshot.h"
+#include "shardscope/core/presets.h"
+
+using shardscope::app::GridExplorerPage;
+using shardscope::app::MainWindow;
+namespace core = shardscope::core;
+
+namespace {
+
+constexpr int kSweepTimeoutMs = 120000;
+
+// Waits until the page shows the result of its newest run.
+bool waitForSweep(GridExplorerPage* page) {
+  QElapsedTimer timer;
+  timer.start();
+  while (page->isRunning() || page->shownJobId() != page->currentJobId()) {
+    if (timer.elapsed() > kSweepTimeoutMs) return false;
+    QTest::qWait(20);
+  }
+  return true;
+}
+
+}  // namespace
+
+class TestGridExplorer : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("ShardScopeTests"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_grid_explorer"));
+  }
+
+  void sidebarSwitchesPages() {
+    MainWindow window;
+    QCOMPARE(window.sidebar()->count(), 2);
+    QCOMPARE(window.sidebar()->item(0)->text(), QString("Model"));
+    QCOMPARE(window.sidebar()->item(1)->text(), QString("Grid Explorer"));
+    QCOMPARE(window.pages()->currentIndex(), 0);
+    window.sidebar()->setCurrentRow(1);
+    QCOMPARE(window.pages()->currentWidget(), static_cast<QWidget*>(window.gridExplorerPage()));
+    window.showPage(MainWindow::Page::Model);
+    QCOMPARE(window.pages()->currentWidget(), static_cast<QWidget*>(window.overviewPage()));
+  }
+
+  void sweepsTheDefaultProjectOffTheGuiThread() {
+    MainWindow window;
+    GridExplorerPage* page = window.gridExplorerPage();
+    // The constructor returned before the sweep finished (or, at the very
+    // least, the page reports a run in flight): the GUI thread never waits.
+    QVERIFY(page->currentJobId() >= 1);
+    QVERIFY(waitForSweep(page));
+    const auto& grids = page->result().grids;
+    QCOMPARE(static_cast<int>(grids.size()), 14);  // 7 divisors of 64, two layouts
+    QCOMPARE(page->gridModel()->rowCount(), 14);
+    QCOMPARE(page->gridModel()->columnCount(), static_cast<int>(GridExplorerPage::ColumnCount));
+    const int fitting = static_cast<int>(std::count_if(grids.begin(), grids.end(), [](const auto& g) { return g.fits; }));
+    QVERIFY(fitting > 0);
+    QCOMPARE(page->stepBarCount(), fitting);
+    QCOMPARE(page->memoryBarCount(), 14);  // every grid; those that do not fit in red
+    QVERIFY2(page->messageText().contains("14 grids"), qPrintable(page->messageText()));
+  }
+
+  void choosingRowZeroRecordsTheGrid() {
+    MainWindow window;
+    GridExplorerPage* page = window.gridExplorerPage();
+    QVERIFY(waitForSweep(page));
+    QVERIFY(!window.document()->isModified());
+    QSignalSpy chosen(page, &GridExplorerPage::gridChosen);
+    page->chooseRow(0);
+    QCOMPARE(chosen.count(), 1);
+    const auto& best = page->result().grids.front();
+    QCOMPARE(window.document()->project().chosen_group_size, std::optional<std::uint32_t>(best.grid.group_size));
+    QVERIFY(window.document()->isModified());
+    const auto* status = window.findChild<QLabel*>("statusGrid");
+    QVERIFY(status != nullptr);
+    QVERIFY2(status->text().startsWith(QString("Grid %1 \u00d7 %2 (").arg(best.grid.group_size).arg(best.grid.replicas)),
+             qPrintable(status->text()));
+    QVERIFY2(status->text().contains(QString("step %1 ms").arg(best.step.step_ms, 0, 'f', 2)), qPrintable(status->text()));
+    // Out-of-range rows are ignored.
+    page->chooseRow(-1);
+    page->chooseRow(1000);
+    QCOMPARE(chosen.count(), 1);
+  }
+
+  void anEditRerunsAndDropsTheOlderResult() {
+    MainWindow window;
+    GridExplorerPage* page = window.gridExplorerPage();
+    // Edit while the first sweep may still run: its result must never be shown.
+    const quint64 first = page->currentJobId();
+    core::Project edited = window.document()->project();
+    edited.cluster.nodes = 4;  // N = 32: 6 divisors, 12 grids
+    window.document()->edit(edited);
+    QVERIFY(page->isRunning());
+    QVERIFY(page->currentJobId() > first);
+    QVERIFY(waitForSweep(page));
+    QVERIFY(page->shownJobId() > first);
+    QCOMPARE(page->gridModel()->rowCount(), 12);
+    for (const auto& g : page->result().grids) QCOMPARE(g.grid.world_size, 32u);
+
+    // Several quick edits: one debounced run for the last state.
+    for (std::uint32_t nodes : {2u, 3u, 1u}) {
+      edited.cluster.nodes = nodes;
+      window.document()->edit(edited);
+    }
+    QVERIFY(waitForSweep(page));
+    QCOMPARE(page->gridModel()->rowCount(), 8);  // N = 8: 1, 2, 4, 8
+    for (const auto& g : page->result().grids) QCOMPARE(g.grid.world_size, 8u);
+  }
+
+  void cancelStopsTheSweep() {
+    MainWindow window;
+    GridExplorerPage* page = window.gridExplorerPage();
+    page->cancel();
+    QVERIFY(waitForSweep(page));  // cancelled or already done: either way the GUI is back
+    QVERIFY(page->result().grids.size() <= 14);
+    page->rerun();
+    QVERIFY(waitForSweep(page));
+    QCOMPARE(page->gridModel()->rowCount(), 14);
+  }
+
+  void malformedProjectsNeverCrash() {
+    MainWindow window;
+    GridExplorerPage* page = window.gridExplorerPage();
+    QVERIFY(waitForSweep(page));
+
+    core::Project none = window.document()->project();
+    none.cluster.nodes = 0;
+    window.document()->edit(none);
+    QVERIFY(waitForSweep(page));
+    QCOMPARE(page->gridModel()->rowCount(), 0);
+    QCOMPARE(page->stepBarCount(), 0);
+    QVERIFY2(page->messageText().contains("no GPUs"), qPrintable(page->messageText()));
+    page->chooseRow(0);  // nothing to choose
+
+    core::Project empty = core::defaultProject();
+    empty.model.tables.clear();
+    window.document()->edit(empty);
+    QVERIFY(waitForSweep(page));
+    QCOMPARE(page->gridModel()->rowCount(), 0);
+
+    core::Project tiny = core::defaultProject();
+    tiny.cluster.gpu.hbm_bytes = 1;  // nothing fits
+    window.document()->edit(tiny);
+    QVERIFY(waitForSweep(page));
+    QCOMPARE(page->gridModel()->rowCount(), 14);
+    QCOMPARE(page->stepBarCount(), 0);
+    page->chooseRow(0);  // a grid that does not fit can still be chosen
+    QCOMPARE(window.document()->project().chosen_group_size.has_value(), true);
+  }
+
+  void destroyingTheWindowMidSweepIsSafe() {
+    auto* window = new MainWindow;
+    core::Project edited = window->document()->project();
+    edited.cluster.nodes = 16;
+    window->document()->edit(edited);
+    QTest::qWait(200);  // the debounced run has started
+    delete window;      // cancels and waits for the runs
+  }
+
+  void screenshotOfTheGridExplorer() {
+    MainWindow window;
+    window.showPage(MainWindow::Page::GridExplorer);
+    QVERIFY(waitForSweep(window.gridExplorerPage()));
+    for (const QSize size : {QSize(1600, 1000), QSize(1280, 800)}) {
+      const QString path = QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/grid_explorer_%1x%2.png")
+                               .arg(size.width())
+                               .arg(size.height());
+      const core::Status saved = shardscope::app::saveScreenshot(window, path, size);
+      QVERIFY2(saved.ok(), saved.ok() ? "" : saved.error().message.c_str());
+      QVERIFY(QImage(path).size() == size);
+    }
+  }
+};
+
+QTEST_MAIN(TestGridExplorer)
+#include "tst_grid_explorer.moc"
