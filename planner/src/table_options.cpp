@@ -83,8 +83,18 @@ std::vector<std::vector<std::uint32_t>> membersByNode(const Grid& grid) {
 namespace {
 TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const GridCosts& gc, std::uint32_t t,
                               const core::Constraints& constraints, std::uint64_t capacity, bool splits,
-                              std::size_t per_node) {
+                              std::size_t per_node, const std::vector<TableOption>* unsplit = nullptr) {
   using core::ShardingType;
+  // Options already priced in the first pass (unconstrained tables) are reused.
+  auto reuse = [&](ShardingType type, std::vector<TableOption>& into) {
+    if (!unsplit) return false;
+    for (const auto& o : *unsplit)
+      if (o.type == type) {
+        into.push_back(o);
+        return true;
+      }
+    return false;
+  };
   TableChoices out;
   const auto& spec = model.model().tables[t];
   const std::uint32_t M = grid.group_size;
@@ -102,7 +112,7 @@ TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const Gr
 
   std::vector<TableOption> all;
   // table_wise
-  {
+  if (!reuse(ShardingType::TableWise, all)) {
     TableOption o{ShardingType::TableWise, {makePiece(model, grid, gc, t, 0, spec.rows, 0, spec.dim, -1)}};
     finish(o);
     all.push_back(std::move(o));
@@ -122,7 +132,7 @@ TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const Gr
   // column_wise: shards of TorchRec's width, placed table-wise
   const std::uint32_t width = columnShardWidth(spec.dim);
   const std::uint32_t ncols = spec.dim / width;
-  if (ncols > 1 && ncols <= M) {
+  if (ncols > 1 && ncols <= M && !reuse(ShardingType::ColumnWise, all)) {
     TableOption o{ShardingType::ColumnWise, {}};
     for (std::uint32_t k = 0; k < ncols; ++k) o.pieces.push_back(makePiece(model, grid, gc, t, 0, spec.rows, k * width, width, -1));
     finish(o);
@@ -145,7 +155,7 @@ TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const Gr
     }
   }
   // data_parallel: a full copy on every rank
-  {
+  if (!reuse(ShardingType::DataParallel, all)) {
     TableOption o{ShardingType::DataParallel, {}};
     const ShardCost dp = model.dataParallelCost(t, grid, gc);
     o.dp_load = dp.load();
@@ -221,7 +231,8 @@ std::vector<TableChoices> enumerateAllOptions(const CostModel& model, const Grid
     const bool constrained = constraints.find(model.model().tables[t].name) != nullptr;
     const bool heavy = tw_piece > split_threshold * mean_load || tw_mem > capacity || first.max_piece_memory > capacity;
     if (heavy || constrained)
-      out[t] = enumerateOptions(model, grid, gc, t, constraints, capacity, true, per_node);
+      out[t] = enumerateOptions(model, grid, gc, t, constraints, capacity, true, per_node,
+                                constrained ? nullptr : &out[t].options);
   }
   return out;
 }
