@@ -1,6 +1,7 @@
 // shardscope-cli plan: sweep every grid (M, layout) of a cluster for a model,
 // print them ranked, then the per-rank picture of the chosen grid.
 #include <atomic>
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -95,6 +96,7 @@ int runPlan(Args args) {
   }
   planner::SweepOptions options;
   options.balance_replica_sync = balance_sync;
+  options.sync_interval = std::max<std::uint32_t>(1, project->sync_interval);  // the project's, unless --sync-interval
   if (grid_arg) {
     const auto m = parsePositive(*grid_arg, project->cluster.worldSize());
     if (!m || project->cluster.worldSize() % *m != 0)

@@ -1,5 +1,6 @@
 #include "display_format.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -46,6 +47,138 @@ std::string formatScaledCount(double n) {
     if (n >= s.factor) return formatFixed(n / s.factor, n / s.factor >= 100 ? 0 : 1) + " " + s.suffix;
   }
   return formatShort(n);
+}
+
+std::string formatBytesDecimal(double bytes) {
+  struct Unit {
+    double factor;
+    const char* suffix;
+  };
+  static constexpr Unit kUnits[] = {{1e15, "PB"}, {1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "kB"}};
+  for (const Unit& u : kUnits) {
+    if (bytes >= u.factor * 0.9995) {
+      const double v = bytes / u.factor;
+      std::string s = v >= 99.95 || std::abs(v - std::round(v)) < 0.05 ? formatFixed(v, 0) : formatFixed(v, 1);
+      s += ' ';
+      s += u.suffix;
+      return s;
+    }
+  }
+  std::string s = formatFixed(bytes, 0);
+  s += " B";
+  return s;
+}
+
+std::string optimizerText(core::Optimizer o) {
+  switch (o) {
+    case core::Optimizer::SGD: return "SGD";
+    case core::Optimizer::RowWiseAdagrad: return "Row-wise Adagrad";
+    case core::Optimizer::Adam: return "Adam";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::optional<double> parseNumber(std::string_view s) {
+  s = trimmed(s);
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  double v = 0.0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> parseCount(std::string_view text) {
+  std::string_view s = trimmed(text);
+  double scale = 1.0;
+  if (!s.empty()) {
+    switch (s.back()) {
+      case 'k': case 'K': scale = 1e3; break;
+      case 'm': case 'M': scale = 1e6; break;
+      case 'g': case 'G': case 'b': case 'B': scale = 1e9; break;
+      case 't': case 'T': scale = 1e12; break;
+      default: break;
+    }
+    if (scale != 1.0) s = trimmed(s.substr(0, s.size() - 1));
+  }
+  // Digit groups: "40,000,000", "40 000 000", "40_000_000" (a thin space too).
+  std::string plain;
+  std::size_t group = 0;
+  bool grouped = false;
+  bool only_digits = true;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    std::size_t separator = 0;
+    if (c == ',' || c == '_' || c == ' ') separator = 1;
+    else if (s.compare(i, 3, "\xE2\x80\xAF") == 0 || s.compare(i, 3, "\xE2\x80\x89") == 0) separator = 3;
+    if (separator != 0 && only_digits && group > 0 && (grouped ? group == 3 : group <= 3)) {
+      grouped = true;
+      group = 0;
+      i += separator - 1;
+      continue;
+    }
+    if (separator != 0) return std::nullopt;
+    if (c < '0' || c > '9') only_digits = false;
+    ++group;
+    plain += c;
+  }
+  if (plain.empty() || (grouped && (!only_digits || group != 3))) return std::nullopt;
+  if (only_digits && scale == 1.0) {
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(plain.data(), plain.data() + plain.size(), v);
+    if (ec != std::errc() || end != plain.data() + plain.size()) return std::nullopt;
+    return v;
+  }
+  const std::optional<double> v = parseNumber(plain);
+  if (!v || *v < 0.0) return std::nullopt;
+  const double n = *v * scale;
+  // Whole numbers only, and exactly representable (2^53) so nothing is rounded.
+  if (n != std::floor(n) || n > 9007199254740992.0) return std::nullopt;
+  return static_cast<std::uint64_t>(n);
+}
+
+std::string poolingEditText(const core::PoolingSpec& p) {
+  if (p.kind == core::PoolingKind::Uniform) return formatShort(p.mean) + " \u00b1 " + formatShort(p.spread);
+  return formatShort(p.mean);
+}
+
+std::optional<core::PoolingSpec> parsePoolingText(std::string_view text, const core::PoolingSpec& current) {
+  std::string_view s = trimmed(text);
+  std::optional<core::PoolingKind> kind;
+  if (s.starts_with("fixed")) {
+    kind = core::PoolingKind::Fixed;
+    s.remove_prefix(5);
+  } else if (s.starts_with("uniform")) {
+    kind = core::PoolingKind::Uniform;
+    s.remove_prefix(7);
+  }
+  core::PoolingSpec p = current;
+  for (std::string_view pm : {std::string_view("\u00b1"), std::string_view("+/-"), std::string_view("+-")}) {
+    const auto at = s.find(pm);
+    if (at == std::string_view::npos) continue;
+    const std::optional<double> mean = parseNumber(s.substr(0, at));
+    const std::optional<double> spread = parseNumber(s.substr(at + pm.size()));
+    if (!mean || !spread || kind == core::PoolingKind::Fixed) return std::nullopt;
+    p.kind = core::PoolingKind::Uniform;
+    p.mean = *mean;
+    p.spread = *spread;
+    return p;
+  }
+  const std::optional<double> mean = parseNumber(s);
+  if (!mean) return std::nullopt;
+  p.mean = *mean;
+  if (kind) p.kind = *kind;
+  if (p.kind == core::PoolingKind::Fixed) p.spread = 0.0;
+  return p;
 }
 
 std::string poolingText(const core::PoolingSpec& p) {

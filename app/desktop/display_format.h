@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "shardscope/core/cluster.h"
@@ -28,6 +30,26 @@ namespace shardscope::app {
 [[nodiscard]] std::string poolingText(const core::PoolingSpec& p);
 // "uniform", "zipf 1.05", "hot 10% → 90%", "histogram (64 buckets)".
 [[nodiscard]] std::string accessText(const core::AccessSpec& a);
+
+// Decimal byte sizes with a unit, as the Model page and its histogram show
+// them: 1e6 -> "1 MB", 20480000000 -> "20.5 GB", 512 -> "512 B".
+[[nodiscard]] std::string formatBytesDecimal(double bytes);
+// "Row-wise Adagrad", "Adam", "SGD".
+[[nodiscard]] std::string optimizerText(core::Optimizer o);
+
+// What people type for a count of rows: "40000000", "40,000,000",
+// "40 000 000", "4e7", "40M", "1.5k", "2G" or "2B" (k/M/G or B/T = 1e3/1e6/1e9/1e12).
+// nullopt for anything else, a negative or fractional count, or one past
+// 64 bits.
+[[nodiscard]] std::optional<std::uint64_t> parseCount(std::string_view text);
+
+// Pooling as the table editor shows it: "3" (fixed), "20 ± 5" (uniform).
+[[nodiscard]] std::string poolingEditText(const core::PoolingSpec& p);
+// Reads "3", "fixed 3", "20 ± 5", "20 +- 5", "20+/-5", "uniform 20 ± 5".
+// A plain number keeps the kind of `current` (a uniform table keeps its
+// spread). Ranges are not checked here (core::checkTable does).
+[[nodiscard]] std::optional<core::PoolingSpec> parsePoolingText(std::string_view text,
+                                                                const core::PoolingSpec& current);
 
 // One line of a summary panel. `key` is stable (tests and object names use
 // it); `label` and `value` are what the user reads.

@@ -1,7 +1,11 @@
 #include "grid_explorer_page.h"
 
-#include <QFutureWatcher>
+#include <QComboBox>
 #include <QHBoxLayout>
+#include <QMouseEvent>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QTabWidget>
 #include <QHeaderView>
 #include <QLabel>
 #include <QProgressBar>
@@ -9,14 +13,13 @@
 #include <QSplitter>
 #include <QStandardItemModel>
 #include <QTableView>
-#include <QTimer>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <cmath>
-#include <exception>
+#include <limits>
 #include <qcustomplot.h>
 
+#include "planning_session.h"
 #include "project_document.h"
 
 namespace shardscope::app {
@@ -42,31 +45,6 @@ QString gridLabel(const planner::GridResult& g) {
       .arg(g.grid.layout == core::RankLayout::Strided ? QStringLiteral("strided") : QStringLiteral("contig"));
 }
 
-// Runs on a pool thread: copies in, a plain value out.
-SweepOutcome runSweep(const core::Project& project, const std::shared_ptr<std::atomic<bool>>& cancel,
-                      const planner::SweepProgress& progress) {
-  SweepOutcome outcome;
-  if (project.cluster.worldSize() == 0) {
-    outcome.error = "the cluster has no GPUs (N = 0)";
-    return outcome;
-  }
-  if (project.model.tables.empty()) {
-    outcome.error = "the model has no embedding tables";
-    return outcome;
-  }
-  try {
-    const core::Calibration* cal = project.calibration ? &*project.calibration : nullptr;
-    outcome.result = planner::sweep(project.model, project.cluster, cal, project.constraints, planner::SweepOptions{},
-                                    progress, cancel.get());
-  } catch (const std::exception& e) {
-    outcome.error = "planning failed: ";
-    outcome.error += e.what();
-  } catch (...) {
-    outcome.error = "planning failed";
-  }
-  return outcome;
-}
-
 QStandardItem* cell(const QString& text, double sort_value, Qt::Alignment align = Qt::AlignRight | Qt::AlignVCenter) {
   auto* item = new QStandardItem(text);
   item->setData(sort_value, GridExplorerPage::kSortRole);
@@ -86,33 +64,57 @@ void stylePlot(QCustomPlot* plot, const QPalette& palette) {
 
 }  // namespace
 
-GridExplorerPage::GridExplorerPage(ProjectDocument* document, QWidget* parent)
+GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
     : QWidget(parent),
-      document_(document),
-      debounce_(new QTimer(this)),
+      session_(session),
       progress_(new QProgressBar),
       cancel_button_(new QPushButton(tr("Cancel"))),
       message_(new QLabel),
+      step_units_(new QComboBox),
+      sync_interval_(new QSpinBox),
       step_plot_(new QCustomPlot),
       memory_plot_(new QCustomPlot),
+      imbalance_plot_(new QCustomPlot),
+      heatmap_plot_(new QCustomPlot),
+      heatmap_status_(new QLabel),
+      side_tabs_(new QTabWidget),
       memory_bars_(nullptr),
       memory_over_bars_(nullptr),
+      imbalance_bars_(nullptr),
       hbm_line_(nullptr),
       hbm_label_(nullptr),
+      heatmap_(nullptr),
+      heatmap_marker_(nullptr),
       model_(new QStandardItemModel(this)),
       table_(new QTableView) {
   setObjectName(QStringLiteral("gridExplorerPage"));
-  debounce_->setSingleShot(true);
-  debounce_->setInterval(150);
-  connect(debounce_, &QTimer::timeout, this, &GridExplorerPage::rerun);
-
   progress_->setObjectName(QStringLiteral("sweepProgress"));
   progress_->setTextVisible(true);
   progress_->setFormat(tr("planning grid %v of %m"));
+  progress_->setVisible(false);
   cancel_button_->setObjectName(QStringLiteral("sweepCancel"));
   cancel_button_->setEnabled(false);
   connect(cancel_button_, &QPushButton::clicked, this, &GridExplorerPage::cancel);
   message_->setObjectName(QStringLiteral("sweepMessage"));
+  message_->setWordWrap(true);
+  step_units_->setObjectName(QStringLiteral("stepUnits"));
+  step_units_->addItem(tr("Step time (ms)"));
+  step_units_->addItem(tr("Share of step (%)"));
+  step_units_->setToolTip(tr("Show the parts of the step in milliseconds or as shares of each grid's step"));
+  connect(step_units_, &QComboBox::currentIndexChanged, this, [this](int index) { setStepShares(index == 1); });
+  sync_interval_->setObjectName(QStringLiteral("syncInterval"));
+  sync_interval_->setRange(1, 1000000);
+  sync_interval_->setPrefix(tr("replica sync every "));
+  sync_interval_->setSuffix(tr(" steps"));
+  sync_interval_->setKeyboardTracking(false);
+  sync_interval_->setToolTip(tr("TorchRec's dmp_collection_sync_interval_batches: replicas all-reduce their embedding "
+                                "weights and optimizer state every k steps; the sync cost is amortised over k."));
+  sync_interval_->setValue(static_cast<int>(session_->document()->project().sync_interval));
+  connect(sync_interval_, &QSpinBox::valueChanged, this, &GridExplorerPage::setSyncInterval);
+  connect(session_->document(), &ProjectDocument::projectChanged, this, [this] {
+    const QSignalBlocker block(sync_interval_);
+    sync_interval_->setValue(static_cast<int>(session_->document()->project().sync_interval));
+  });
 
   // Step time: four stacked bar series, one per part of the step.
   stylePlot(step_plot_, palette());
@@ -165,7 +167,61 @@ GridExplorerPage::GridExplorerPage(ProjectDocument* document, QWidget* parent)
   memory_plot_->yAxis->setLabel(tr("memory per GPU, max over ranks (GiB)"));
   memory_plot_->xAxis->setLabel(tr("every grid: M = sharding group size, R = replicas"));
 
-  for (QCustomPlot* plot : {step_plot_, memory_plot_}) {
+  // Load imbalance (max/mean of the per-rank loads) of every grid.
+  stylePlot(imbalance_plot_, palette());
+  imbalance_plot_->setObjectName(QStringLiteral("imbalancePlot"));
+  imbalance_bars_ = new QCPBars(imbalance_plot_->xAxis, imbalance_plot_->yAxis);
+  imbalance_bars_->setName(tr("max / mean load"));
+  imbalance_bars_->setWidthType(QCPBars::wtPlotCoords);
+  imbalance_bars_->setWidth(0.7);
+  imbalance_bars_->setPen(Qt::NoPen);
+  imbalance_bars_->setBrush(QColor(0xe0, 0x8a, 0x2e));
+  imbalance_bars_->setBaseValue(1.0);
+  imbalance_plot_->yAxis->setLabel(tr("load imbalance: max / mean over ranks"));
+  imbalance_plot_->xAxis->setLabel(tr("every grid: M = sharding group size, R = replicas"));
+
+  // Throughput per GPU over world size x M: one cell per grid, the better layout.
+  stylePlot(heatmap_plot_, palette());
+  heatmap_plot_->setObjectName(QStringLiteral("heatmapPlot"));
+  heatmap_ = new QCPColorMap(heatmap_plot_->xAxis, heatmap_plot_->yAxis);
+  // Viridis (perceptually uniform, readable in grey and for colour-blind users).
+  QCPColorGradient gradient;
+  gradient.setColorStops({{0.0, QColor(0x44, 0x01, 0x54)},
+                          {0.25, QColor(0x3b, 0x52, 0x8b)},
+                          {0.5, QColor(0x21, 0x91, 0x8c)},
+                          {0.75, QColor(0x5e, 0xc9, 0x62)},
+                          {1.0, QColor(0xfd, 0xe7, 0x25)}});
+  gradient.setNanHandling(QCPColorGradient::nhTransparent);
+  heatmap_->setInterpolate(false);
+  heatmap_->setTightBoundary(false);
+  auto* scale = new QCPColorScale(heatmap_plot_);
+  heatmap_plot_->plotLayout()->addElement(0, 1, scale);
+  scale->setType(QCPAxis::atRight);
+  scale->axis()->setLabel(tr("samples/s per GPU"));
+  scale->setBarWidth(12);
+  heatmap_->setColorScale(scale);  // adopts the scale's gradient: set ours after
+  heatmap_->setGradient(gradient);
+  // Per-GPU throughput spans orders of magnitude across grids: a log colour scale.
+  heatmap_->setDataScaleType(QCPAxis::stLogarithmic);
+  scale->axis()->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+  scale->axis()->setNumberFormat(QStringLiteral("eb"));
+  scale->axis()->setNumberPrecision(0);
+  auto* margins = new QCPMarginGroup(heatmap_plot_);
+  heatmap_plot_->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+  scale->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+  heatmap_plot_->xAxis->setLabel(tr("world size N (GPUs)"));
+  heatmap_plot_->yAxis->setLabel(tr("sharding group size M"));
+  heatmap_plot_->yAxis->grid()->setVisible(false);
+  heatmap_plot_->yAxis->setSubTicks(false);
+  heatmap_marker_ = new QCPItemRect(heatmap_plot_);
+  heatmap_marker_->setPen(QPen(QColor(0xd0, 0x20, 0x20), 2.5));
+  heatmap_marker_->setBrush(Qt::NoBrush);
+  heatmap_marker_->setVisible(false);
+  heatmap_status_->setObjectName(QStringLiteral("heatmapStatus"));
+  heatmap_status_->setWordWrap(true);
+  connect(heatmap_plot_, &QCustomPlot::mousePress, this, &GridExplorerPage::onHeatmapClick);
+
+  for (QCustomPlot* plot : {step_plot_, memory_plot_, imbalance_plot_}) {
     connect(plot, &QCustomPlot::plottableClick, this, &GridExplorerPage::onPlottableClick);
   }
 
@@ -201,130 +257,130 @@ GridExplorerPage::GridExplorerPage(ProjectDocument* document, QWidget* parent)
 
   auto* bar = new QHBoxLayout;
   bar->addWidget(message_, 1);
+  bar->addWidget(sync_interval_);
+  bar->addWidget(step_units_);
   bar->addWidget(progress_);
   bar->addWidget(cancel_button_);
 
+  side_tabs_->setObjectName(QStringLiteral("gridSideTabs"));
+  side_tabs_->addTab(memory_plot_, tr("Memory per GPU"));
+  side_tabs_->addTab(imbalance_plot_, tr("Imbalance"));
   auto* plots = new QSplitter(Qt::Horizontal);
   plots->setChildrenCollapsible(false);
   plots->addWidget(step_plot_);
-  plots->addWidget(memory_plot_);
+  plots->addWidget(side_tabs_);
   plots->setStretchFactor(0, 3);
   plots->setStretchFactor(1, 2);
+
+  auto* heatmap_box = new QWidget;
+  auto* heatmap_layout = new QVBoxLayout(heatmap_box);
+  heatmap_layout->setContentsMargins(0, 0, 0, 0);
+  heatmap_layout->addWidget(heatmap_plot_, 1);
+  heatmap_layout->addWidget(heatmap_status_);
+  auto* lower = new QSplitter(Qt::Horizontal);
+  lower->setChildrenCollapsible(false);
+  lower->addWidget(table_);
+  lower->addWidget(heatmap_box);
+  lower->setStretchFactor(0, 3);
+  lower->setStretchFactor(1, 2);
+  lower->setSizes({600, 400});
+  // The table scrolls; it must not claim the width the heatmap needs.
+  table_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Expanding);
+  heatmap_plot_->setMinimumWidth(360);
 
   auto* vertical = new QSplitter(Qt::Vertical);
   vertical->setChildrenCollapsible(false);
   vertical->addWidget(plots);
-  vertical->addWidget(table_);
-  vertical->setStretchFactor(0, 3);
-  vertical->setStretchFactor(1, 2);
+  vertical->addWidget(lower);
+  vertical->setStretchFactor(0, 1);
+  vertical->setStretchFactor(1, 1);
   table_->setMinimumHeight(140);
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(bar);
   layout->addWidget(vertical, 1);
 
-  connect(document_, &ProjectDocument::projectChanged, this, &GridExplorerPage::scheduleRerun);
-  rerun();
+  connect(session_, &PlanningSession::sweepStarted, this, &GridExplorerPage::onSweepStarted);
+  connect(session_, &PlanningSession::sweepProgress, this, &GridExplorerPage::onProgress);
+  connect(session_, &PlanningSession::sweepFinished, this, &GridExplorerPage::onFinished);
+  connect(session_, &PlanningSession::sweepCancelled, this, [this] {
+    cancel_button_->setEnabled(false);
+    progress_->setVisible(false);
+    message_->setText(tr("Cancelled; the grids shown are for the project before the last change."));
+  });
+  connect(session_, &PlanningSession::chosenChanged, this, &GridExplorerPage::showChosen);
+  connect(session_, &PlanningSession::scalingStarted, this, [this] {
+    heatmap_status_->setText(tr("Planning world sizes 8 to 4,096 for the heatmap\u2026"));
+  });
+  connect(session_, &PlanningSession::scalingProgress, this, [this](int done, int total) {
+    heatmap_status_->setText(tr("Planning world sizes for the heatmap: %1 of %2\u2026").arg(done).arg(total));
+  });
+  connect(session_, &PlanningSession::scalingFinished, this, &GridExplorerPage::fillHeatmap);
+  if (session_->hasResult()) onFinished(session_->shownJobId());
 }
 
-GridExplorerPage::~GridExplorerPage() {
-  // Stop every run and wait for it (bounded by one grid): the runs post to this object.
-  if (cancel_flag_) cancel_flag_->store(true);
-  for (QFuture<SweepOutcome>& future : futures_) future.waitForFinished();
-}
+const planner::SweepResult& GridExplorerPage::result() const { return session_->result(); }
+bool GridExplorerPage::isRunning() const { return session_->isRunning(); }
+quint64 GridExplorerPage::currentJobId() const { return session_->currentJobId(); }
+quint64 GridExplorerPage::shownJobId() const { return session_->shownJobId(); }
+void GridExplorerPage::rerun() { session_->rerun(); }
+void GridExplorerPage::cancel() { session_->cancel(); }
 
 int GridExplorerPage::stepBarCount() const { return step_bars_.front()->dataCount(); }
 
 int GridExplorerPage::memoryBarCount() const { return memory_bars_->dataCount() + memory_over_bars_->dataCount(); }
 
-QString GridExplorerPage::messageText() const { return message_->text(); }
-
-void GridExplorerPage::scheduleRerun() {
-  // Stop the stale run at once; start a new one when the edits settle.
-  // The run in flight is stale now: its result will be dropped.
-  if (cancel_flag_) cancel_flag_->store(true);
-  ++job_id_;
-  running_ = true;
-  cancel_button_->setEnabled(true);
-  progress_->setRange(0, 0);
-  progress_->setVisible(true);
-  message_->setText(tr("The project changed; planning again\u2026"));
-  debounce_->start();
+int GridExplorerPage::heatmapCellCount() const {
+  int n = 0;
+  for (const ScalingCell& c : session_->scaling().cells) n += c.planned ? 1 : 0;
+  return n;
 }
 
-void GridExplorerPage::rerun() {
-  debounce_->stop();
-  if (cancel_flag_) cancel_flag_->store(true);
-  futures_.erase(std::remove_if(futures_.begin(), futures_.end(),
-                                [](const QFuture<SweepOutcome>& f) { return f.isFinished(); }),
-                 futures_.end());
+QString GridExplorerPage::messageText() const { return message_->text(); }
 
-  const quint64 id = ++job_id_;
-  auto flag = std::make_shared<std::atomic<bool>>(false);
-  cancel_flag_ = flag;
-  running_ = true;
+void GridExplorerPage::setSyncInterval(int steps) {
+  ProjectDocument* document = session_->document();
+  if (steps < 1 || static_cast<std::uint32_t>(steps) == document->project().sync_interval) return;
+  core::Project edited = document->project();
+  edited.sync_interval = static_cast<std::uint32_t>(steps);
+  document->edit(std::move(edited), tr("Set replica sync interval to %1 steps").arg(steps));
+}
+
+void GridExplorerPage::setStepShares(bool shares) {
+  if (step_units_->currentIndex() != (shares ? 1 : 0)) step_units_->setCurrentIndex(shares ? 1 : 0);
+  if (step_shares_ == shares) return;
+  step_shares_ = shares;
+  fillStepPlot();
+}
+
+void GridExplorerPage::onSweepStarted() {
   cancel_button_->setEnabled(true);
   progress_->setRange(0, 0);  // busy until the first grid is done
   progress_->setVisible(true);
-  message_->setText(tr("Planning every grid of %1 GPUs\u2026").arg(document_->project().cluster.worldSize()));
-
-  // The progress callback runs on the pool thread; it only posts to this
-  // object (which waits for its runs before it goes away).
-  planner::SweepProgress progress = [this, id](std::size_t done, std::size_t total) {
-    QMetaObject::invokeMethod(
-        this, [this, id, done, total] { onProgress(id, static_cast<int>(done), static_cast<int>(total)); },
-        Qt::QueuedConnection);
-    return true;
-  };
-  QFuture<SweepOutcome> future =
-      QtConcurrent::run([project = document_->project(), flag, progress] { return runSweep(project, flag, progress); });
-  futures_.push_back(future);
-  auto* watcher = new QFutureWatcher<SweepOutcome>(this);
-  connect(watcher, &QFutureWatcher<SweepOutcome>::finished, this, [this, watcher, id] {
-    onFinished(id, watcher->result());
-    watcher->deleteLater();
-  });
-  watcher->setFuture(future);
+  message_->setText(tr("Planning every grid of %1 GPUs\u2026").arg(session_->document()->project().cluster.worldSize()));
 }
 
-void GridExplorerPage::cancel() {
-  if (cancel_flag_) cancel_flag_->store(true);
-  if (debounce_->isActive()) {
-    // Cancelled before the rerun started: keep the (older) grids shown.
-    debounce_->stop();
-    running_ = false;
-    cancel_button_->setEnabled(false);
-    progress_->setVisible(false);
-    message_->setText(tr("Cancelled; the grids shown are for the project before the last change."));
-  }
-}
-
-void GridExplorerPage::onProgress(quint64 job_id, int done, int total) {
-  if (job_id != job_id_ || !running_) return;  // an older run
+void GridExplorerPage::onProgress(int done, int total) {
   progress_->setRange(0, std::max(total, 1));
   progress_->setValue(done);
 }
 
-void GridExplorerPage::onFinished(quint64 job_id, const SweepOutcome& outcome) {
-  if (job_id != job_id_) return;  // an older run: dropped
-  running_ = false;
+void GridExplorerPage::onFinished(quint64 job_id) {
   cancel_button_->setEnabled(false);
   progress_->setVisible(false);
-  shown_job_id_ = job_id;
-  result_ = outcome.result;
-  hbm_gib_ = static_cast<double>(document_->project().cluster.gpu.hbm_bytes) / kGiB;
-  chosen_text_.clear();
+  const planner::SweepResult& result = session_->result();
+  hbm_gib_ = static_cast<double>(session_->plannedProject().cluster.gpu.hbm_bytes) / kGiB;
 
   const std::size_t fitting = static_cast<std::size_t>(
-      std::count_if(result_.grids.begin(), result_.grids.end(), [](const auto& g) { return g.fits; }));
-  if (!outcome.error.empty()) {
-    message_->setText(tr("Nothing to plan: %1.").arg(QString::fromStdString(outcome.error)));
-  } else if (result_.cancelled) {
-    message_->setText(tr("Cancelled: %1 grids planned, %2 fit.").arg(result_.grids.size()).arg(fitting));
-  } else if (const planner::GridResult* best = result_.best()) {
+      std::count_if(result.grids.begin(), result.grids.end(), [](const auto& g) { return g.fits; }));
+  if (!session_->error().isEmpty()) {
+    message_->setText(tr("Nothing to plan: %1.").arg(session_->error()));
+  } else if (result.cancelled) {
+    message_->setText(tr("Cancelled: %1 grids planned, %2 fit.").arg(result.grids.size()).arg(fitting));
+  } else if (const planner::GridResult* best = result.best()) {
     message_->setText(tr("%1 grids of N = %2 GPUs, %3 fit. Best: M = %4 \u00d7 R = %5 (%6), %7 ms per step. "
-                         "Click a row or a bar to choose a grid.")
-                          .arg(result_.grids.size())
+                         "Click a row, a bar or a heatmap cell to choose a grid.")
+                          .arg(result.grids.size())
                           .arg(best->grid.world_size)
                           .arg(fitting)
                           .arg(best->grid.group_size)
@@ -332,22 +388,20 @@ void GridExplorerPage::onFinished(quint64 job_id, const SweepOutcome& outcome) {
                           .arg(layoutName(best->grid.layout))
                           .arg(best->step.step_ms, 0, 'f', 2));
   } else {
-    message_->setText(tr("%1 grids planned; none fits in %2 GiB of HBM.").arg(result_.grids.size()).arg(hbm_gib_, 0, 'f', 1));
+    message_->setText(tr("%1 grids planned; none fits in %2 GiB of HBM.").arg(result.grids.size()).arg(hbm_gib_, 0, 'f', 1));
   }
-  showResult();
+  fillTable();
+  fillPlots();
+  showChosen();
   emit sweepFinished(job_id);
 }
 
-void GridExplorerPage::showResult() {
-  fillTable();
-  fillPlots();
-}
-
 void GridExplorerPage::fillTable() {
+  const planner::SweepResult& result = session_->result();
   table_->setSortingEnabled(false);
   model_->removeRows(0, model_->rowCount());
-  for (std::size_t i = 0; i < result_.grids.size(); ++i) {
-    const planner::GridResult& g = result_.grids[i];
+  for (std::size_t i = 0; i < result.grids.size(); ++i) {
+    const planner::GridResult& g = result.grids[i];
     const double memory = maxMemoryGiB(g);
     QList<QStandardItem*> row;
     QStandardItem* rank = cell(QString::number(i + 1), static_cast<double>(i));
@@ -377,79 +431,56 @@ void GridExplorerPage::fillTable() {
 }
 
 void GridExplorerPage::fillPlots() {
+  const planner::SweepResult& result = session_->result();
   // Grids in M order, strided before contiguous.
-  std::vector<int> order(result_.grids.size());
+  std::vector<int> order(result.grids.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  std::stable_sort(order.begin(), order.end(), [this](int a, int b) {
-    const auto& ga = result_.grids[static_cast<std::size_t>(a)].grid;
-    const auto& gb = result_.grids[static_cast<std::size_t>(b)].grid;
+  std::stable_sort(order.begin(), order.end(), [&result](int a, int b) {
+    const auto& ga = result.grids[static_cast<std::size_t>(a)].grid;
+    const auto& gb = result.grids[static_cast<std::size_t>(b)].grid;
     if (ga.group_size != gb.group_size) return ga.group_size < gb.group_size;
     return ga.layout == core::RankLayout::Strided && gb.layout != core::RankLayout::Strided;
   });
-
   step_keys_.clear();
   memory_keys_.clear();
-  QVector<double> step_k;
-  QVector<double> parts[4];
-  auto step_ticker = QSharedPointer<QCPAxisTickerText>::create();
-  double step_max = 0;
   for (int index : order) {
-    const planner::GridResult& g = result_.grids[static_cast<std::size_t>(index)];
-    if (!g.fits) continue;
-    const double key = static_cast<double>(step_keys_.size());
-    step_keys_.push_back(index);
-    step_k.append(key);
-    parts[0].append(g.step.embedding_ms);
-    parts[1].append(g.step.all_to_all_ms);
-    parts[2].append(g.step.replica_sync_ms);
-    parts[3].append(g.step.dense_ms);
-    step_max = std::max(step_max, g.step.embedding_ms + g.step.all_to_all_ms + g.step.replica_sync_ms + g.step.dense_ms);
-    step_ticker->addTick(key, gridLabel(g));
+    memory_keys_.push_back(index);
+    if (result.grids[static_cast<std::size_t>(index)].fits) step_keys_.push_back(index);
   }
-  for (std::size_t p = 0; p < step_bars_.size(); ++p) step_bars_[p]->setData(step_k, parts[p], true);
-  // The total above each bar: the small parts are hard to see on a linear
-  // axis; the table has every number.
-  for (QCPItemText* label : step_totals_) step_plot_->removeItem(label);
-  step_totals_.clear();
-  for (std::size_t k = 0; k < step_keys_.size(); ++k) {
-    const planner::GridResult& g = result_.grids[static_cast<std::size_t>(step_keys_[k])];
-    auto* label = new QCPItemText(step_plot_);
-    label->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
-    label->position->setCoords(static_cast<double>(k), step_k.isEmpty() ? 0.0 :
-        parts[0][static_cast<qsizetype>(k)] + parts[1][static_cast<qsizetype>(k)] +
-        parts[2][static_cast<qsizetype>(k)] + parts[3][static_cast<qsizetype>(k)]);
-    label->setText(QString::number(g.step.step_ms, 'f', g.step.step_ms >= 100 ? 0 : 1));
-    QFont small = label->font();
-    small.setPointSizeF(small.pointSizeF() * 0.85);
-    label->setFont(small);
-    label->setPadding(QMargins(0, 0, 0, 2));
-    step_totals_.push_back(label);
-  }
-  step_plot_->xAxis->setTicker(step_ticker);
-  step_plot_->xAxis->setRange(-0.6, std::max(static_cast<double>(step_keys_.size()) - 0.4, 0.4));
-  step_plot_->yAxis->setRange(0, step_max > 0 ? step_max * 1.25 : 1.0);
-  step_plot_->replot(QCustomPlot::rpQueuedReplot);
+  fillStepPlot();
 
   QVector<double> fit_k;
   QVector<double> fit_v;
   QVector<double> over_k;
   QVector<double> over_v;
+  QVector<double> imb_k;
+  QVector<double> imb_v;
   auto memory_ticker = QSharedPointer<QCPAxisTickerText>::create();
   double memory_max = hbm_gib_;
-  for (int index : order) {
-    const planner::GridResult& g = result_.grids[static_cast<std::size_t>(index)];
-    const double key = static_cast<double>(memory_keys_.size());
+  double imbalance_max = 1.0;
+  for (std::size_t k = 0; k < memory_keys_.size(); ++k) {
+    const planner::GridResult& g = result.grids[static_cast<std::size_t>(memory_keys_[k])];
+    const auto key = static_cast<double>(k);
     const double gib = maxMemoryGiB(g);
-    memory_keys_.push_back(index);
     (g.fits ? fit_k : over_k).append(key);
     (g.fits ? fit_v : over_v).append(gib);
+    imb_k.append(key);
+    imb_v.append(g.imbalance.max_over_mean);
     memory_max = std::max(memory_max, gib);
+    imbalance_max = std::max(imbalance_max, g.imbalance.max_over_mean);
     memory_ticker->addTick(key, gridLabel(g));
   }
   memory_bars_->setData(fit_k, fit_v, true);
   memory_over_bars_->setData(over_k, over_v, true);
-  memory_plot_->xAxis->setTicker(memory_ticker);
-  memory_plot_->xAxis->setRange(-0.6, std::max(static_cast<double>(memory_keys_.size()) - 0.4, 0.4));
+  imbalance_bars_->setData(imb_k, imb_v, true);
+  const double x_max = std::max(static_cast<double>(memory_keys_.size()) - 0.4, 0.4);
+  // Many grids: turn the labels so they do not overlap.
+  const int rotation = memory_keys_.size() > 10 ? -90 : 0;
+  for (QCustomPlot* plot : {memory_plot_, imbalance_plot_}) {
+    plot->xAxis->setTicker(memory_ticker);
+    plot->xAxis->setRange(-0.6, x_max);
+    plot->xAxis->setTickLabelRotation(rotation);
+  }
   memory_plot_->yAxis->setRange(0, memory_max > 0 ? memory_max * 1.15 : 1.0);
   hbm_line_->point1->setCoords(0, hbm_gib_);
   hbm_line_->point2->setCoords(1, hbm_gib_);
@@ -457,37 +488,183 @@ void GridExplorerPage::fillPlots() {
   hbm_label_->setText(tr("HBM %1 GiB").arg(hbm_gib_, 0, 'f', 1));
   hbm_line_->setVisible(hbm_gib_ > 0);
   hbm_label_->setVisible(hbm_gib_ > 0);
-  // Many grids: turn the labels so they do not overlap.
-  const int rotation = memory_keys_.size() > 10 ? -90 : 0;
-  memory_plot_->xAxis->setTickLabelRotation(rotation);
-  step_plot_->xAxis->setTickLabelRotation(step_keys_.size() > 6 ? -90 : 0);
   memory_plot_->replot(QCustomPlot::rpQueuedReplot);
+  imbalance_plot_->yAxis->setRange(1.0, 1.0 + std::max(imbalance_max - 1.0, 0.01) * 1.2);
+  imbalance_plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void GridExplorerPage::fillStepPlot() {
+  const planner::SweepResult& result = session_->result();
+  QVector<double> step_k;
+  QVector<double> parts[4];
+  auto step_ticker = QSharedPointer<QCPAxisTickerText>::create();
+  double step_max = 0;
+  for (std::size_t k = 0; k < step_keys_.size(); ++k) {
+    const planner::GridResult& g = result.grids[static_cast<std::size_t>(step_keys_[k])];
+    const double values[4] = {g.step.embedding_ms, g.step.all_to_all_ms, g.step.replica_sync_ms, g.step.dense_ms};
+    const double total = values[0] + values[1] + values[2] + values[3];
+    step_k.append(static_cast<double>(k));
+    for (int p = 0; p < 4; ++p) parts[p].append(step_shares_ && total > 0 ? values[p] / total * 100.0 : values[p]);
+    step_max = std::max(step_max, step_shares_ ? 100.0 : total);
+    step_ticker->addTick(static_cast<double>(k), gridLabel(g));
+  }
+  for (std::size_t p = 0; p < step_bars_.size(); ++p) step_bars_[p]->setData(step_k, parts[p], true);
+  // The step time above each bar (also in share mode, where bars are all 100%).
+  for (QCPItemText* label : step_totals_) step_plot_->removeItem(label);
+  step_totals_.clear();
+  for (std::size_t k = 0; k < step_keys_.size(); ++k) {
+    const planner::GridResult& g = result.grids[static_cast<std::size_t>(step_keys_[k])];
+    const auto i = static_cast<qsizetype>(k);
+    auto* label = new QCPItemText(step_plot_);
+    label->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
+    label->position->setCoords(static_cast<double>(k), parts[0][i] + parts[1][i] + parts[2][i] + parts[3][i]);
+    label->setText(QString::number(g.step.step_ms, 'f', g.step.step_ms >= 100 ? 0 : 1));
+    QFont small = label->font();
+    small.setPointSizeF(small.pointSizeF() * 0.85);
+    label->setFont(small);
+    label->setPadding(QMargins(0, 0, 0, 2));
+    step_totals_.push_back(label);
+  }
+  step_plot_->yAxis->setLabel(step_shares_ ? tr("share of the predicted step (%), step ms on top")
+                                           : tr("predicted step time (ms)"));
+  step_plot_->xAxis->setTicker(step_ticker);
+  step_plot_->xAxis->setRange(-0.6, std::max(static_cast<double>(step_keys_.size()) - 0.4, 0.4));
+  step_plot_->yAxis->setRange(0, step_max > 0 ? step_max * 1.25 : 1.0);
+  step_plot_->xAxis->setTickLabelRotation(step_keys_.size() > 6 ? -90 : 0);
+  step_plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void GridExplorerPage::fillHeatmap() {
+  const ScalingResult& scaling = session_->scaling();
+  for (QCPItemText* label : heatmap_labels_) heatmap_plot_->removeItem(label);
+  heatmap_labels_.clear();
+  const auto cols = static_cast<int>(scaling.world_sizes.size());
+  const auto rows = static_cast<int>(scaling.group_sizes.size());
+  heatmap_->data()->setSize(std::max(cols, 1), std::max(rows, 1));
+  heatmap_->data()->setRange(QCPRange(0, std::max(cols - 1, 0)), QCPRange(0, std::max(rows - 1, 0)));
+  heatmap_->data()->fill(std::numeric_limits<double>::quiet_NaN());
+  const double best = scaling.bestPerGpu();
+  int fitting = 0;
+  for (int mi = 0; mi < rows; ++mi) {
+    for (int ni = 0; ni < cols; ++ni) {
+      const ScalingCell* c = scaling.at(static_cast<std::size_t>(mi), static_cast<std::size_t>(ni));
+      if (c == nullptr || !c->planned) continue;
+      auto* label = new QCPItemText(heatmap_plot_);
+      label->position->setCoords(ni, mi);
+      QFont small = label->font();
+      small.setPointSizeF(small.pointSizeF() * 0.8);
+      label->setFont(small);
+      if (c->fits) {
+        ++fitting;
+        heatmap_->data()->setCell(ni, mi, c->samples_per_second_per_gpu);
+        const double efficiency = best > 0 ? c->samples_per_second_per_gpu / best : 0;
+        // Two significant digits below 10%, so 0.4% and 0.04% stay apart.
+        const double percent = efficiency * 100.0;
+        label->setText(percent >= 9.95  ? QString::number(percent, 'f', 0)
+                       : percent >= 0.995 ? QString::number(percent, 'f', 1)
+                                          : QString::number(percent, 'g', 2));
+        label->setColor(efficiency > 0.6 ? Qt::black : Qt::white);
+      } else {
+        label->setText(tr("OOM"));
+        label->setColor(QColor(0xb0, 0x30, 0x30));
+      }
+      heatmap_labels_.push_back(label);
+    }
+  }
+  auto x_ticker = QSharedPointer<QCPAxisTickerText>::create();
+  for (int ni = 0; ni < cols; ++ni) x_ticker->addTick(ni, QString::number(scaling.world_sizes[static_cast<std::size_t>(ni)]));
+  auto y_ticker = QSharedPointer<QCPAxisTickerText>::create();
+  for (int mi = 0; mi < rows; ++mi) y_ticker->addTick(mi, QString::number(scaling.group_sizes[static_cast<std::size_t>(mi)]));
+  heatmap_plot_->xAxis->setTicker(x_ticker);
+  heatmap_plot_->yAxis->setTicker(y_ticker);
+  heatmap_plot_->xAxis->setRange(-0.5, std::max(cols, 1) - 0.5);
+  heatmap_plot_->yAxis->setRange(-0.5, std::max(rows, 1) - 0.5);
+  heatmap_plot_->xAxis->setTickLabelRotation(cols > 8 ? -45 : 0);
+  // Log colours: from 1/1000 of the best cell (darkest) to the best.
+  if (best > 0) heatmap_->setDataRange(QCPRange(best / 1000.0, best));
+  if (!scaling.error.empty()) {
+    heatmap_status_->setText(tr("No heatmap: %1.").arg(QString::fromStdString(scaling.error)));
+  } else {
+    heatmap_status_->setText(
+        tr("%1 grids at %2 world sizes, %3 fit%4. Cell text: throughput per GPU as %% of the best cell; "
+           "click a cell to choose that grid (another N rescales the cluster).")
+            .arg(heatmapCellCount())
+            .arg(cols)
+            .arg(fitting)
+            .arg(scaling.cancelled ? tr(" (cancelled)") : QString()));
+  }
+  showChosen();
+}
+
+void GridExplorerPage::showChosen() {
+  const planner::SweepResult& result = session_->result();
+  const int chosen = session_->chosenIndex();
+  chosen_text_.clear();
+  if (chosen >= 0) {
+    const planner::GridResult& g = result.grids[static_cast<std::size_t>(chosen)];
+    chosen_text_ = PlanningSession::describe(g);
+    // Select the grid's row wherever the table is sorted.
+    for (int row = 0; row < model_->rowCount(); ++row) {
+      if (model_->item(row, ColRank)->data(kGridIndexRole).toInt() == chosen) {
+        if (table_->currentIndex().row() != row) table_->selectRow(row);
+        break;
+      }
+    }
+  } else {
+    table_->clearSelection();
+  }
+  // Mark the chosen grid's heatmap cell.
+  const ScalingResult& scaling = session_->scaling();
+  const planner::GridResult* grid = chosen >= 0 ? &result.grids[static_cast<std::size_t>(chosen)] : nullptr;
+  bool marked = false;
+  if (grid != nullptr) {
+    const auto n = std::find(scaling.world_sizes.begin(), scaling.world_sizes.end(), grid->grid.world_size);
+    const auto m = std::find(scaling.group_sizes.begin(), scaling.group_sizes.end(), grid->grid.group_size);
+    if (n != scaling.world_sizes.end() && m != scaling.group_sizes.end()) {
+      const double x = static_cast<double>(n - scaling.world_sizes.begin());
+      const double y = static_cast<double>(m - scaling.group_sizes.begin());
+      heatmap_marker_->topLeft->setCoords(x - 0.5, y + 0.5);
+      heatmap_marker_->bottomRight->setCoords(x + 0.5, y - 0.5);
+      marked = true;
+    }
+  }
+  heatmap_marker_->setVisible(marked);
+  heatmap_plot_->replot(QCustomPlot::rpQueuedReplot);
+  if (!chosen_text_.isEmpty()) emit gridChosen(chosen_text_);
 }
 
 void GridExplorerPage::chooseRow(int row) {
   if (row < 0 || row >= model_->rowCount()) return;
   const QVariant index = model_->item(row, ColRank)->data(kGridIndexRole);
-  if (index.isValid()) chooseGrid(index.toInt());
+  if (index.isValid()) session_->choose(index.toInt());
 }
 
-void GridExplorerPage::chooseGrid(int grid_index) {
-  if (grid_index < 0 || static_cast<std::size_t>(grid_index) >= result_.grids.size()) return;
-  const planner::GridResult& g = result_.grids[static_cast<std::size_t>(grid_index)];
-  // Select the grid's row wherever the table is sorted.
-  for (int row = 0; row < model_->rowCount(); ++row) {
-    if (model_->item(row, ColRank)->data(kGridIndexRole).toInt() == grid_index) {
-      table_->selectRow(row);
-      break;
-    }
+void GridExplorerPage::chooseHeatmapCell(std::size_t m_index, std::size_t n_index) {
+  const ScalingResult& scaling = session_->scaling();
+  const ScalingCell* c = scaling.at(m_index, n_index);
+  if (c == nullptr || !c->planned) return;
+  ProjectDocument* document = session_->document();
+  const core::Project& project = document->project();
+  if (c->world_size == project.cluster.worldSize()) {
+    document->chooseGrid(c->group_size, c->layout);
+    return;
   }
-  chosen_text_ = tr("Grid %1 \u00d7 %2 (%3): step %4 ms")
-                     .arg(g.grid.group_size)
-                     .arg(g.grid.replicas)
-                     .arg(layoutName(g.grid.layout))
-                     .arg(g.step.step_ms, 0, 'f', 2);
-  if (!g.fits) chosen_text_ += tr(" \u2014 does not fit");
-  document_->chooseGroupSize(g.grid.group_size);
-  emit gridChosen(chosen_text_);
+  core::Project scaled = project;
+  scaled.cluster = scaledCluster(project.cluster, c->world_size);
+  scaled.chosen_group_size = c->group_size;
+  scaled.chosen_layout = c->layout;
+  document->edit(std::move(scaled),
+                 tr("Scale to %1 GPUs and choose M = %2").arg(c->world_size).arg(c->group_size));
+}
+
+void GridExplorerPage::onHeatmapClick(QMouseEvent* event) {
+  if (!heatmap_plot_->axisRect()->rect().contains(event->pos())) return;
+  const double x = heatmap_plot_->xAxis->pixelToCoord(event->pos().x());
+  const double y = heatmap_plot_->yAxis->pixelToCoord(event->pos().y());
+  const long ni = std::lround(x);
+  const long mi = std::lround(y);
+  if (ni < 0 || mi < 0) return;
+  chooseHeatmapCell(static_cast<std::size_t>(mi), static_cast<std::size_t>(ni));
 }
 
 void GridExplorerPage::onPlottableClick(QCPAbstractPlottable* plottable, int data_index, QMouseEvent* /*event*/) {
@@ -495,7 +672,7 @@ void GridExplorerPage::onPlottableClick(QCPAbstractPlottable* plottable, int dat
   if (bars == nullptr || data_index < 0 || data_index >= bars->dataCount()) return;
   const auto key = static_cast<std::size_t>((bars->data()->constBegin() + data_index)->key);
   const std::vector<int>& keys = bars->parentPlot() == step_plot_ ? step_keys_ : memory_keys_;
-  if (key < keys.size()) chooseGrid(keys[key]);
+  if (key < keys.size()) session_->choose(keys[key]);
 }
 
 }  // namespace shardscope::app

@@ -1,41 +1,37 @@
-// The Grid Explorer: every grid (M x R, layout) of the project's cluster,
-// planned by planner::sweep off the GUI thread, as stacked step-time bars,
-// memory per GPU against HBM and a table. Clicking a row or a bar chooses the
-// grid (stored in the project). Edits rerun the sweep (debounced); a result
-// of an older run is dropped.
+// The Grid Explorer: every grid (M x R, layout) of the project's cluster, as
+// stacked step-time bars (ms or share of the step), memory per GPU against
+// HBM, load imbalance, a table, and a heatmap of predicted throughput per
+// GPU over world size (8..4,096) x M. The sweeps come from the window's
+// PlanningSession (off the GUI thread, debounced, stale results dropped).
+// Clicking a row, a bar or a heatmap cell chooses the grid (a cell at
+// another world size rescales the cluster, as one undoable edit).
 #pragma once
 
-#include <QFuture>
 #include <QWidget>
-#include <atomic>
-#include <memory>
-#include <string>
 #include <vector>
 
 #include "shardscope/planner/sweep.h"
 
 class QCPAbstractPlottable;
 class QCPBars;
+class QCPColorMap;
 class QCPItemStraightLine;
 class QCPItemText;
+class QCPItemRect;
+class QComboBox;
 class QCustomPlot;
 class QLabel;
 class QMouseEvent;
 class QProgressBar;
 class QPushButton;
 class QStandardItemModel;
+class QSpinBox;
+class QTabWidget;
 class QTableView;
-class QTimer;
 
 namespace shardscope::app {
 
-class ProjectDocument;
-
-// What one sweep run hands back to the GUI thread: a plain value.
-struct SweepOutcome {
-  planner::SweepResult result;
-  std::string error;  // non-empty: nothing was planned (malformed project, exception)
-};
+class PlanningSession;
 
 class GridExplorerPage : public QWidget {
   Q_OBJECT
@@ -49,67 +45,83 @@ class GridExplorerPage : public QWidget {
   static constexpr int kGridIndexRole = Qt::UserRole + 1;  // index into result().grids, on ColRank
   static constexpr int kSortRole = Qt::UserRole + 2;
 
-  explicit GridExplorerPage(ProjectDocument* document, QWidget* parent = nullptr);
-  ~GridExplorerPage() override;
+  explicit GridExplorerPage(PlanningSession* session, QWidget* parent = nullptr);
 
-  [[nodiscard]] const planner::SweepResult& result() const { return result_; }
+  [[nodiscard]] PlanningSession* session() const { return session_; }
+  [[nodiscard]] const planner::SweepResult& result() const;
   [[nodiscard]] QTableView* gridTable() const { return table_; }
   [[nodiscard]] QStandardItemModel* gridModel() const { return model_; }
+  [[nodiscard]] QCustomPlot* stepPlot() const { return step_plot_; }
+  [[nodiscard]] QCustomPlot* memoryPlot() const { return memory_plot_; }
+  [[nodiscard]] QCustomPlot* imbalancePlot() const { return imbalance_plot_; }
+  [[nodiscard]] QCustomPlot* heatmapPlot() const { return heatmap_plot_; }
   [[nodiscard]] int stepBarCount() const;    // keys of the stacked step bars (fitting grids)
   [[nodiscard]] int memoryBarCount() const;  // keys of the memory bars (every grid)
-  [[nodiscard]] bool isRunning() const { return running_; }
-  [[nodiscard]] quint64 currentJobId() const { return job_id_; }
-  [[nodiscard]] quint64 shownJobId() const { return shown_job_id_; }
+  [[nodiscard]] int heatmapCellCount() const;  // planned cells shown in the heatmap
+  [[nodiscard]] bool isRunning() const;
+  [[nodiscard]] quint64 currentJobId() const;
+  [[nodiscard]] quint64 shownJobId() const;
   [[nodiscard]] QString messageText() const;
   [[nodiscard]] QString chosenText() const { return chosen_text_; }
 
+  // Step bars in ms (default) or as each part's share of the step (%).
+  void setStepShares(bool shares);
+  // The project's replica sync interval (an undoable edit; the sweep reruns).
+  void setSyncInterval(int steps);
   // Chooses the grid shown in table row `row` (as sorted in the view).
   void chooseRow(int row);
+  // Chooses the heatmap cell (row m_index, column n_index of session()->scaling()).
+  void chooseHeatmapCell(std::size_t m_index, std::size_t n_index);
 
  public slots:
-  void rerun();   // start a sweep now (cancels a running one)
-  void cancel();  // stop the running sweep; the grids done so far are shown
+  void rerun();
+  void cancel();
 
  signals:
   void sweepFinished(quint64 job_id);
   void gridChosen(const QString& text);
 
  private:
-  void scheduleRerun();
-  void onProgress(quint64 job_id, int done, int total);
-  void onFinished(quint64 job_id, const SweepOutcome& outcome);
-  void showResult();
+  void onSweepStarted();
+  void onProgress(int done, int total);
+  void onFinished(quint64 job_id);
+  void showChosen();
   void fillTable();
   void fillPlots();
-  void chooseGrid(int grid_index);
+  void fillStepPlot();
+  void fillHeatmap();
   void onPlottableClick(QCPAbstractPlottable* plottable, int data_index, QMouseEvent* event);
+  void onHeatmapClick(QMouseEvent* event);
 
-  ProjectDocument* document_;
-  QTimer* debounce_;
+  PlanningSession* session_;
   QProgressBar* progress_;
   QPushButton* cancel_button_;
   QLabel* message_;
+  QComboBox* step_units_;
+  QSpinBox* sync_interval_;
   QCustomPlot* step_plot_;
   QCustomPlot* memory_plot_;
+  QCustomPlot* imbalance_plot_;
+  QCustomPlot* heatmap_plot_;
+  QLabel* heatmap_status_;
+  QTabWidget* side_tabs_;
   std::vector<QCPBars*> step_bars_;  // embedding, all-to-all, replica sync, dense (stacked)
   QCPBars* memory_bars_;
   QCPBars* memory_over_bars_;  // grids that do not fit, in red
+  QCPBars* imbalance_bars_;
   QCPItemStraightLine* hbm_line_;
   QCPItemText* hbm_label_;
+  QCPColorMap* heatmap_;
+  QCPItemRect* heatmap_marker_;
   std::vector<QCPItemText*> step_totals_;  // step ms above each stacked bar
+  std::vector<QCPItemText*> heatmap_labels_;
   QStandardItemModel* model_;
   QTableView* table_;
 
-  quint64 job_id_ = 0;        // the newest run
-  quint64 shown_job_id_ = 0;  // the run whose result is shown
-  bool running_ = false;
-  std::shared_ptr<std::atomic<bool>> cancel_flag_;
-  std::vector<QFuture<SweepOutcome>> futures_;  // outstanding runs, waited for on destruction
-
-  planner::SweepResult result_;
+  bool step_shares_ = false;
   double hbm_gib_ = 0;
   std::vector<int> step_keys_;    // bar key -> grid index
-  std::vector<int> memory_keys_;  // bar key -> grid index
+  std::vector<int> memory_keys_;  // bar key -> grid index (memory and imbalance plots)
   QString chosen_text_;
 };
 

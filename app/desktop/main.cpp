@@ -1,14 +1,17 @@
 // shardscope: the desktop app. Parses the command line, opens the default
-// project or the given file, and either shows the window or, with
-// --screenshot, renders it to a PNG and exits.
+// project or the given file, and either shows the window or, headless,
+// renders it to a PNG (--screenshot) and/or writes the HTML decision report
+// (--report) and exits.
 #include <QApplication>
 #include <QCommandLineParser>
-#include <QEventLoop>
+#include <QFileInfo>
 #include <QTimer>
 #include <cstdio>
+#include <optional>
 
-#include "grid_explorer_page.h"
+#include "export_page.h"
 #include "main_window.h"
+#include "planning_session.h"
 #include "project_document.h"
 #include "screenshot.h"
 #include "shardscope/core/version.h"
@@ -34,10 +37,15 @@ int main(int argc, char* argv[]) {
                                            QStringLiteral("WxH"), QStringLiteral("1600x1000"));
   parser.addOption(screenshot_size);
   const QCommandLineOption page_option(QStringLiteral("page"),
-                                       QStringLiteral("Page to show: model (default) or grid (the Grid Explorer; "
-                                                      "--screenshot waits for its sweep)."),
+                                       QStringLiteral("Page to show: model (default), cluster, grid, plan or export "
+                                                      "(--screenshot waits for the planning to finish)."),
                                        QStringLiteral("page"), QStringLiteral("model"));
   parser.addOption(page_option);
+  const QCommandLineOption report(QStringLiteral("report"),
+                                  QStringLiteral("Write the one-page HTML report of the project's grid decision to "
+                                                 "<html>, print its path and exit."),
+                                  QStringLiteral("html"));
+  parser.addOption(report);
   parser.addPositionalArgument(QStringLiteral("project"),
                                QStringLiteral("A *.shardscope project file (default: the built-in project)."),
                                QStringLiteral("[project]"));
@@ -63,17 +71,17 @@ int main(int argc, char* argv[]) {
     }
   }
 
-  using Page = shardscope::app::MainWindow::Page;
-  const QString page_name = parser.value(page_option);
-  if (page_name != QStringLiteral("model") && page_name != QStringLiteral("grid")) {
-    std::fprintf(stderr, "shardscope: --page wants model or grid, got '%s'\n", qPrintable(page_name));
+  using shardscope::app::MainWindow;
+  const std::optional<MainWindow::Page> page = MainWindow::pageFromName(parser.value(page_option));
+  if (!page) {
+    std::fprintf(stderr, "shardscope: --page wants model, cluster, grid, plan or export, got '%s'\n",
+                 qPrintable(parser.value(page_option)));
     return 2;
   }
-  const Page page = page_name == QStringLiteral("grid") ? Page::GridExplorer : Page::Model;
 
-  shardscope::app::MainWindow window;
-  window.showPage(page);
-  if (parser.isSet(screenshot)) {
+  MainWindow window;
+  window.showPage(*page);
+  if (parser.isSet(screenshot) || parser.isSet(report)) {
     // Headless: no message boxes, errors go to stderr.
     if (!positional.isEmpty()) {
       shardscope::core::Status opened = window.openProject(positional.front());
@@ -82,24 +90,26 @@ int main(int argc, char* argv[]) {
         return 1;
       }
     }
-    shardscope::app::GridExplorerPage* grid = window.gridExplorerPage();
-    if (page == Page::GridExplorer && grid->isRunning()) {
-      // Wait (in the event loop, the GUI stays live) for the sweep of the project shown.
-      QEventLoop loop;
-      QObject::connect(grid, &shardscope::app::GridExplorerPage::sweepFinished, &loop, [&loop, grid](quint64 id) {
-        if (id == grid->currentJobId()) loop.quit();
-      });
-      QTimer::singleShot(120000, &loop, &QEventLoop::quit);
-      loop.exec();
-      if (grid->isRunning()) {
-        std::fprintf(stderr, "shardscope: the grid sweep did not finish within 120 s\n");
+    // Wait (in the event loop, the GUI stays live) for the planning of the project shown.
+    if (!window.session()->waitUntilIdle(300000, true)) {
+      std::fprintf(stderr, "shardscope: the planning did not finish within 300 s\n");
+      return 1;
+    }
+    if (parser.isSet(report)) {
+      const QString path = parser.value(report);
+      shardscope::core::Status written = window.exportPage()->writeReport(path);
+      if (!written) {
+        std::fprintf(stderr, "shardscope: %s\n", written.error().message.c_str());
         return 1;
       }
+      std::printf("%s\n", qPrintable(QFileInfo(path).absoluteFilePath()));
     }
-    shardscope::core::Status saved = shardscope::app::saveScreenshot(window, parser.value(screenshot), shot_size);
-    if (!saved) {
-      std::fprintf(stderr, "shardscope: %s\n", saved.error().message.c_str());
-      return 1;
+    if (parser.isSet(screenshot)) {
+      shardscope::core::Status saved = shardscope::app::saveScreenshot(window, parser.value(screenshot), shot_size);
+      if (!saved) {
+        std::fprintf(stderr, "shardscope: %s\n", saved.error().message.c_str());
+        return 1;
+      }
     }
     return 0;
   }

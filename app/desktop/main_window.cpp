@@ -1,6 +1,8 @@
 #include "main_window.h"
 
 #include <QAction>
+#include <QCloseEvent>
+#include <QUndoStack>
 #include <QApplication>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -15,10 +17,14 @@
 #include <QStatusBar>
 
 #include "about.h"
+#include "cluster_page.h"
+#include "export_page.h"
 #include "grid_explorer_page.h"
+#include "model_page.h"
+#include "plan_page.h"
+#include "planning_session.h"
 #include "project_document.h"
 #include "project_files.h"
-#include "project_overview_page.h"
 #include "recent_projects.h"
 
 // Q_INIT_RESOURCE must be used outside any namespace. The resources live in
@@ -30,24 +36,32 @@ namespace shardscope::app {
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       document_(new ProjectDocument(this)),
+      session_(new PlanningSession(document_, this)),
       recent_(new RecentProjects(this)),
       pages_(new QStackedWidget),
       sidebar_(new QListWidget),
-      overview_page_(new ProjectOverviewPage(document_)),
-      grid_page_(new GridExplorerPage(document_)),
+      model_page_(new ModelPage(document_)),
+      cluster_page_(new ClusterPage(document_)),
+      grid_page_(new GridExplorerPage(session_)),
+      plan_page_(new PlanPage(session_)),
+      export_page_(new ExportPage(session_)),
       status_project_(new QLabel),
       status_world_(new QLabel),
       status_grid_(new QLabel) {
   initShardScopeResources();
   setObjectName(QStringLiteral("ShardScopeMainWindow"));
   setWindowIcon(QIcon(QStringLiteral(":/icons/shardscope.svg")));
-  pages_->addWidget(overview_page_);
-  pages_->addWidget(grid_page_);
-
   // Sidebar: one entry per page, in the order of Page.
   sidebar_->setObjectName(QStringLiteral("sidebar"));
-  sidebar_->addItem(tr("Model"));
-  sidebar_->addItem(tr("Grid Explorer"));
+  const std::pair<QWidget*, QString> pages[] = {{model_page_, tr("Model")},
+                                                {cluster_page_, tr("Cluster")},
+                                                {grid_page_, tr("Grid Explorer")},
+                                                {plan_page_, tr("Plan")},
+                                                {export_page_, tr("Export")}};
+  for (const auto& [page, title] : pages) {
+    pages_->addWidget(page);
+    sidebar_->addItem(title);
+  }
   sidebar_->setFrameShape(QFrame::NoFrame);
   sidebar_->setStyleSheet(QStringLiteral("QListWidget#sidebar::item { padding: 6px 10px; }"));
   sidebar_->setFixedWidth(sidebar_->sizeHintForColumn(0) + 48);
@@ -70,15 +84,22 @@ MainWindow::MainWindow(QWidget* parent)
   statusBar()->addPermanentWidget(status_world_);
 
   createActions();
+  // The charts the Export page saves and puts in the HTML report.
+  export_page_->setCharts({{QStringLiteral("step"), tr("Step time per grid"), grid_page_->stepPlot()},
+                           {QStringLiteral("memory"), tr("Memory per GPU"), grid_page_->memoryPlot()},
+                           {QStringLiteral("imbalance"), tr("Load imbalance"), grid_page_->imbalancePlot()},
+                           {QStringLiteral("heatmap"), tr("Throughput per GPU over N \u00d7 M"), grid_page_->heatmapPlot()},
+                           {QStringLiteral("rank-load"), tr("Load per group rank"), plan_page_->rankLoadPlot()},
+                           {QStringLiteral("placement"), tr("Placement: tables \u00d7 group ranks"),
+                            plan_page_->placementPlot()}});
 
   connect(document_, &ProjectDocument::projectChanged, this, &MainWindow::updateTitle);
   connect(document_, &ProjectDocument::projectChanged, this, &MainWindow::updateStatus);
   connect(document_, &ProjectDocument::filePathChanged, this, &MainWindow::updateTitle);
   connect(document_, &ProjectDocument::filePathChanged, this, &MainWindow::updateStatus);
   connect(document_, &ProjectDocument::modifiedChanged, this, &QWidget::setWindowModified);
-  connect(grid_page_, &GridExplorerPage::gridChosen, status_grid_, &QLabel::setText);
-  // A new sweep forgets the grid chosen from the old one.
-  connect(grid_page_, &GridExplorerPage::sweepFinished, status_grid_, &QLabel::clear);
+  connect(session_, &PlanningSession::chosenChanged, this, &MainWindow::updateStatus);
+  connect(session_, &PlanningSession::sweepStarted, this, &MainWindow::updateStatus);
   connect(recent_, &RecentProjects::changed, this, &MainWindow::rebuildRecentMenu);
   updateTitle();
   updateStatus();
@@ -103,7 +124,7 @@ QAction* addMenuAction(QMenu* menu, const QString& text, const Receiver* receive
 
 void MainWindow::createActions() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
-  addMenuAction(file, tr("&New from Default"), this, &MainWindow::newFromDefault, QKeySequence::New);
+  addMenuAction(file, tr("&New from Default"), this, &MainWindow::onNew, QKeySequence::New);
   addMenuAction(file, tr("&Open\u2026"), this, &MainWindow::onOpen, QKeySequence::Open);
   recent_menu_ = file->addMenu(tr("Open &Recent"));
   file->addSeparator();
@@ -113,6 +134,27 @@ void MainWindow::createActions() {
   // Explicit Ctrl+Q: QKeySequence::Quit is empty on some platforms.
   addMenuAction(file, tr("&Quit"), this, &QWidget::close, QKeySequence(Qt::CTRL | Qt::Key_Q))
       ->setMenuRole(QAction::QuitRole);
+
+  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+  QAction* undo = document_->undoStack()->createUndoAction(edit, tr("&Undo"));
+  undo->setShortcut(QKeySequence::Undo);
+  undo->setObjectName(QStringLiteral("actionUndo"));
+  QAction* redo = document_->undoStack()->createRedoAction(edit, tr("&Redo"));
+  redo->setShortcut(QKeySequence::Redo);
+  redo->setObjectName(QStringLiteral("actionRedo"));
+  edit->addAction(undo);
+  edit->addAction(redo);
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  for (int i = 0; i < kPageCount; ++i) {
+    auto* action = new QAction(sidebar_->item(i)->text(), view);
+    action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
+    connect(action, &QAction::triggered, this, [this, i] { sidebar_->setCurrentRow(i); });
+    view->addAction(action);
+  }
+  view->addSeparator();
+  addMenuAction(view, tr("Plan &Again"), session_, &PlanningSession::rerun, QKeySequence(Qt::Key_F5));
+  addMenuAction(view, tr("&Cancel Planning"), session_, &PlanningSession::cancel, QKeySequence(Qt::Key_Escape));
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   addMenuAction(help, tr("&About ShardScope"), this, &MainWindow::onAbout)->setMenuRole(QAction::AboutRole);
@@ -141,7 +183,53 @@ void MainWindow::showPage(Page page) { sidebar_->setCurrentRow(static_cast<int>(
 
 void MainWindow::newFromDefault() { document_->resetToDefault(); }
 
+std::optional<MainWindow::Page> MainWindow::pageFromName(const QString& name) {
+  static const char* const names[] = {"model", "cluster", "grid", "plan", "export"};
+  for (int i = 0; i < kPageCount; ++i)
+    if (name == QLatin1String(names[i])) return static_cast<Page>(i);
+  return std::nullopt;
+}
+
+QString MainWindow::statusGridText() const { return status_grid_->text(); }
+
+bool MainWindow::maybeSave() {
+  if (!document_->isModified()) return true;
+  UnsavedAnswer answer = unsaved_answer_;
+  if (answer == UnsavedAnswer::Ask) {
+    QMessageBox box(QMessageBox::Warning, tr("ShardScope"),
+                    tr("The project \u201c%1\u201d has unsaved changes.").arg(document_->displayName()),
+                    QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, this);
+    box.setInformativeText(tr("Save them before continuing?"));
+    box.setDefaultButton(QMessageBox::Save);
+    const int button = box.exec();
+    answer = button == QMessageBox::Save      ? UnsavedAnswer::Save
+             : button == QMessageBox::Discard ? UnsavedAnswer::Discard
+                                              : UnsavedAnswer::Cancel;
+  }
+  switch (answer) {
+    case UnsavedAnswer::Save:
+      return onSave();
+    case UnsavedAnswer::Discard:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (maybeSave()) {
+    event->accept();
+  } else {
+    event->ignore();
+  }
+}
+
+void MainWindow::onNew() {
+  if (maybeSave()) newFromDefault();
+}
+
 void MainWindow::openProjectInteractive(const QString& path) {
+  if (!maybeSave()) return;
   core::Status opened = openProject(path);
   if (!opened) showError(tr("Could not open the project %1.").arg(QFileInfo(path).fileName()), opened.error());
 }
@@ -154,26 +242,25 @@ void MainWindow::onOpen() {
   if (!path.isEmpty()) openProjectInteractive(path);
 }
 
-void MainWindow::onSave() {
-  if (document_->filePath().isEmpty()) {
-    onSaveAs();
-    return;
-  }
+bool MainWindow::onSave() {
+  if (document_->filePath().isEmpty()) return onSaveAs();
   core::Status saved = saveProject();
   if (!saved) showError(tr("Could not save the project."), saved.error());
+  return saved.ok();
 }
 
-void MainWindow::onSaveAs() {
+bool MainWindow::onSaveAs() {
   QString suggestion = document_->filePath();
   if (suggestion.isEmpty()) {
     suggestion = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation) + QLatin1Char('/') +
                  document_->displayName() + QStringLiteral(".shardscope");
   }
   QString path = QFileDialog::getSaveFileName(this, tr("Save Project As"), suggestion, projectFileFilter());
-  if (path.isEmpty()) return;
+  if (path.isEmpty()) return false;
   if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".shardscope");
   core::Status saved = saveProjectAs(path);
   if (!saved) showError(tr("Could not save the project as %1.").arg(QFileInfo(path).fileName()), saved.error());
+  return saved.ok();
 }
 
 void MainWindow::onAbout() { showAboutDialog(this); }
@@ -198,6 +285,14 @@ void MainWindow::updateStatus() {
                              .arg(cluster.worldSize())
                              .arg(cluster.nodes)
                              .arg(cluster.gpus_per_node));
+  if (session_->isRunning()) {
+    status_grid_->setText(tr("planning\u2026"));
+  } else if (const planner::GridResult* grid = session_->planGrid()) {
+    status_grid_->setText((session_->planGridIsChosen() ? tr("Chosen grid: %1") : tr("Best grid (none chosen): %1"))
+                              .arg(PlanningSession::describe(*grid)));
+  } else {
+    status_grid_->setText(session_->hasResult() ? tr("no grid fits") : QString());
+  }
 }
 
 void MainWindow::rebuildRecentMenu() {

@@ -1,10 +1,14 @@
 // The ShardScope main window: menus, a sidebar switching a stack of pages
-// (Model overview and Grid Explorer today; Cluster, Plan and Export come
-// later) and a status bar. File operations have a non-interactive form returning a Status
-// (used by tests and the command line) and a menu slot that adds the dialogs.
+// (Model, Cluster, Grid Explorer, Plan, Export) and a status bar with the
+// project, N, the chosen grid and its predicted step time. The window owns
+// the ProjectDocument (the project and its undo history) and the
+// PlanningSession (sweeps, the chosen grid) every page shares. File
+// operations have a non-interactive form returning a Status (used by tests
+// and the command line) and a menu slot that adds the dialogs.
 #pragma once
 
 #include <QMainWindow>
+#include <optional>
 
 #include "shardscope/core/result.h"
 
@@ -15,9 +19,13 @@ class QStackedWidget;
 
 namespace shardscope::app {
 
+class ClusterPage;
+class ExportPage;
 class GridExplorerPage;
+class ModelPage;
+class PlanningSession;
+class PlanPage;
 class ProjectDocument;
-class ProjectOverviewPage;
 class RecentProjects;
 
 class MainWindow : public QMainWindow {
@@ -27,14 +35,22 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
 
   [[nodiscard]] ProjectDocument* document() const { return document_; }
-  [[nodiscard]] ProjectOverviewPage* overviewPage() const { return overview_page_; }
+  [[nodiscard]] PlanningSession* session() const { return session_; }
+  [[nodiscard]] ModelPage* modelPage() const { return model_page_; }
+  [[nodiscard]] ClusterPage* clusterPage() const { return cluster_page_; }
   [[nodiscard]] GridExplorerPage* gridExplorerPage() const { return grid_page_; }
+  [[nodiscard]] PlanPage* planPage() const { return plan_page_; }
+  [[nodiscard]] ExportPage* exportPage() const { return export_page_; }
   [[nodiscard]] QStackedWidget* pages() const { return pages_; }
   [[nodiscard]] QListWidget* sidebar() const { return sidebar_; }
+  [[nodiscard]] QString statusGridText() const;
 
   // The pages, in sidebar order.
-  enum class Page { Model = 0, GridExplorer = 1 };
+  enum class Page { Model = 0, Cluster = 1, GridExplorer = 2, Plan = 3, Export = 4 };
+  static constexpr int kPageCount = 5;
   void showPage(Page page);
+  // "model", "cluster", "grid", "plan", "export".
+  [[nodiscard]] static std::optional<Page> pageFromName(const QString& name);
 
   // No dialogs: on failure the loaded project stays as it was.
   [[nodiscard]] core::Status openProject(const QString& path);
@@ -45,10 +61,21 @@ class MainWindow : public QMainWindow {
   // openProject, and on failure a message box naming the problem.
   void openProjectInteractive(const QString& path);
 
+  // Asks to save unsaved changes; true when it is fine to discard the
+  // project (saved, discarded or unmodified), false when the user cancelled.
+  // Tests replace the question with setUnsavedChangesAnswer.
+  bool maybeSave();
+  enum class UnsavedAnswer { Ask, Save, Discard, Cancel };
+  void setUnsavedChangesAnswer(UnsavedAnswer answer) { unsaved_answer_ = answer; }
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
  private slots:
+  void onNew();
   void onOpen();
-  void onSave();
-  void onSaveAs();
+  bool onSave();
+  bool onSaveAs();
   void onAbout();
   void updateTitle();
   void updateStatus();
@@ -59,15 +86,20 @@ class MainWindow : public QMainWindow {
   void showError(const QString& what, const core::Error& error);
 
   ProjectDocument* document_;
+  PlanningSession* session_;
   RecentProjects* recent_;
   QStackedWidget* pages_;
   QListWidget* sidebar_;
-  ProjectOverviewPage* overview_page_;
+  ModelPage* model_page_;
+  ClusterPage* cluster_page_;
   GridExplorerPage* grid_page_;
+  PlanPage* plan_page_;
+  ExportPage* export_page_;
   QMenu* recent_menu_ = nullptr;
   QLabel* status_project_;
   QLabel* status_world_;
   QLabel* status_grid_;
+  UnsavedAnswer unsaved_answer_ = UnsavedAnswer::Ask;
 };
 
 }  // namespace shardscope::app

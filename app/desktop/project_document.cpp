@@ -1,13 +1,47 @@
 #include "project_document.h"
 
 #include <QFileInfo>
+#include <QUndoCommand>
+#include <QUndoStack>
 
 #include "project_files.h"
 #include "shardscope/core/presets.h"
 
 namespace shardscope::app {
 
-ProjectDocument::ProjectDocument(QObject* parent) : QObject(parent), project_(core::defaultProject()) {}
+// One undoable change: the whole project before and after. Projects are
+// small values (a 1,000-table model is ~100 KB), so whole copies keep undo
+// exact without per-field commands.
+class ProjectEditCommand : public QUndoCommand {
+ public:
+  ProjectEditCommand(ProjectDocument* document, core::Project before, core::Project after, const QString& text)
+      : QUndoCommand(text), document_(document), before_(std::move(before)), after_(std::move(after)) {}
+  void undo() override { document_->apply(before_); }
+  void redo() override { document_->apply(after_); }
+
+ private:
+  ProjectDocument* document_;
+  core::Project before_;
+  core::Project after_;
+};
+
+namespace {
+
+// Whether two projects plan the same (they differ at most in the chosen grid).
+bool samePlanningInput(core::Project a, core::Project b) {
+  a.chosen_group_size = b.chosen_group_size = std::nullopt;
+  a.chosen_layout = b.chosen_layout = std::nullopt;
+  return a == b;
+}
+
+}  // namespace
+
+ProjectDocument::ProjectDocument(QObject* parent)
+    : QObject(parent), project_(core::defaultProject()), undo_(new QUndoStack(this)) {
+  connect(undo_, &QUndoStack::cleanChanged, this, [this](bool clean) { emit modifiedChanged(!clean); });
+}
+
+bool ProjectDocument::isModified() const { return !undo_->isClean(); }
 
 QString ProjectDocument::displayName() const {
   if (!project_.name.empty()) return QString::fromStdString(project_.name);
@@ -17,25 +51,40 @@ QString ProjectDocument::displayName() const {
 
 void ProjectDocument::reset(core::Project project, const QString& path) {
   project_ = std::move(project);
+  undo_->clear();  // back to the clean state: emits modifiedChanged(false) if it was modified
   setFilePath(path);
-  setModified(false);
   emit projectChanged();
+  emit chosenGridChanged();
 }
 
 void ProjectDocument::resetToDefault() { reset(core::defaultProject()); }
 
-void ProjectDocument::edit(core::Project project) {
-  project_ = std::move(project);
-  setModified(true);
-  emit projectChanged();
+void ProjectDocument::edit(core::Project project, const QString& description) {
+  if (project == project_) return;
+  undo_->push(new ProjectEditCommand(this, project_, std::move(project),
+                                     description.isEmpty() ? tr("Edit project") : description));
 }
 
-void ProjectDocument::chooseGroupSize(std::optional<std::uint32_t> group_size) {
-  if (project_.chosen_group_size != group_size) {
-    project_.chosen_group_size = group_size;
-    setModified(true);
+void ProjectDocument::chooseGrid(std::optional<std::uint32_t> group_size, std::optional<core::RankLayout> layout) {
+  if (!group_size) layout.reset();
+  if (project_.chosen_group_size == group_size && project_.chosen_layout == layout) {
+    emit chosenGridChanged();  // chosen again: views re-select it
+    return;
   }
-  emit chosenGridChanged();
+  core::Project after = project_;
+  after.chosen_group_size = group_size;
+  after.chosen_layout = layout;
+  const QString text = group_size ? tr("Choose grid M = %1").arg(*group_size) : tr("Clear chosen grid");
+  undo_->push(new ProjectEditCommand(this, project_, std::move(after), text));
+}
+
+void ProjectDocument::apply(const core::Project& project) {
+  const bool planning_changed = !samePlanningInput(project, project_);
+  const bool choice_changed =
+      project.chosen_group_size != project_.chosen_group_size || project.chosen_layout != project_.chosen_layout;
+  project_ = project;
+  if (planning_changed) emit projectChanged();
+  if (choice_changed) emit chosenGridChanged();
 }
 
 core::Status ProjectDocument::open(const QString& path) {
@@ -48,7 +97,7 @@ core::Status ProjectDocument::open(const QString& path) {
 core::Status ProjectDocument::save() {
   if (file_path_.isEmpty()) return core::Error{"the project has no file yet; use Save As"};
   core::Status saved = writeProjectFile(file_path_, project_);
-  if (saved) setModified(false);
+  if (saved) undo_->setClean();
   return saved;
 }
 
@@ -56,7 +105,7 @@ core::Status ProjectDocument::saveAs(const QString& path) {
   core::Status saved = writeProjectFile(path, project_);
   if (!saved) return saved;
   setFilePath(QFileInfo(path).absoluteFilePath());
-  setModified(false);
+  undo_->setClean();
   return saved;
 }
 
@@ -64,12 +113,6 @@ void ProjectDocument::setFilePath(const QString& path) {
   if (path == file_path_) return;
   file_path_ = path;
   emit filePathChanged(file_path_);
-}
-
-void ProjectDocument::setModified(bool modified) {
-  if (modified == modified_) return;
-  modified_ = modified;
-  emit modifiedChanged(modified_);
 }
 
 }  // namespace shardscope::app

@@ -5,6 +5,7 @@
 #include <QFileInfo>
 #include <QPixmap>
 #include <QWidget>
+#include <qcustomplot.h>
 
 namespace shardscope::app {
 
@@ -17,6 +18,9 @@ core::Status saveScreenshot(QWidget& window, const QString& png_path, QSize size
   QApplication::processEvents();
   window.resize(size);  // a window manager hint may have changed it on show
   QApplication::processEvents();
+  // Plots replot on the next event-loop pass (rpQueuedReplot); draw them now
+  // at their final size so the image shows the data they hold.
+  for (QCustomPlot* plot : window.findChildren<QCustomPlot*>()) plot->replot(QCustomPlot::rpImmediateRefresh);
 
   const QPixmap pixmap = window.grab();
   if (pixmap.isNull()) return core::Error{"rendering the window gave an empty image"};

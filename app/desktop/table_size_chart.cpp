@@ -1,62 +1,226 @@
 #include "table_size_chart.h"
 
+#include <QMouseEvent>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
 #include <qcustomplot.h>
 
+#include "display_format.h"
+
 namespace shardscope::app {
+
+namespace {
+
+constexpr int kMaxNamesPerBin = 8;
+constexpr double kBarFill = 0.86;  // share of a bin's width the bar covers
+
+// Ticks at whole decades of bytes, labelled in decimal units ("1 MB",
+// "10 GB"), with as many decades per tick as the axis has room for; sub-ticks
+// mark the half-decade bin edges.
+class ByteDecadeTicker : public QCPAxisTicker {
+ protected:
+  double getTickStep(const QCPRange& range) override {
+    return std::max(1.0, std::ceil(range.size() / std::max(1, tickCount())));
+  }
+  int getSubTickCount(double tick_step) override {
+    return static_cast<int>(tick_step) * TableSizeChart::kBinsPerDecade - 1;
+  }
+  QString getTickLabel(double tick, const QLocale& /*locale*/, QChar /*format_char*/, int /*precision*/) override {
+    return QString::fromStdString(formatBytesDecimal(std::pow(10.0, std::round(tick))));
+  }
+};
+
+double binLow(int k) { return std::pow(10.0, static_cast<double>(k) / TableSizeChart::kBinsPerDecade); }
+
+}  // namespace
 
 TableSizeChart::TableSizeChart(QWidget* parent)
     : QWidget(parent), plot_(new QCustomPlot(this)), bars_(new QCPBars(plot_->xAxis, plot_->yAxis)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(plot_);
-
+  plot_->setObjectName(QStringLiteral("tableSizePlot"));
   plot_->setBackground(palette().base());
-  plot_->yAxis->setScaleType(QCPAxis::stLogarithmic);
-  auto log_ticker = QSharedPointer<QCPAxisTickerLog>::create();
-  plot_->yAxis->setTicker(log_ticker);
-  plot_->yAxis->setNumberFormat("eb");
-  plot_->yAxis->setNumberPrecision(0);
-  plot_->yAxis->setLabel(tr("Size (GB, log)"));
-  plot_->yAxis->grid()->setSubGridVisible(false);
+  plot_->setMouseTracking(true);
+
+  // Room on the right for half of the last tick label ("10 TB"): QCustomPlot
+  // drops a label the widget border would clip.
+  plot_->axisRect()->setMinimumMargins(QMargins(0, 0, 30, 0));
+  plot_->xAxis->setTicker(QSharedPointer<ByteDecadeTicker>::create());
+  plot_->xAxis->setLabel(tr("Table size (weights, log scale)"));
   plot_->xAxis->grid()->setVisible(false);
-  plot_->xAxis->setTickLabelRotation(-60);
-  plot_->xAxis->setSubTicks(false);
-  plot_->xAxis->setTickLength(0, 3);
+  plot_->xAxis->setTickLength(0, 5);
+  plot_->xAxis->setSubTickLength(0, 3);
+
+  auto y_ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+  y_ticker->setTickStep(1.0);
+  y_ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+  plot_->yAxis->setTicker(y_ticker);
+  plot_->yAxis->setNumberFormat(QStringLiteral("f"));
+  plot_->yAxis->setNumberPrecision(0);
+  plot_->yAxis->setSubTicks(false);
+  plot_->yAxis->setLabel(tr("Tables"));
+  plot_->yAxis->grid()->setPen(QPen(QColor(0, 0, 0, 28), 1, Qt::DashLine));
 
   bars_->setWidthType(QCPBars::wtPlotCoords);
-  bars_->setWidth(0.7);
-  bars_->setPen(Qt::NoPen);
+  bars_->setWidth(kBarFill / kBinsPerDecade);
+  bars_->setPen(QPen(QColor(0x2a, 0x5f, 0x9e), 1));
   bars_->setBrush(QColor(0x3a, 0x7c, 0xc2));
+
+  connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
+    const int bin = binAt(event->pos());
+    if (bin < 0) {
+      QToolTip::hideText();
+      return;
+    }
+    QToolTip::showText(event->globalPosition().toPoint(), binToolTip(bin), plot_);
+  });
+  setTables({});
+}
+
+int TableSizeChart::binIndexOf(double bytes) {
+  if (bytes < 1.0) return 0;
+  // The small epsilon keeps exact powers (1e6 -> log10 5.9999999) in their own bin.
+  return static_cast<int>(std::floor(std::log10(bytes) * kBinsPerDecade + 1e-9));
 }
 
 void TableSizeChart::setTables(const std::vector<core::TableSpec>& tables) {
-  QVector<double> keys;
-  QVector<double> values;
-  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-  double lo = 1.0;
-  double hi = 1.0;
-  for (std::size_t i = 0; i < tables.size(); ++i) {
-    // Empty tables still get a (floor-height) bar so every name has a slot.
-    const double gb = std::max(static_cast<double>(tables[i].weightBytes()) / 1e9, 1e-9);
-    keys.append(static_cast<double>(i));
-    values.append(gb);
-    ticker->addTick(static_cast<double>(i), QString::fromStdString(tables[i].name));
-    lo = i == 0 ? gb : std::min(lo, gb);
-    hi = i == 0 ? gb : std::max(hi, gb);
+  bins_.clear();
+  table_count_ = static_cast<int>(tables.size());
+  if (!tables.empty()) {
+    int lo = INT32_MAX;
+    int hi = INT32_MIN;
+    for (const core::TableSpec& t : tables) {
+      const int k = binIndexOf(static_cast<double>(t.weightBytes()));
+      lo = std::min(lo, k);
+      hi = std::max(hi, k);
+    }
+    bins_.resize(static_cast<std::size_t>(hi - lo + 1));
+    for (int k = lo; k <= hi; ++k) {
+      Bin& b = bins_[static_cast<std::size_t>(k - lo)];
+      b.index = k;
+      b.low_bytes = binLow(k);
+      b.high_bytes = binLow(k + 1);
+    }
+    std::vector<std::vector<std::pair<std::uint64_t, const std::string*>>> members(bins_.size());
+    for (const core::TableSpec& t : tables) {
+      const std::uint64_t bytes = t.weightBytes();
+      const auto i = static_cast<std::size_t>(binIndexOf(static_cast<double>(bytes)) - lo);
+      bins_[i].tables += 1;
+      bins_[i].total_bytes += static_cast<double>(bytes);
+      members[i].emplace_back(bytes, &t.name);
+    }
+    for (std::size_t i = 0; i < bins_.size(); ++i) {
+      auto& m = members[i];
+      const auto shown = std::min<std::size_t>(m.size(), kMaxNamesPerBin);
+      std::partial_sort(m.begin(), m.begin() + static_cast<std::ptrdiff_t>(shown), m.end(),
+                        [](const auto& a, const auto& b) { return a.first > b.first; });
+      for (std::size_t j = 0; j < shown; ++j) bins_[i].names << QString::fromStdString(*m[j].second);
+    }
   }
-  const double floor = std::pow(10.0, std::floor(std::log10(lo)));
-  const double ceil = std::pow(10.0, std::ceil(std::log10(hi) + 0.01));
-  bars_->setBaseValue(floor);
-  bars_->setData(keys, values, /*alreadySorted=*/true);
-  plot_->xAxis->setTicker(ticker);
-  plot_->xAxis->setRange(-0.6, static_cast<double>(tables.size()) - 0.4);
-  plot_->yAxis->setRange(floor, ceil);
+  rebuild();
+}
+
+void TableSizeChart::rebuild() {
+  plot_->clearItems();
+  QVector<double> keys;
+  QVector<double> counts;
+  int most = 0;
+  for (const Bin& b : bins_) {
+    keys.append((b.index + 0.5) / kBinsPerDecade);
+    counts.append(b.tables);
+    most = std::max(most, b.tables);
+  }
+  bars_->setData(keys, counts, /*alreadySorted=*/true);
+
+  // Whole decades on both sides, at least three, so there are labelled ticks.
+  double lower = 6.0;  // 1 MB .. 10 GB when empty
+  double upper = 10.0;
+  if (!bins_.empty()) {
+    lower = std::floor(static_cast<double>(bins_.front().index) / kBinsPerDecade);
+    upper = std::ceil(static_cast<double>(bins_.back().index + 1) / kBinsPerDecade);
+    while (upper - lower < 3.0) {
+      lower -= 0.5;
+      upper += 0.5;
+    }
+    lower = std::floor(lower);
+    upper = std::ceil(upper);
+  }
+  // A hair wider so the ticks at both ends are kept, not trimmed.
+  plot_->xAxis->setRange(lower - 1e-6, upper + 1e-6);
+  // Head room for the counts written above the bars.
+  plot_->yAxis->setRange(0.0, std::max(1.0, most * 1.18 + 0.3));
+
+  QFont small = font();
+  small.setPointSizeF(small.pointSizeF() * 0.9);
+  for (const Bin& b : bins_) {
+    if (b.tables == 0) continue;
+    auto* label = new QCPItemText(plot_);
+    label->setClipToAxisRect(false);
+    label->position->setCoords((b.index + 0.5) / kBinsPerDecade, b.tables);
+    label->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
+    label->setPadding(QMargins(0, 0, 0, 2));
+    label->setFont(small);
+    label->setColor(palette().color(QPalette::Text));
+    label->setText(QString::number(b.tables));
+  }
+  if (bins_.empty()) {
+    auto* empty = new QCPItemText(plot_);
+    empty->position->setType(QCPItemPosition::ptAxisRectRatio);
+    empty->position->setCoords(0.5, 0.5);
+    empty->setText(tr("No tables"));
+    empty->setColor(palette().color(QPalette::PlaceholderText));
+  }
+  updateTickDensity();
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
-int TableSizeChart::barCount() const { return bars_->dataCount(); }
+void TableSizeChart::updateTickDensity() {
+  // A label such as "100 MB" is ~50 px wide; one per 64 px keeps them apart.
+  // The widget's width, not the axis rect's: that is only laid out on replot.
+  const int axis_width = width() - 80;  // less the y axis, its label and margins
+  const int room = std::max(2, axis_width / 64);
+  plot_->xAxis->ticker()->setTickCount(room);
+}
+
+void TableSizeChart::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  updateTickDensity();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+int TableSizeChart::tablesInBinOf(double bytes) const {
+  const int k = binIndexOf(bytes);
+  for (const Bin& b : bins_) {
+    if (b.index == k) return b.tables;
+  }
+  return 0;
+}
+
+int TableSizeChart::binAt(const QPoint& plot_position) const {
+  if (bins_.empty() || !plot_->axisRect()->rect().contains(plot_position)) return -1;
+  const double key = plot_->xAxis->pixelToCoord(plot_position.x());
+  const int k = static_cast<int>(std::floor(key * kBinsPerDecade));
+  const int i = k - bins_.front().index;
+  if (i < 0 || i >= static_cast<int>(bins_.size())) return -1;
+  return i;
+}
+
+QString TableSizeChart::binToolTip(int bin) const {
+  if (bin < 0 || bin >= static_cast<int>(bins_.size())) return {};
+  const Bin& b = bins_[static_cast<std::size_t>(bin)];
+  const QString count = b.tables == 1 ? tr("1 table") : tr("%1 tables").arg(b.tables);
+  QString text = tr("<b>%1</b> of %2 to %3")
+                     .arg(count, QString::fromStdString(formatBytesDecimal(b.low_bytes)),
+                          QString::fromStdString(formatBytesDecimal(b.high_bytes)));
+  if (b.tables == 0) return text;
+  text += tr(", %1 in all").arg(QString::fromStdString(formatBytesDecimal(b.total_bytes)));
+  QStringList names = b.names;
+  for (QString& n : names) n = n.toHtmlEscaped();
+  if (b.tables > names.size()) names << tr("\u2026 %1 more").arg(b.tables - names.size());
+  return text + QStringLiteral("<br>") + names.join(QStringLiteral(", "));
+}
 
 }  // namespace shardscope::app

@@ -1,8 +1,13 @@
-// A bar chart of embedding table sizes on a log scale: the few huge tables
-// that dominate memory and the many tiny ones are visible at once.
+// A histogram of embedding table sizes on a log scale: how many tables weigh
+// 1-3 MB, 3-10 MB, ... 10-30 GB (bins of half a decade of weight bytes), so
+// the few huge tables that decide sharding and the long tail of small ones
+// are visible at once. Hovering a bar lists its tables.
 #pragma once
 
+#include <QString>
+#include <QStringList>
 #include <QWidget>
+#include <vector>
 
 #include "shardscope/core/model.h"
 
@@ -15,14 +20,45 @@ class TableSizeChart : public QWidget {
   Q_OBJECT
 
  public:
+  // Bin k holds sizes in [10^(k/2), 10^((k+1)/2)) bytes.
+  static constexpr int kBinsPerDecade = 2;
+
+  struct Bin {
+    int index = 0;          // k above
+    double low_bytes = 0;   // inclusive
+    double high_bytes = 0;  // exclusive
+    int tables = 0;
+    double total_bytes = 0;  // weights of the tables in the bin
+    QStringList names;       // the largest first, at most 8
+  };
+
   explicit TableSizeChart(QWidget* parent = nullptr);
 
   void setTables(const std::vector<core::TableSpec>& tables);
-  [[nodiscard]] int barCount() const;
+
+  // Consecutive bins from the smallest table's to the largest's (empty ones
+  // included, so the axis has no gaps); empty without tables.
+  [[nodiscard]] const std::vector<Bin>& bins() const { return bins_; }
+  [[nodiscard]] int tableCount() const { return table_count_; }
+  // Tables whose weights fall in the bin holding `bytes` (0 outside the bins).
+  [[nodiscard]] int tablesInBinOf(double bytes) const;
+  [[nodiscard]] static int binIndexOf(double bytes);
+  // The bin under a point of the plot widget, or -1.
+  [[nodiscard]] int binAt(const QPoint& plot_position) const;
+  [[nodiscard]] QString binToolTip(int bin) const;
+  [[nodiscard]] QCustomPlot* plot() const { return plot_; }
+
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
+  void rebuild();
+  void updateTickDensity();
+
   QCustomPlot* plot_;
   QCPBars* bars_;
+  std::vector<Bin> bins_;
+  int table_count_ = 0;
 };
 
 }  // namespace shardscope::app

@@ -51,8 +51,14 @@ nlohmann::ordered_json toJson(const Project& p) {
   j["cluster"] = toJson(p.cluster);
   j["calibration"] = p.calibration ? toJson(*p.calibration) : nlohmann::ordered_json(nullptr);
   j["constraints"] = toJson(p.constraints);
-  j["chosen_grid"] = p.chosen_group_size ? nlohmann::ordered_json{{"sharding_group_size", *p.chosen_group_size}}
-                                         : nlohmann::ordered_json(nullptr);
+  j["sync_interval"] = p.sync_interval;
+  if (p.chosen_group_size) {
+    nlohmann::ordered_json g{{"sharding_group_size", *p.chosen_group_size}};
+    if (p.chosen_layout) g["layout"] = toString(*p.chosen_layout);
+    j["chosen_grid"] = std::move(g);
+  } else {
+    j["chosen_grid"] = nullptr;
+  }
   return j;
 }
 
@@ -71,6 +77,7 @@ Result<Project> projectFromJson(const nlohmann::json& j, const std::string& sour
     if (checkNestedSchema(r, *c, "/constraints", kConstraintsSchema))
       p.constraints = detail::readConstraintsBody(r, *c, "/constraints");
   }
+  if (auto k = r.integer(j, "", "sync_interval", false, 1, 1000000)) p.sync_interval = static_cast<std::uint32_t>(*k);
   if (const json* g = r.member(j, "", "chosen_grid", false, ""); g && r.expectObject(*g, "/chosen_grid")) {
     if (auto m = r.integer(*g, "/chosen_grid", "sharding_group_size", true, 1, 1u << 24)) {
       const std::uint32_t n = p.cluster.worldSize();
@@ -79,6 +86,10 @@ Result<Project> projectFromJson(const nlohmann::json& j, const std::string& sour
                                                        " GPUs, got " + std::to_string(*m));
       else
         p.chosen_group_size = static_cast<std::uint32_t>(*m);
+    }
+    if (auto l = r.string(*g, "/chosen_grid", "layout", false)) {
+      if (auto layout = rankLayoutFromString(*l)) p.chosen_layout = *layout;
+      else r.fail("/chosen_grid/layout", "expected \"strided\" or \"contiguous\", got \"" + *l + "\"");
     }
   }
   if (!r.ok()) return r.error();

@@ -27,9 +27,29 @@ class TestJsonProject : public QObject {
     QCOMPARE(r->chosen_group_size, std::optional<std::uint32_t>(64));
   }
 
+  void syncIntervalIsRangeChecked() {
+    auto r = projectFromJson(json::parse(R"({"schema": "shardscope.project/1", "model": "dcnv2", "cluster": "h100x64",
+                                             "sync_interval": 0})"),
+                             "p.shardscope");
+    QVERIFY(!r.ok());
+    QVERIFY2(r.error().message.find("/sync_interval") != std::string::npos, r.error().message.c_str());
+  }
+
+  void chosenLayoutIsCheckedByName() {
+    auto r = projectFromJson(json::parse(R"({"schema": "shardscope.project/1", "model": "dcnv2", "cluster": "h100x64",
+                                             "chosen_grid": {"sharding_group_size": 8, "layout": "diagonal"}})"),
+                             "p.shardscope");
+    QVERIFY(!r.ok());
+    QVERIFY2(r.error().message.find("/chosen_grid/layout: expected \"strided\" or \"contiguous\", got \"diagonal\"") !=
+                 std::string::npos,
+             r.error().message.c_str());
+  }
+
   void savedProjectLoadsBackEqual() {
     Project p = defaultProject();
     p.chosen_group_size = 16;
+    p.chosen_layout = RankLayout::Contiguous;
+    p.sync_interval = 50;
     Calibration c;
     c.source = "test";
     c.coefficients["dense_efficiency"] = {0.6, 0.01};

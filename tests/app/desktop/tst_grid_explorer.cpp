@@ -13,8 +13,9 @@
 
 #include "grid_explorer_page.h"
 #include "main_window.h"
+#include "planning_session.h"
 #include "project_document.h"
-#include "project_overview_page.h"
+#include "model_page.h"
 #include "screenshot.h"
 #include "shardscope/core/presets.h"
 
@@ -27,15 +28,7 @@ namespace {
 constexpr int kSweepTimeoutMs = 120000;
 
 // Waits until the page shows the result of its newest run.
-bool waitForSweep(GridExplorerPage* page) {
-  QElapsedTimer timer;
-  timer.start();
-  while (page->isRunning() || page->shownJobId() != page->currentJobId()) {
-    if (timer.elapsed() > kSweepTimeoutMs) return false;
-    QTest::qWait(20);
-  }
-  return true;
-}
+bool waitForSweep(GridExplorerPage* page) { return page->session()->waitUntilIdle(kSweepTimeoutMs, false); }
 
 }  // namespace
 
@@ -51,22 +44,23 @@ class TestGridExplorer : public QObject {
 
   void sidebarSwitchesPages() {
     MainWindow window;
-    QCOMPARE(window.sidebar()->count(), 2);
-    QCOMPARE(window.sidebar()->item(0)->text(), QString("Model"));
-    QCOMPARE(window.sidebar()->item(1)->text(), QString("Grid Explorer"));
+    QCOMPARE(window.sidebar()->count(), 5);
+    const QStringList titles = {"Model", "Cluster", "Grid Explorer", "Plan", "Export"};
+    for (int i = 0; i < titles.size(); ++i) QCOMPARE(window.sidebar()->item(i)->text(), titles[i]);
     QCOMPARE(window.pages()->currentIndex(), 0);
-    window.sidebar()->setCurrentRow(1);
+    window.sidebar()->setCurrentRow(2);
     QCOMPARE(window.pages()->currentWidget(), static_cast<QWidget*>(window.gridExplorerPage()));
     window.showPage(MainWindow::Page::Model);
-    QCOMPARE(window.pages()->currentWidget(), static_cast<QWidget*>(window.overviewPage()));
+    QCOMPARE(window.pages()->currentWidget(), static_cast<QWidget*>(window.modelPage()));
   }
 
   void sweepsTheDefaultProjectOffTheGuiThread() {
     MainWindow window;
     GridExplorerPage* page = window.gridExplorerPage();
-    // The constructor returned before the sweep finished (or, at the very
-    // least, the page reports a run in flight): the GUI thread never waits.
-    QVERIFY(page->currentJobId() >= 1);
+    // The constructor returned before anything was planned: the sweep runs
+    // from the event loop, off the GUI thread.
+    QVERIFY(!page->session()->hasResult());
+    QCOMPARE(page->gridModel()->rowCount(), 0);
     QVERIFY(waitForSweep(page));
     const auto& grids = page->result().grids;
     QCOMPARE(static_cast<int>(grids.size()), 14);  // 7 divisors of 64, two layouts
@@ -92,9 +86,13 @@ class TestGridExplorer : public QObject {
     QVERIFY(window.document()->isModified());
     const auto* status = window.findChild<QLabel*>("statusGrid");
     QVERIFY(status != nullptr);
-    QVERIFY2(status->text().startsWith(QString("Grid %1 \u00d7 %2 (").arg(best.grid.group_size).arg(best.grid.replicas)),
+    QVERIFY2(status->text().startsWith(
+                 QString("Chosen grid: M = %1 \u00d7 R = %2 (").arg(best.grid.group_size).arg(best.grid.replicas)),
              qPrintable(status->text()));
-    QVERIFY2(status->text().contains(QString("step %1 ms").arg(best.step.step_ms, 0, 'f', 2)), qPrintable(status->text()));
+    QVERIFY2(status->text().contains(QString("%1 ms per step").arg(best.step.step_ms, 0, 'f', 2)), qPrintable(status->text()));
+    QVERIFY(window.document()->project().chosen_layout.has_value());
+    QVERIFY(*window.document()->project().chosen_layout == best.grid.layout);
+    QCOMPARE(page->session()->chosenIndex(), 0);
     // Out-of-range rows are ignored.
     page->chooseRow(-1);
     page->chooseRow(1000);
@@ -105,6 +103,7 @@ class TestGridExplorer : public QObject {
     MainWindow window;
     GridExplorerPage* page = window.gridExplorerPage();
     // Edit while the first sweep may still run: its result must never be shown.
+    QTest::qWait(0);  // the first run starts from the event loop
     const quint64 first = page->currentJobId();
     core::Project edited = window.document()->project();
     edited.cluster.nodes = 4;  // N = 32: 6 divisors, 12 grids
@@ -129,6 +128,7 @@ class TestGridExplorer : public QObject {
   void cancelStopsTheSweep() {
     MainWindow window;
     GridExplorerPage* page = window.gridExplorerPage();
+    QTest::qWait(0);  // the first run starts from the event loop
     page->cancel();
     QVERIFY(waitForSweep(page));  // cancelled or already done: either way the GUI is back
     QVERIFY(page->result().grids.size() <= 14);

@@ -11,7 +11,7 @@
 
 #include "main_window.h"
 #include "project_document.h"
-#include "project_overview_page.h"
+#include "model_page.h"
 #include "screenshot.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/presets.h"
@@ -36,15 +36,13 @@ class TestMainWindow : public QObject {
     QCOMPARE(window.document()->project(), core::defaultProject());
     QVERIFY(window.document()->filePath().isEmpty());
     QVERIFY(!window.document()->isModified());
-    QCOMPARE(window.overviewPage()->tablesView()->model()->rowCount(), 26);
-    QCOMPARE(window.overviewPage()->sizeChart()->barCount(), 26);
+    QCOMPARE(window.modelPage()->tablesView()->model()->rowCount(), 26);
+    QCOMPARE(window.modelPage()->sizeChart()->tableCount(), 26);
   }
 
   void showsTheClusterWorldSize() {
     MainWindow window;
-    QVERIFY2(window.overviewPage()->summaryValue("cluster.world_size").endsWith("= 64"),
-             qPrintable(window.overviewPage()->summaryValue("cluster.world_size")));
-    QCOMPARE(window.overviewPage()->summaryValue("model.tables"), QString("26"));
+    QCOMPARE(window.modelPage()->summaryValue("model.tables"), QString("26"));
     const auto* status = window.findChild<QLabel*>("statusWorldSize");
     QVERIFY(status != nullptr);
     QVERIFY2(status->text().startsWith("N = 64 GPUs"), qPrintable(status->text()));
@@ -113,7 +111,7 @@ class TestMainWindow : public QObject {
     QVERIFY2(message.contains("/model/tables/3/rows"), qPrintable(message));
     QVERIFY(window.document()->project() == loaded_before);
     QCOMPARE(window.document()->filePath(), QStringLiteral("/somewhere/keep.shardscope"));
-    QCOMPARE(window.overviewPage()->tablesView()->model()->rowCount(), 26);
+    QCOMPARE(window.modelPage()->tablesView()->model()->rowCount(), 26);
   }
 
   void missingFileReportsTheFile() {
@@ -130,9 +128,9 @@ class TestMainWindow : public QObject {
     core::Project other = window.document()->project();
     other.model.tables.resize(3);
     window.document()->reset(other, "/x/y.shardscope");
-    QCOMPARE(window.overviewPage()->tablesView()->model()->rowCount(), 3);
+    QCOMPARE(window.modelPage()->tablesView()->model()->rowCount(), 3);
     window.newFromDefault();
-    QCOMPARE(window.overviewPage()->tablesView()->model()->rowCount(), 26);
+    QCOMPARE(window.modelPage()->tablesView()->model()->rowCount(), 26);
     QVERIFY(window.document()->filePath().isEmpty());
   }
 

@@ -1,8 +1,14 @@
 // TableListModel: the embedding tables of a model as rows, with the display
-// strings the Tables view shows and numeric sorting through a proxy.
+// strings the Tables view shows, numeric sorting through a proxy, the
+// smallest change signals when the tables change, and validated editing.
 #include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QLineEdit>
 #include <QSortFilterProxyModel>
+#include <QSpinBox>
+#include <QStyleOptionViewItem>
 #include <QtTest>
+#include <memory>
 
 #include "display_format.h"
 #include "shardscope/core/presets.h"
@@ -81,14 +87,227 @@ class TestTableListModel : public QObject {
     QCOMPARE(bytesAt(proxy.rowCount() - 1), largest);
   }
 
-  void replacingTablesResetsTheModel() {
+  void equalTablesSignalNothing() {
     TableListModel model;
-    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     model.setTables(core::defaultProject().model.tables);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
     QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+    model.setTables(core::defaultProject().model.tables);
+    QCOMPARE(changed.count(), 0);
+    QCOMPARE(reset.count(), 0);
+  }
+
+  void changedValuesSignalDataChangedForThoseRowsOnly() {
+    TableListModel model;
+    model.setTables(core::defaultProject().model.tables);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+    auto tables = core::defaultProject().model.tables;
+    tables[3].rows = 5;
+    tables[7].dim = 64;
+    model.setTables(tables);
+    QCOMPARE(reset.count(), 0);
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(changed[0][0].toModelIndex().row(), 3);
+    QCOMPARE(changed[0][1].toModelIndex().row(), 7);
+    QCOMPARE(text(model, 3, TableListModel::Rows), QString("5"));
+  }
+
+  void aBlockAddedOrRemovedIsAnInsertOrARemove() {
+    TableListModel model;
+    model.setTables(core::defaultProject().model.tables);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+    QSignalSpy removed(&model, &QAbstractItemModel::rowsRemoved);
+    QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+    auto tables = core::defaultProject().model.tables;
+    tables.insert(tables.begin() + 4, tables[4]);
+    tables[5].name = "cat_4_copy";
+    model.setTables(tables);
+    QCOMPARE(inserted.count(), 1);
+    QCOMPARE(inserted[0][1].toInt(), 5);
+    QCOMPARE(text(model, 5, TableListModel::Name), QString("cat_4_copy"));
+    model.setTables(core::defaultProject().model.tables);
+    QCOMPARE(removed.count(), 1);
+    QCOMPARE(removed[0][1].toInt(), 5);
     model.setTables({});
-    QCOMPARE(reset.count(), 1);
+    QCOMPARE(removed.count(), 2);
     QCOMPARE(model.rowCount(), 0);
+    QCOMPARE(reset.count(), 0);
+  }
+
+  void unrelatedTablesResetTheModel() {
+    TableListModel model;
+    model.setTables(core::defaultProject().model.tables);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+    auto tables = core::defaultProject().model.tables;
+    tables.erase(tables.begin() + 20);
+    tables.erase(tables.begin() + 2);  // two separate holes
+    model.setTables(tables);
+    QCOMPARE(reset.count(), 1);
+    QCOMPARE(model.rowCount(), 24);
+  }
+
+  // ---- editing
+
+  void everyColumnButSizeIsEditable() {
+    TableListModel model;
+    model.setTables(core::defaultProject().model.tables);
+    for (int c = 0; c < TableListModel::ColumnCount; ++c) {
+      const bool editable = model.flags(model.index(0, c)).testFlag(Qt::ItemIsEditable);
+      QVERIFY2(editable == (c != TableListModel::SizeGB), qPrintable(QString::number(c)));
+    }
+  }
+
+  void editingRowsThroughAProxyChangesTheTableAndSaysWhich() {
+    TableListModel model;
+    model.setTables(core::defaultProject().model.tables);
+    QSortFilterProxyModel proxy;
+    proxy.setSourceModel(&model);
+    proxy.setSortRole(TableListModel::SortRole);
+    QAbstractItemModelTester source_tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester proxy_tester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    proxy.sort(TableListModel::Rows, Qt::AscendingOrder);  // cat_5 (3 rows) first
+    QCOMPARE(proxy.index(0, TableListModel::Name).data().toString(), QString("cat_5"));
+    QSignalSpy edited(&model, &TableListModel::tableEdited);
+    // Beyond 32 bits: 4e9 rows.
+    QVERIFY(proxy.setData(proxy.index(0, TableListModel::Rows), QString("4e9")));
+    QCOMPARE(model.tables()[5].rows, 4000000000ull);
+    QCOMPARE(edited.count(), 1);
+    QCOMPARE(edited[0][0].toInt(), 5);
+    QCOMPARE(edited[0][1].toInt(), int(TableListModel::Rows));
+    // Sorted again: now the largest count.
+    QCOMPARE(proxy.index(proxy.rowCount() - 1, TableListModel::Name).data().toString(), QString("cat_5"));
+  }
+
+  void rowsAcceptTheFormsPeopleType() {
+    TableListModel model;
+    model.setTables(core::defaultProject().model.tables);
+    const std::pair<QVariant, quint64> cases[] = {
+        {QString("40,000,000"), 40000000ull},
+        {QString("40M"), 40000000ull},
+        {QString("1.5k"), 1500ull},
+        {QString(" 12 000 "), 12000ull},
+        {QString("4B"), 4000000000ull},
+        {QVariant::fromValue<qulonglong>(7), 7ull},
+        {QString("12000000000"), 12000000000ull},
+    };
+    for (const auto& [value, rows] : cases) {
+      QVERIFY2(model.setData(model.index(0, TableListModel::Rows), value), qPrintable(model.lastError()));
+      QCOMPARE(model.tables()[0].rows, rows);
+    }
+  }
+
+  void rejectedValuesLeaveTheTableAndSayWhy() {
+    TableListModel model;
+    model.setTables(core::defaultProject().model.tables);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy rejected(&model, &TableListModel::editRejected);
+    QSignalSpy edited(&model, &TableListModel::tableEdited);
+    const auto before = model.tables();
+    const std::pair<int, QVariant> bad[] = {
+        {TableListModel::Dim, 6},
+        {TableListModel::Dim, 0},
+        {TableListModel::Rows, QString("0")},
+        {TableListModel::Rows, QString("1.5")},
+        {TableListModel::Rows, QString("-3")},
+        {TableListModel::Rows, QString("lots")},
+        {TableListModel::Rows, QString("1,2345")},
+        {TableListModel::Name, QString("  ")},
+        {TableListModel::Name, QString("cat_1")},
+        {TableListModel::DType, QString("fp64")},
+        {TableListModel::Pooling, QString("0")},
+        {TableListModel::Pooling, QString("2 \u00b1 5")},
+        {TableListModel::Access, QString("zipf 12")},
+        {TableListModel::Access, QString("hot 10%")},
+        {TableListModel::SizeGB, 3.0},
+    };
+    for (const auto& [column, value] : bad) {
+      QVERIFY2(!model.setData(model.index(0, column), value), qPrintable(value.toString()));
+      QVERIFY2(model.lastError().startsWith(model.headerData(column, Qt::Horizontal).toString() + " of cat_0: "),
+               qPrintable(model.lastError()));
+    }
+    QCOMPARE(rejected.count(), int(std::size(bad)));
+    QCOMPARE(edited.count(), 0);
+    QVERIFY(model.tables() == before);
+    QVERIFY(!model.setData(model.index(0, TableListModel::Dim), 6));
+    QCOMPARE(model.lastError(), QString("Dim of cat_0: expected a positive multiple of 4, got 6"));
+    QVERIFY(!model.setData(model.index(0, TableListModel::Name), QString("cat_1")));
+    QCOMPARE(model.lastError(), QString("Name of cat_0: another table (row 2) is already named \"cat_1\""));
+  }
+
+  void dtypePoolingAndAccessEditsReadTheirText() {
+    TableListModel model;
+    model.setTables(core::defaultProject().model.tables);
+    QVERIFY(model.setData(model.index(0, TableListModel::DType), QString("FP16")));
+    QVERIFY(model.tables()[0].dtype == core::DType::FP16);
+    QCOMPARE(text(model, 0, TableListModel::SizeGB), QString("10.24"));  // half the bytes
+    QVERIFY(model.setData(model.index(0, TableListModel::Pooling), QString("20 \u00b1 5")));
+    QVERIFY(model.tables()[0].pooling == (core::PoolingSpec{core::PoolingKind::Uniform, 20.0, 5.0}));
+    QVERIFY(model.setData(model.index(0, TableListModel::Pooling), QString("8")));  // keeps uniform, spread 5
+    QVERIFY(model.tables()[0].pooling == (core::PoolingSpec{core::PoolingKind::Uniform, 8.0, 5.0}));
+    QVERIFY(model.setData(model.index(0, TableListModel::Pooling), QString("fixed 2.5")));
+    QVERIFY(model.tables()[0].pooling == (core::PoolingSpec{core::PoolingKind::Fixed, 2.5, 0.0}));
+    QVERIFY(model.setData(model.index(0, TableListModel::Access), QString("hot 10% 90%")));
+    QCOMPARE(text(model, 0, TableListModel::Access), QString::fromUtf8("hot 10% \u2192 90%"));
+    QVERIFY(model.setData(model.index(0, TableListModel::Access), QString("uniform")));
+    QVERIFY(model.tables()[0].access == core::AccessSpec{});
+    QVERIFY(model.setData(model.index(0, TableListModel::Name), QString("  user_id ")));
+    QCOMPARE(model.tables()[0].name, std::string("user_id"));
+  }
+
+  void committingTheUnchangedEditTextIsNoEdit() {
+    auto tables = core::defaultProject().model.tables;
+    tables[0].access.kind = core::AccessKind::HotSet;
+    tables[0].access.hot_fraction = 0.123456789;  // shown rounded: "hot 12.3457% → 90%"
+    tables[0].access.hot_probability = 0.9;
+    TableListModel model;
+    model.setTables(tables);
+    QSignalSpy edited(&model, &TableListModel::tableEdited);
+    const QModelIndex access = model.index(0, TableListModel::Access);
+    QVERIFY(model.setData(access, access.data(Qt::EditRole)));
+    QCOMPARE(edited.count(), 0);
+    QCOMPARE(model.tables()[0].access.hot_fraction, 0.123456789);
+  }
+
+  // ---- the delegate, as a view uses it
+
+  void delegateEditorsFitTheirColumns() {
+    TableListModel model;
+    model.setTables(core::defaultProject().model.tables);
+    QSortFilterProxyModel proxy;
+    proxy.setSourceModel(&model);
+    shardscope::app::TableItemDelegate delegate;
+    QWidget parent;
+    const QStyleOptionViewItem option;
+
+    std::unique_ptr<QWidget> dim(delegate.createEditor(&parent, option, proxy.index(0, TableListModel::Dim)));
+    auto* spin = qobject_cast<QSpinBox*>(dim.get());
+    QVERIFY(spin != nullptr);
+    QCOMPARE(spin->singleStep(), 4);
+    delegate.setEditorData(spin, proxy.index(0, TableListModel::Dim));
+    QCOMPARE(spin->value(), 128);
+
+    std::unique_ptr<QWidget> dtype(delegate.createEditor(&parent, option, proxy.index(0, TableListModel::DType)));
+    QVERIFY(qobject_cast<QComboBox*>(dtype.get()) != nullptr);
+
+    std::unique_ptr<QWidget> rows(delegate.createEditor(&parent, option, proxy.index(0, TableListModel::Rows)));
+    auto* edit = qobject_cast<QLineEdit*>(rows.get());
+    QVERIFY(edit != nullptr);
+    delegate.setEditorData(edit, proxy.index(0, TableListModel::Rows));
+    QCOMPARE(edit->text(), QString("40,000,000"));
+    // Typing something wrong flags the editor at once, with the reason.
+    edit->clear();
+    QTest::keyClicks(edit, "40x");
+    QVERIFY2(edit->toolTip().contains("expected a whole number of rows"), qPrintable(edit->toolTip()));
+    QTest::keyClick(edit, Qt::Key_Backspace);
+    QVERIFY(edit->toolTip().isEmpty());
+    edit->setText("6e9");
+    delegate.setModelData(edit, &proxy, proxy.index(0, TableListModel::Rows));
+    QCOMPARE(model.tables()[0].rows, 6000000000ull);
   }
 
   void accessAndPoolingTextCoverEveryKind() {
@@ -116,6 +335,30 @@ class TestTableListModel : public QObject {
     QCOMPARE(formatGigabytes(0), std::string("0"));
     QCOMPARE(formatGigabytes(1536), std::string("< 0.01"));
     QCOMPARE(formatGigabytes(20'480'000'000ULL), std::string("20.48"));
+  }
+
+  void countsParseOnlyWhenWholeAndUnambiguous() {
+    using shardscope::app::parseCount;
+    QVERIFY(parseCount("40000000") == 40000000ull);
+    QVERIFY(parseCount("40,000,000") == 40000000ull);
+    QVERIFY(parseCount("40_000_000") == 40000000ull);
+    QVERIFY(parseCount("4e7") == 40000000ull);
+    QVERIFY(parseCount("2.5M") == 2500000ull);
+    QVERIFY(parseCount("18446744073709551615") == 18446744073709551615ull);
+    for (const char* bad :
+         {"", "x", "-1", "1.5", "1,23", "1,2345", "12,", "1e400", "18446744073709551616", "1.23456k"}) {
+      QVERIFY2(!parseCount(bad).has_value(), bad);
+    }
+  }
+
+  void bytesReadInDecimalUnits() {
+    using shardscope::app::formatBytesDecimal;
+    QCOMPARE(formatBytesDecimal(512), std::string("512 B"));
+    QCOMPARE(formatBytesDecimal(1e6), std::string("1 MB"));
+    QCOMPARE(formatBytesDecimal(3.16e6), std::string("3.2 MB"));
+    QCOMPARE(formatBytesDecimal(1e10), std::string("10 GB"));
+    QCOMPARE(formatBytesDecimal(2.048e10), std::string("20.5 GB"));
+    QCOMPARE(formatBytesDecimal(3.162e11), std::string("316 GB"));
   }
 };
 

@@ -11,6 +11,7 @@
 #include "shardscope/core/cluster.h"
 #include "shardscope/core/constraints.h"
 #include "shardscope/core/model.h"
+#include "shardscope/core/plan.h"
 
 namespace shardscope::core {
 
@@ -20,7 +21,11 @@ struct Project {
   ClusterSpec cluster;
   std::optional<Calibration> calibration;
   Constraints constraints;
+  // Replica weight + optimizer sync every k steps (TorchRec's
+  // dmp_collection_sync_interval_batches, default 1): a planning input.
+  std::uint32_t sync_interval = 1;
   std::optional<std::uint32_t> chosen_group_size;  // M of the grid the user picked
+  std::optional<RankLayout> chosen_layout;         // its rank layout (absent: whichever is best)
   bool operator==(const Project&) const = default;
 };
 

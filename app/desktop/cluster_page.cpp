@@ -1,0 +1,524 @@
+#include "cluster_page.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QFrame>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QScrollArea>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "cluster_diagram.h"
+#include "display_format.h"
+#include "project_document.h"
+#include "shardscope/core/presets.h"
+#include "shardscope/core/summary.h"
+
+namespace shardscope::app {
+
+namespace {
+
+constexpr double kGib = 1024.0 * 1024.0 * 1024.0;
+// The name a cluster gets once its values match no preset: keeping
+// "h100x64" on 16 nodes of B200 would mislead in every export.
+constexpr const char* kCustomName = "custom";
+// The GPU kinds in the picker, in this order; kinds from other presets follow.
+constexpr std::array<const char*, 4> kKindOrder = {"H100", "H200", "A100", "B200"};
+
+int field(ClusterPage::Field f) { return static_cast<int>(f); }
+
+QString number(double v) { return QString::fromStdString(formatShort(v)); }
+QString count(std::uint64_t n) { return QString::fromStdString(formatCount(n)); }
+
+bool sameValues(const core::ClusterSpec& a, const core::ClusterSpec& b) {
+  return a.nodes == b.nodes && a.gpus_per_node == b.gpus_per_node && a.gpu == b.gpu &&
+         a.intra_node == b.intra_node && a.inter_node == b.inter_node;
+}
+
+std::vector<std::uint32_t> divisors(std::uint32_t n) {
+  std::vector<std::uint32_t> low;
+  std::vector<std::uint32_t> high;
+  for (std::uint32_t d = 1; static_cast<std::uint64_t>(d) * d <= n; ++d) {
+    if (n % d != 0) continue;
+    low.push_back(d);
+    if (d != n / d) high.push_back(n / d);
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
+}
+
+QGroupBox* groupAround(const QString& title, QLayout* content) {
+  auto* box = new QGroupBox(title);
+  box->setLayout(content);
+  return box;
+}
+
+QFormLayout* makeForm() {
+  auto* form = new QFormLayout;
+  form->setLabelAlignment(Qt::AlignLeft);
+  form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
+  form->setRowWrapPolicy(QFormLayout::DontWrapRows);
+  return form;
+}
+
+// The last item of a picker: shown when the values match no entry, never pickable.
+void addCustomItem(QComboBox* combo) {
+  combo->addItem(ClusterPage::tr("Custom"));
+  auto* model = qobject_cast<QStandardItemModel*>(combo->model());
+  if (model != nullptr) {
+    QStandardItem* item = model->item(combo->count() - 1);
+    item->setFlags(item->flags() & ~(Qt::ItemIsEnabled | Qt::ItemIsSelectable));
+  }
+}
+
+}  // namespace
+
+ClusterPage::ClusterPage(ProjectDocument* document, QWidget* parent)
+    : QWidget(parent),
+      document_(document),
+      kind_combo_(new QComboBox),
+      size_combo_(new QComboBox),
+      preset_label_(new QLabel),
+      world_label_(new QLabel),
+      totals_label_(new QLabel),
+      grids_label_(new QLabel),
+      legend_label_(new QLabel),
+      diagram_(new ClusterDiagram) {
+  setObjectName(QStringLiteral("clusterPage"));
+  buildCatalog();
+
+  kind_combo_->setObjectName(QStringLiteral("gpuKindCombo"));
+  for (const Kind& kind : kinds_) {
+    kind_combo_->addItem(QString::fromStdString(kind.gpu.name));
+    kind_combo_->setItemData(
+        kind_combo_->count() - 1,
+        tr("%1 GiB HBM at %2 GB/s, %3 TFLOP/s dense; intra-node %4 GB/s, inter-node %5 GB/s per GPU")
+            .arg(number(static_cast<double>(kind.gpu.hbm_bytes) / kGib), number(kind.gpu.hbm_bandwidth_gbps),
+                 number(kind.gpu.peak_dense_tflops), number(kind.intra_node.bandwidth_gbps),
+                 number(kind.inter_node.bandwidth_gbps)),
+        Qt::ToolTipRole);
+  }
+  addCustomItem(kind_combo_);
+  size_combo_->setObjectName(QStringLiteral("worldSizeCombo"));
+  for (const Size& size : sizes_) {
+    const QString nodes = size.nodes == 1 ? tr("1 node") : tr("%1 nodes").arg(count(size.nodes));
+    size_combo_->addItem(tr("%1 GPUs (%2 \u00d7 %3)")
+                             .arg(count(static_cast<std::uint64_t>(size.nodes) * size.gpus_per_node), nodes)
+                             .arg(size.gpus_per_node));
+  }
+  addCustomItem(size_combo_);
+  // activated: the user's picks only, never refresh()'s.
+  connect(kind_combo_, &QComboBox::activated, this, &ClusterPage::applyGpuKind);
+  connect(size_combo_, &QComboBox::activated, this, &ClusterPage::applyWorldSize);
+  preset_label_->setObjectName(QStringLiteral("presetLabel"));
+  preset_label_->setToolTip(tr("The built-in preset these values match, else Custom"));
+
+  auto* preset_form = makeForm();
+  preset_form->addRow(tr("GPU kind:"), kind_combo_);
+  preset_form->addRow(tr("World size:"), size_combo_);
+  preset_form->addRow(tr("Matches:"), preset_label_);
+
+  // The numeric fields. keyboardTracking off: valueChanged comes on Enter,
+  // focus out or a step, never per keystroke, so each commit is one edit.
+  struct IntSpec {
+    Field field;
+    const char* object;
+    int min;
+    int max;
+    QString tip;
+  };
+  const IntSpec int_specs[] = {
+      {Field::Nodes, "nodesSpin", 1, 1048576, tr("Machines in the cluster")},
+      {Field::GpusPerNode, "gpusPerNodeSpin", 1, 1024, tr("GPUs in one machine, joined by the intra-node link")},
+  };
+  for (const IntSpec& spec : int_specs) {
+    auto* spin = new QSpinBox;
+    spin->setObjectName(QLatin1String(spec.object));
+    spin->setRange(spec.min, spec.max);
+    spin->setGroupSeparatorShown(true);
+    spin->setKeyboardTracking(false);
+    spin->setAccelerated(true);
+    spin->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    spin->setToolTip(spec.tip);
+    int_fields_[static_cast<std::size_t>(field(spec.field))] = spin;
+    connect(spin, &QSpinBox::valueChanged, this, [this, f = spec.field] { commitField(f); });
+  }
+  struct DoubleSpec {
+    Field field;
+    const char* object;
+    double min;
+    double max;
+    int decimals;
+    const char* suffix;
+    QString tip;
+  };
+  const DoubleSpec double_specs[] = {
+      {Field::HbmGib, "hbmSpin", 0.01, 65536.0, 2, " GiB", tr("HBM capacity of one GPU (vendors' \"80GB\" is 80 GiB)")},
+      {Field::HbmBandwidth, "hbmBandwidthSpin", 1.0, 1.0e6, 1, " GB/s",
+       tr("HBM bandwidth of one GPU, 1 GB = 1e9 bytes")},
+      {Field::PeakTflops, "peakTflopsSpin", 0.1, 1.0e6, 1, " TFLOP/s", tr("Dense BF16 peak of one GPU, no sparsity")},
+      {Field::IntraBandwidth, "intraBandwidthSpin", 0.01, 1.0e6, 2, " GB/s",
+       tr("Intra-node link (NVLink): bandwidth per GPU, one direction")},
+      {Field::IntraLatency, "intraLatencySpin", 0.0, 1.0e6, 2, " \u00b5s", tr("Intra-node link latency")},
+      {Field::InterBandwidth, "interBandwidthSpin", 0.01, 1.0e6, 2, " GB/s",
+       tr("Inter-node network: bandwidth per GPU, one direction")},
+      {Field::InterLatency, "interLatencySpin", 0.0, 1.0e6, 2, " \u00b5s", tr("Inter-node network latency")},
+  };
+  for (const DoubleSpec& spec : double_specs) {
+    auto* spin = new QDoubleSpinBox;
+    spin->setObjectName(QLatin1String(spec.object));
+    spin->setDecimals(spec.decimals);
+    spin->setRange(spec.min, spec.max);
+    spin->setSuffix(QString::fromUtf8(spec.suffix));
+    spin->setGroupSeparatorShown(true);
+    spin->setKeyboardTracking(false);
+    spin->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    spin->setToolTip(spec.tip);
+    double_fields_[static_cast<std::size_t>(field(spec.field) - 2)] = spin;
+    connect(spin, &QDoubleSpinBox::valueChanged, this, [this, f = spec.field] { commitField(f); });
+  }
+
+  auto* nodes_form = makeForm();
+  nodes_form->addRow(tr("Nodes:"), intField(Field::Nodes));
+  nodes_form->addRow(tr("GPUs per node:"), intField(Field::GpusPerNode));
+  auto* gpu_form = makeForm();
+  gpu_form->addRow(tr("HBM capacity:"), doubleField(Field::HbmGib));
+  gpu_form->addRow(tr("HBM bandwidth:"), doubleField(Field::HbmBandwidth));
+  gpu_form->addRow(tr("Peak dense:"), doubleField(Field::PeakTflops));
+  auto* links_form = makeForm();
+  links_form->addRow(tr("Intra-node bandwidth:"), doubleField(Field::IntraBandwidth));
+  links_form->addRow(tr("Intra-node latency:"), doubleField(Field::IntraLatency));
+  links_form->addRow(tr("Inter-node bandwidth:"), doubleField(Field::InterBandwidth));
+  links_form->addRow(tr("Inter-node latency:"), doubleField(Field::InterLatency));
+
+  auto* settings = new QWidget;
+  auto* settings_layout = new QVBoxLayout(settings);
+  settings_layout->setContentsMargins(0, 0, 0, 0);
+  settings_layout->addWidget(groupAround(tr("Preset"), preset_form));
+  settings_layout->addWidget(groupAround(tr("Nodes"), nodes_form));
+  settings_layout->addWidget(groupAround(tr("GPU"), gpu_form));
+  settings_layout->addWidget(groupAround(tr("Links (per GPU, one direction)"), links_form));
+  settings_layout->addStretch(1);
+  // Scrolls only when the window is shorter than the forms.
+  auto* settings_scroll = new QScrollArea;
+  settings_scroll->setWidget(settings);
+  settings_scroll->setWidgetResizable(true);
+  settings_scroll->setFrameShape(QFrame::NoFrame);
+  settings_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  settings_scroll->setFixedWidth(settings->sizeHint().width() + 24);
+
+  // N first and large: it is what every other page depends on.
+  world_label_->setObjectName(QStringLiteral("worldSizeLabel"));
+  QFont big = world_label_->font();
+  big.setPointSizeF(big.pointSizeF() * 2.0);
+  big.setBold(true);
+  world_label_->setFont(big);
+  totals_label_->setObjectName(QStringLiteral("totalsLabel"));
+  grids_label_->setObjectName(QStringLiteral("gridsLabel"));
+  grids_label_->setWordWrap(true);
+  grids_label_->setToolTip(tr("A grid is a sharding group size M that divides N: R = N / M replicas of M GPUs"));
+  for (QLabel* label : {world_label_, totals_label_, grids_label_})
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* totals = new QVBoxLayout;
+  totals->addWidget(totals_label_);
+  totals->addWidget(grids_label_);
+  auto* summary = new QHBoxLayout;
+  summary->addWidget(world_label_);
+  summary->addSpacing(16);
+  summary->addLayout(totals, 1);
+
+  legend_label_->setObjectName(QStringLiteral("diagramLegend"));
+  legend_label_->setWordWrap(true);
+  auto* diagram_layout = new QVBoxLayout;
+  diagram_layout->addWidget(legend_label_);
+  diagram_layout->addWidget(diagram_, 1);
+
+  auto* right = new QVBoxLayout;
+  right->addWidget(groupAround(tr("Cluster"), summary));
+  right->addWidget(groupAround(tr("Nodes \u00d7 GPUs"), diagram_layout), 1);
+
+  auto* layout = new QHBoxLayout(this);
+  layout->addWidget(settings_scroll);
+  layout->addLayout(right, 1);
+
+  connect(document_, &ProjectDocument::projectChanged, this, &ClusterPage::refresh);
+  // Only the diagram shows the grid: a choice made elsewhere leaves a field being typed in alone.
+  connect(document_, &ProjectDocument::chosenGridChanged, this, &ClusterPage::refreshDiagram);
+  refresh();
+}
+
+QSpinBox* ClusterPage::intField(Field f) const {
+  const int i = field(f);
+  return i < 2 ? int_fields_[static_cast<std::size_t>(i)] : nullptr;
+}
+
+QDoubleSpinBox* ClusterPage::doubleField(Field f) const {
+  const int i = field(f);
+  return i >= 2 && i < kFieldCount ? double_fields_[static_cast<std::size_t>(i - 2)] : nullptr;
+}
+
+void ClusterPage::buildCatalog() {
+  std::vector<core::ClusterSpec> specs;
+  for (const std::string& name : core::clusterPresetNames()) {
+    core::Result<core::ClusterSpec> spec = core::clusterPreset(name);
+    if (spec) specs.push_back(std::move(spec).value());
+  }
+  const auto kind_rank = [](const core::ClusterSpec& c) {
+    for (std::size_t i = 0; i < kKindOrder.size(); ++i)
+      if (c.gpu.name.starts_with(kKindOrder[i])) return i;
+    return kKindOrder.size();
+  };
+  std::stable_sort(specs.begin(), specs.end(), [&](const core::ClusterSpec& a, const core::ClusterSpec& b) {
+    return kind_rank(a) < kind_rank(b);
+  });
+  for (const core::ClusterSpec& c : specs) {
+    if (matchingKind(c) < 0) kinds_.push_back({c.gpu, c.intra_node, c.inter_node});
+    if (matchingSize(c) < 0) sizes_.push_back({c.nodes, c.gpus_per_node});
+  }
+  std::stable_sort(sizes_.begin(), sizes_.end(), [](const Size& a, const Size& b) {
+    const auto gpus = [](const Size& s) { return static_cast<std::uint64_t>(s.nodes) * s.gpus_per_node; };
+    return gpus(a) < gpus(b);
+  });
+  for (core::ClusterSpec& c : specs) presets_.push_back({matchingKind(c), matchingSize(c), std::move(c)});
+}
+
+int ClusterPage::matchingKind(const core::ClusterSpec& c) const {
+  for (std::size_t i = 0; i < kinds_.size(); ++i)
+    if (kinds_[i].gpu == c.gpu && kinds_[i].intra_node == c.intra_node && kinds_[i].inter_node == c.inter_node)
+      return static_cast<int>(i);
+  return -1;
+}
+
+int ClusterPage::matchingSize(const core::ClusterSpec& c) const {
+  for (std::size_t i = 0; i < sizes_.size(); ++i)
+    if (sizes_[i].nodes == c.nodes && sizes_[i].gpus_per_node == c.gpus_per_node) return static_cast<int>(i);
+  return -1;
+}
+
+const core::ClusterSpec* ClusterPage::matchingPreset(const core::ClusterSpec& c) const {
+  for (const Preset& preset : presets_)
+    if (sameValues(preset.cluster, c)) return &preset.cluster;
+  return nullptr;
+}
+
+QString ClusterPage::presetText() const {
+  const core::ClusterSpec& c = document_->project().cluster;
+  const core::ClusterSpec* preset = matchingPreset(c);
+  if (preset == nullptr) return tr("Custom");
+  QString text = QString::fromStdString(preset->name);
+  if (!c.collectives.empty()) text += tr(" + measured collectives");
+  return text;
+}
+
+QString ClusterPage::worldSizeText() const { return world_label_->text(); }
+QString ClusterPage::totalsText() const { return totals_label_->text(); }
+QString ClusterPage::gridsText() const { return grids_label_->text(); }
+
+void ClusterPage::applyGpuKind(int kind_index) {
+  if (kind_index < 0 || kind_index >= static_cast<int>(kinds_.size())) {
+    refresh();  // "Custom" or nothing: show the project's values again
+    return;
+  }
+  const core::ClusterSpec& current = document_->project().cluster;
+  if (matchingKind(current) == kind_index) return;  // already this kind: nothing to apply
+  const int size = matchingSize(current);
+  for (const Preset& preset : presets_)
+    if (preset.kind == kind_index && preset.size == size) {
+      commitCluster(preset.cluster, tr("Use cluster preset %1").arg(QString::fromStdString(preset.cluster.name)));
+      return;
+    }
+  const Kind& kind = kinds_[static_cast<std::size_t>(kind_index)];
+  core::ClusterSpec next = current;
+  next.gpu = kind.gpu;
+  next.intra_node = kind.intra_node;
+  next.inter_node = kind.inter_node;
+  next.collectives.clear();  // measured on other hardware
+  commitCluster(std::move(next), tr("Use %1 GPUs").arg(QString::fromStdString(kind.gpu.name)));
+}
+
+void ClusterPage::applyWorldSize(int size_index) {
+  if (size_index < 0 || size_index >= static_cast<int>(sizes_.size())) {
+    refresh();
+    return;
+  }
+  const core::ClusterSpec& current = document_->project().cluster;
+  if (matchingSize(current) == size_index) return;
+  const int kind = matchingKind(current);
+  for (const Preset& preset : presets_)
+    if (kind >= 0 && preset.kind == kind && preset.size == size_index) {
+      commitCluster(preset.cluster, tr("Use cluster preset %1").arg(QString::fromStdString(preset.cluster.name)));
+      return;
+    }
+  const Size& size = sizes_[static_cast<std::size_t>(size_index)];
+  core::ClusterSpec next = current;
+  next.nodes = size.nodes;
+  next.gpus_per_node = size.gpus_per_node;
+  commitCluster(std::move(next), tr("Set world size to %1 GPUs (%2 \u00d7 %3)")
+                                     .arg(count(static_cast<std::uint64_t>(size.nodes) * size.gpus_per_node))
+                                     .arg(size.nodes)
+                                     .arg(size.gpus_per_node));
+}
+
+void ClusterPage::commitField(Field f) {
+  if (refreshing_) return;
+  const auto i = static_cast<std::size_t>(field(f));
+  const double value = i < 2 ? intField(f)->value() : doubleField(f)->value();
+  if (value == shown_[i]) return;  // focus left an untouched field
+  core::ClusterSpec next = document_->project().cluster;
+  QString description;
+  switch (f) {
+    case Field::Nodes:
+      next.nodes = static_cast<std::uint32_t>(value);
+      description = tr("Set nodes to %1").arg(count(next.nodes));
+      break;
+    case Field::GpusPerNode:
+      next.gpus_per_node = static_cast<std::uint32_t>(value);
+      description = tr("Set GPUs per node to %1").arg(next.gpus_per_node);
+      break;
+    case Field::HbmGib:
+      next.gpu.hbm_bytes = static_cast<std::uint64_t>(std::llround(value * kGib));
+      description = tr("Set HBM to %1 GiB").arg(number(value));
+      break;
+    case Field::HbmBandwidth:
+      next.gpu.hbm_bandwidth_gbps = value;
+      description = tr("Set HBM bandwidth to %1 GB/s").arg(number(value));
+      break;
+    case Field::PeakTflops:
+      next.gpu.peak_dense_tflops = value;
+      description = tr("Set peak dense to %1 TFLOP/s").arg(number(value));
+      break;
+    case Field::IntraBandwidth:
+      next.intra_node.bandwidth_gbps = value;
+      description = tr("Set intra-node bandwidth to %1 GB/s").arg(number(value));
+      break;
+    case Field::IntraLatency:
+      next.intra_node.latency_us = value;
+      description = tr("Set intra-node latency to %1 \u00b5s").arg(number(value));
+      break;
+    case Field::InterBandwidth:
+      next.inter_node.bandwidth_gbps = value;
+      description = tr("Set inter-node bandwidth to %1 GB/s").arg(number(value));
+      break;
+    case Field::InterLatency:
+      next.inter_node.latency_us = value;
+      description = tr("Set inter-node latency to %1 \u00b5s").arg(number(value));
+      break;
+  }
+  commitCluster(std::move(next), description);
+}
+
+void ClusterPage::commitCluster(core::ClusterSpec cluster, const QString& description) {
+  // A preset's name stays only while the values are the preset's; a name the
+  // user gave ("lab") stays whatever the values.
+  const std::vector<std::string> preset_names = core::clusterPresetNames();
+  const bool generated_name = cluster.name.empty() || cluster.name == kCustomName ||
+                              std::find(preset_names.begin(), preset_names.end(), cluster.name) != preset_names.end();
+  if (generated_name) {
+    const core::ClusterSpec* preset = matchingPreset(cluster);
+    cluster.name = preset != nullptr ? preset->name : kCustomName;
+  }
+  core::Project next = document_->project();
+  next.cluster = std::move(cluster);
+  QString text = description;
+  const std::uint32_t n = next.cluster.worldSize();
+  if (next.chosen_group_size && (*next.chosen_group_size == 0 || n % *next.chosen_group_size != 0)) {
+    // The project must stay valid: a grid whose M does not divide N goes in the same step.
+    text = tr("%1 (clears grid M = %2)").arg(description).arg(*next.chosen_group_size);
+    next.chosen_group_size.reset();
+    next.chosen_layout.reset();
+  }
+  document_->edit(std::move(next), text);
+  refresh();  // an edit that changes nothing emits nothing; show the project's values anyway
+}
+
+void ClusterPage::refresh() {
+  refreshing_ = true;
+  const core::Project& project = document_->project();
+  const core::ClusterSpec& c = project.cluster;
+
+  const int kind = matchingKind(c);
+  const int size = matchingSize(c);
+  {
+    const QSignalBlocker block_kind(kind_combo_);
+    const QSignalBlocker block_size(size_combo_);
+    kind_combo_->setCurrentIndex(kind >= 0 ? kind : kind_combo_->count() - 1);
+    size_combo_->setCurrentIndex(size >= 0 ? size : size_combo_->count() - 1);
+  }
+  preset_label_->setText(presetText());
+
+  const double values[kFieldCount] = {
+      static_cast<double>(c.nodes),
+      static_cast<double>(c.gpus_per_node),
+      static_cast<double>(c.gpu.hbm_bytes) / kGib,
+      c.gpu.hbm_bandwidth_gbps,
+      c.gpu.peak_dense_tflops,
+      c.intra_node.bandwidth_gbps,
+      c.intra_node.latency_us,
+      c.inter_node.bandwidth_gbps,
+      c.inter_node.latency_us,
+  };
+  for (int i = 0; i < kFieldCount; ++i) {
+    const auto f = static_cast<Field>(i);
+    const auto slot = static_cast<std::size_t>(i);
+    if (QSpinBox* spin = intField(f)) {
+      const QSignalBlocker block(spin);
+      spin->setValue(static_cast<int>(std::min(values[i], 2147483647.0)));
+      shown_[slot] = spin->value();
+    } else if (QDoubleSpinBox* dspin = doubleField(f)) {
+      const QSignalBlocker block(dspin);
+      dspin->setValue(values[i]);  // rounds to the field's decimals; shown_ keeps what it shows
+      shown_[slot] = dspin->value();
+    }
+  }
+
+  const std::uint32_t n = c.worldSize();
+  world_label_->setText(n == 1 ? tr("1 GPU") : tr("%1 GPUs").arg(count(n)));
+  const double total_tflops = c.gpu.peak_dense_tflops * n;
+  // Saturates instead of wrapping for absurd sizes (a million nodes of 1,024 GPUs).
+  const double total_hbm_d = static_cast<double>(c.gpu.hbm_bytes) * n;
+  const std::uint64_t total_hbm =
+      total_hbm_d >= 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(total_hbm_d);
+  const QString peak = total_tflops >= 1.0e6   ? tr("%1 EFLOP/s").arg(QString::number(total_tflops / 1.0e6, 'f', 2))
+                       : total_tflops >= 1000.0 ? tr("%1 PFLOP/s").arg(QString::number(total_tflops / 1000.0, 'f', 1))
+                                                : tr("%1 TFLOP/s").arg(QString::number(total_tflops, 'f', 0));
+  totals_label_->setText(tr("%1 \u00d7 %2 per node \u00b7 %3 HBM in all \u00b7 %4 dense peak")
+                             .arg(c.nodes == 1 ? tr("1 node") : tr("%1 nodes").arg(count(c.nodes)),
+                                  c.gpus_per_node == 1 ? tr("1 GPU") : tr("%1 GPUs").arg(count(c.gpus_per_node)),
+                                  QString::fromStdString(core::formatBytes(total_hbm)), peak));
+  const std::vector<std::uint32_t> ms = divisors(n);
+  QStringList listed;
+  constexpr std::size_t kListed = 16;
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    if (ms.size() > kListed && i == kListed - 2) {
+      listed << QStringLiteral("\u2026");
+      i = ms.size() - 2;
+    }
+    listed << count(ms[i]);
+  }
+  grids_label_->setText(ms.size() == 1 ? tr("1 grid: M = %1").arg(listed.join(QStringLiteral(", ")))
+                                       : tr("%1 grids: M = %2 (sharding group sizes that divide N)")
+                                             .arg(ms.size())
+                                             .arg(listed.join(QStringLiteral(", "))));
+
+  refreshDiagram();
+  refreshing_ = false;
+}
+
+void ClusterPage::refreshDiagram() {
+  const core::Project& project = document_->project();
+  diagram_->setCluster(project.cluster.nodes, project.cluster.gpus_per_node);
+  diagram_->setGrid(project.chosen_group_size, project.chosen_layout);
+  QString legend = diagram_->legendText();
+  if (diagram_->groupCount() > 1) legend += tr(". Hover a GPU to highlight its group.");
+  legend_label_->setText(legend);
+}
+
+}  // namespace shardscope::app

@@ -1,0 +1,114 @@
+// The Cluster page: the GPUs a plan runs on. A preset picker (GPU kind x
+// world size from the built-in cluster presets), custom values for nodes,
+// GPUs, HBM and links, the totals that follow (N, HBM, grids), and a diagram
+// of nodes x GPUs coloured by the chosen grid's sharding groups. Every
+// change is one undoable ProjectDocument edit; the widgets follow the
+// project (open, undo, redo) without making edits of their own.
+#pragma once
+
+#include <QString>
+#include <QWidget>
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "shardscope/core/cluster.h"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QSpinBox;
+
+namespace shardscope::app {
+
+class ClusterDiagram;
+class ProjectDocument;
+
+class ClusterPage : public QWidget {
+  Q_OBJECT
+
+ public:
+  // The numeric fields, each a spin box committing on Enter / focus out.
+  enum class Field {
+    Nodes,            // QSpinBox
+    GpusPerNode,      // QSpinBox
+    HbmGib,           // the rest: QDoubleSpinBox
+    HbmBandwidth,     // GB/s
+    PeakTflops,       // dense BF16 TFLOP/s
+    IntraBandwidth,   // GB/s per GPU, one direction
+    IntraLatency,     // µs
+    InterBandwidth,
+    InterLatency,
+  };
+  static constexpr int kFieldCount = 9;
+
+  explicit ClusterPage(ProjectDocument* document, QWidget* parent = nullptr);
+
+  // Preset pickers. Each lists the presets' GPU kinds / world sizes and a
+  // last, unselectable "Custom" item shown when the values match none.
+  [[nodiscard]] QComboBox* gpuKindCombo() const { return kind_combo_; }
+  [[nodiscard]] QComboBox* worldSizeCombo() const { return size_combo_; }
+  [[nodiscard]] QSpinBox* intField(Field field) const;           // Nodes, GpusPerNode; else nullptr
+  [[nodiscard]] QDoubleSpinBox* doubleField(Field field) const;  // the others; else nullptr
+  [[nodiscard]] ClusterDiagram* diagram() const { return diagram_; }
+
+  // The preset the cluster's values match ("h100x64"), else "Custom".
+  [[nodiscard]] QString presetText() const;
+  [[nodiscard]] QString worldSizeText() const;  // "64 GPUs"
+  [[nodiscard]] QString totalsText() const;     // "8 nodes × 8 GPUs per node · 5.0 TiB HBM · …"
+  [[nodiscard]] QString gridsText() const;      // "7 grids: M = 1, 2, 4, 8, 16, 32, 64"
+
+  // The pickers' actions (also what choosing in the combos does): the kind's
+  // GPU and links, keeping nodes x GPUs per node; or the size's nodes x GPUs
+  // per node, keeping the GPU. Where both match a preset the cluster becomes
+  // that preset exactly. One undoable edit each; out-of-range: nothing.
+  void applyGpuKind(int kind_index);
+  void applyWorldSize(int size_index);
+
+ private:
+  void buildCatalog();
+  void refresh();
+  void refreshDiagram();
+  void commitField(Field field);
+  void commitCluster(core::ClusterSpec cluster, const QString& description);
+  [[nodiscard]] int matchingKind(const core::ClusterSpec& c) const;
+  [[nodiscard]] int matchingSize(const core::ClusterSpec& c) const;
+  [[nodiscard]] const core::ClusterSpec* matchingPreset(const core::ClusterSpec& c) const;
+
+  struct Kind {
+    core::GpuKind gpu;
+    core::LinkSpec intra_node;
+    core::LinkSpec inter_node;
+  };
+  struct Size {
+    std::uint32_t nodes = 0;
+    std::uint32_t gpus_per_node = 0;
+  };
+  struct Preset {
+    int kind = 0;
+    int size = 0;
+    core::ClusterSpec cluster;
+  };
+
+  ProjectDocument* document_;
+  std::vector<Kind> kinds_;
+  std::vector<Size> sizes_;
+  std::vector<Preset> presets_;
+
+  QComboBox* kind_combo_;
+  QComboBox* size_combo_;
+  QLabel* preset_label_;
+  std::array<QSpinBox*, 2> int_fields_{};
+  std::array<QDoubleSpinBox*, kFieldCount - 2> double_fields_{};
+  // What refresh() put in each field: a field commits only when its value
+  // differs, so focus leaving an untouched field never rounds the project.
+  std::array<double, kFieldCount> shown_{};
+  QLabel* world_label_;
+  QLabel* totals_label_;
+  QLabel* grids_label_;
+  QLabel* legend_label_;
+  ClusterDiagram* diagram_;
+  bool refreshing_ = false;
+};
+
+}  // namespace shardscope::app

@@ -1,0 +1,255 @@
+// The workbench around the pages: undo/redo of project edits, the
+// unsaved-changes prompt, the planning session shared by the pages (chosen
+// grid, sync interval, the scaling heatmap) and the status bar.
+#include <QCloseEvent>
+#include <QLabel>
+#include <QTemporaryDir>
+#include <QUndoStack>
+#include <QtTest>
+#include <qcustomplot.h>
+
+#include "grid_explorer_page.h"
+#include "main_window.h"
+#include "planning_session.h"
+#include "project_document.h"
+#include "project_files.h"
+#include "shardscope/core/presets.h"
+
+using shardscope::app::GridExplorerPage;
+using shardscope::app::MainWindow;
+using shardscope::app::PlanningSession;
+namespace core = shardscope::core;
+
+namespace {
+constexpr int kTimeoutMs = 180000;
+}
+
+class TestWorkbench : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("ShardScopeTests"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_workbench"));
+  }
+
+  void pagesHaveNames() {
+    const char* names[] = {"model", "cluster", "grid", "plan", "export"};
+    for (int i = 0; i < MainWindow::kPageCount; ++i) {
+      const auto page = MainWindow::pageFromName(QString::fromLatin1(names[i]));
+      QVERIFY(page.has_value());
+      QCOMPARE(static_cast<int>(*page), i);
+    }
+    QVERIFY(!MainWindow::pageFromName(QStringLiteral("overview")).has_value());
+  }
+
+  void editsUndoAndRedo() {
+    MainWindow window;
+    auto* doc = window.document();
+    const core::Project before = doc->project();
+    core::Project edited = before;
+    edited.cluster.nodes = 2;
+    doc->edit(edited, QStringLiteral("Set nodes to 2"));
+    QVERIFY(doc->isModified());
+    QCOMPARE(doc->undoStack()->count(), 1);
+    QCOMPARE(doc->undoStack()->undoText(), QString("Set nodes to 2"));
+    doc->edit(edited, QStringLiteral("no-op"));  // unchanged: no step
+    QCOMPARE(doc->undoStack()->count(), 1);
+    doc->undoStack()->undo();
+    QVERIFY(doc->project() == before);
+    QVERIFY(!doc->isModified());
+    doc->undoStack()->redo();
+    QCOMPARE(doc->project().cluster.nodes, 2u);
+    QVERIFY(doc->isModified());
+    // Opening or resetting a project clears the history.
+    doc->resetToDefault();
+    QCOMPARE(doc->undoStack()->count(), 0);
+    QVERIFY(!doc->isModified());
+  }
+
+  void choosingAGridIsUndoableAndDoesNotReplan() {
+    MainWindow window;
+    PlanningSession* session = window.session();
+    QVERIFY(session->waitUntilIdle(kTimeoutMs, false));
+    const quint64 job = session->currentJobId();
+    QSignalSpy replanned(window.document(), &shardscope::app::ProjectDocument::projectChanged);
+    session->choose(3);
+    const auto& g = session->result().grids[3];
+    QCOMPARE(session->chosenIndex(), 3);
+    QVERIFY(session->planGrid() == &session->result().grids[3]);
+    QCOMPARE(window.document()->project().chosen_group_size, std::optional<std::uint32_t>(g.grid.group_size));
+    QCOMPARE(replanned.count(), 0);
+    QCOMPARE(session->currentJobId(), job);
+    QVERIFY2(window.statusGridText().startsWith("Chosen grid: M = " + QString::number(g.grid.group_size)),
+             qPrintable(window.statusGridText()));
+    window.document()->undoStack()->undo();
+    QCOMPARE(session->chosenIndex(), -1);
+    QVERIFY(session->planGrid() == session->result().best());
+    QVERIFY2(window.statusGridText().startsWith("Best grid (none chosen)"), qPrintable(window.statusGridText()));
+  }
+
+  void unsavedChangesAreAskedAbout() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("p.shardscope");
+    MainWindow window;
+    QVERIFY(window.saveProjectAs(path).ok());
+    core::Project edited = window.document()->project();
+    edited.model.batch_size_per_gpu = 777;
+    window.document()->edit(edited, QStringLiteral("Set batch"));
+
+    window.setUnsavedChangesAnswer(MainWindow::UnsavedAnswer::Cancel);
+    QVERIFY(!window.maybeSave());
+    QCloseEvent refused;
+    QApplication::sendEvent(&window, &refused);
+    QVERIFY(!refused.isAccepted());
+    QCOMPARE(window.document()->project().model.batch_size_per_gpu, 777u);  // nothing lost
+
+    window.setUnsavedChangesAnswer(MainWindow::UnsavedAnswer::Save);
+    QVERIFY(window.maybeSave());
+    QVERIFY(!window.document()->isModified());
+    auto reloaded = shardscope::app::readProjectFile(path);
+    QVERIFY(reloaded.ok());
+    QCOMPARE(reloaded->model.batch_size_per_gpu, 777u);
+
+    window.document()->edit(core::defaultProject(), QStringLiteral("Back to default"));
+    window.setUnsavedChangesAnswer(MainWindow::UnsavedAnswer::Discard);
+    QCloseEvent accepted;
+    QApplication::sendEvent(&window, &accepted);
+    QVERIFY(accepted.isAccepted());
+    // Discarded: the file keeps the saved state.
+    QCOMPARE(shardscope::app::readProjectFile(path)->model.batch_size_per_gpu, 777u);
+  }
+
+  void syncIntervalAmortisesTheReplicaSync() {
+    MainWindow window;
+    GridExplorerPage* page = window.gridExplorerPage();
+    PlanningSession* session = window.session();
+    QVERIFY(session->waitUntilIdle(kTimeoutMs, false));
+    auto syncOf = [session](std::uint32_t m) {
+      for (const auto& g : session->result().grids)
+        if (g.grid.group_size == m && g.grid.layout == core::RankLayout::Strided) return g.step.replica_sync_ms;
+      return -1.0;
+    };
+    const double every_step = syncOf(8);
+    QVERIFY(every_step > 0);
+    page->setSyncInterval(100);
+    QCOMPARE(window.document()->project().sync_interval, 100u);
+    QVERIFY(session->waitUntilIdle(kTimeoutMs, false));
+    QCOMPARE(session->plannedProject().sync_interval, 100u);
+    QVERIFY2(std::abs(syncOf(8) - every_step / 100.0) <= 1e-9 * every_step, qPrintable(QString::number(syncOf(8))));
+    window.document()->undoStack()->undo();
+    QCOMPARE(window.document()->project().sync_interval, 1u);
+  }
+
+  void stepSharesAddUpToOneHundred() {
+    MainWindow window;
+    GridExplorerPage* page = window.gridExplorerPage();
+    QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, false));
+    page->setStepShares(true);
+    QCustomPlot* plot = page->stepPlot();
+    const int bars = page->stepBarCount();
+    QVERIFY(bars > 0);
+    for (int k = 0; k < bars; ++k) {
+      double total = 0;
+      for (int p = 0; p < plot->plottableCount(); ++p) {
+        auto* series = qobject_cast<QCPBars*>(plot->plottable(p));
+        QVERIFY(series != nullptr);
+        total += (series->data()->constBegin() + k)->value;
+      }
+      QVERIFY2(std::abs(total - 100.0) < 1e-6, qPrintable(QString::number(total)));
+    }
+    page->setStepShares(false);
+    const auto* first = qobject_cast<QCPBars*>(plot->plottable(0));
+    QVERIFY(first->data()->constBegin()->value < 100.0 || bars == 0);
+  }
+
+  void heatmapCoversWorldSizesAndChoosesGrids() {
+    MainWindow window;
+    GridExplorerPage* page = window.gridExplorerPage();
+    PlanningSession* session = window.session();
+    QVERIFY(session->waitUntilIdle(kTimeoutMs, true));
+    const auto& scaling = session->scaling();
+    QVERIFY(scaling.error.empty());
+    const std::vector<std::uint32_t> sizes = {8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
+    QVERIFY(scaling.world_sizes == sizes);
+    QCOMPARE(scaling.group_sizes.front(), 1u);
+    QCOMPARE(scaling.group_sizes.back(), 4096u);
+    // Every power-of-two M <= N is planned: sum over N of (log2 N + 1).
+    int expected = 0;
+    for (std::uint32_t n : sizes) expected += static_cast<int>(std::log2(n)) + 1;
+    QCOMPARE(page->heatmapCellCount(), expected);
+    // The column of the project's own N agrees with the sweep of the Grid Explorer.
+    const std::size_t n64 = 3;
+    for (std::size_t mi = 0; mi < scaling.group_sizes.size(); ++mi) {
+      const auto* cell = scaling.at(mi, n64);
+      if (cell == nullptr) QFAIL("a heatmap cell is missing");
+      if (!cell->planned || !cell->fits) continue;
+      double best_step = 1e300;
+      for (const auto& g : session->result().grids)
+        if (g.grid.group_size == cell->group_size && g.fits) best_step = std::min(best_step, g.step.step_ms);
+      QVERIFY2(std::abs(cell->step_ms - best_step) <= 1e-9 * best_step,
+               qPrintable(QString("M=%1: %2 vs %3").arg(cell->group_size).arg(cell->step_ms).arg(best_step)));
+    }
+    QVERIFY(scaling.bestPerGpu() > 0);
+
+    // A cell of the project's N chooses that grid.
+    const std::size_t m8 = 3;  // M = 8
+    QCOMPARE(scaling.group_sizes[m8], 8u);
+    page->chooseHeatmapCell(m8, n64);
+    QCOMPARE(window.document()->project().chosen_group_size, std::optional<std::uint32_t>(8));
+    QCOMPARE(session->result().grids[static_cast<std::size_t>(session->chosenIndex())].grid.group_size, 8u);
+    // A cell at another N rescales the cluster as one undoable edit and re-plans.
+    const core::ClusterSpec before = window.document()->project().cluster;
+    page->chooseHeatmapCell(m8, 6);  // N = 512
+    QCOMPARE(window.document()->project().cluster.worldSize(), 512u);
+    QCOMPARE(window.document()->project().cluster.gpus_per_node, before.gpus_per_node);
+    QCOMPARE(window.document()->project().chosen_group_size, std::optional<std::uint32_t>(8));
+    QVERIFY(session->waitUntilIdle(kTimeoutMs, false));
+    QCOMPARE(session->result().grids.front().grid.world_size, 512u);
+    QCOMPARE(session->planGrid()->grid.group_size, 8u);
+    window.document()->undoStack()->undo();
+    QVERIFY(window.document()->project().cluster == before);
+    // Out-of-range cells are ignored.
+    page->chooseHeatmapCell(99, 0);
+    page->chooseHeatmapCell(0, 99);
+  }
+
+  void scaledClustersKeepTheNodeShape() {
+    const core::ClusterSpec h100 = core::defaultProject().cluster;
+    const core::ClusterSpec big = shardscope::app::scaledCluster(h100, 4096);
+    QCOMPARE(big.nodes, 4096u / h100.gpus_per_node);
+    QCOMPARE(big.gpus_per_node, h100.gpus_per_node);
+    const core::ClusterSpec small = shardscope::app::scaledCluster(h100, 4);
+    QCOMPARE(small.nodes, 1u);
+    QCOMPARE(small.gpus_per_node, 4u);
+    const auto sizes = shardscope::app::scalingWorldSizes(shardscope::app::scaledCluster(h100, 24));
+    QVERIFY(std::find(sizes.begin(), sizes.end(), 24u) != sizes.end());
+    QVERIFY(std::is_sorted(sizes.begin(), sizes.end()));
+  }
+
+  void aProjectKeepsItsChoiceAndSyncInterval() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("c.shardscope");
+    {
+      MainWindow window;
+      core::Project p = window.document()->project();
+      p.sync_interval = 25;
+      window.document()->edit(p, QStringLiteral("sync"));
+      window.document()->chooseGrid(16, core::RankLayout::Contiguous);
+      QVERIFY(window.saveProjectAs(path).ok());
+    }
+    MainWindow window;
+    QVERIFY(window.openProject(path).ok());
+    QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, false));
+    QCOMPARE(window.document()->project().sync_interval, 25u);
+    const auto* grid = window.session()->planGrid();
+    QVERIFY(grid != nullptr);
+    QCOMPARE(grid->grid.group_size, 16u);
+    QVERIFY(grid->grid.layout == core::RankLayout::Contiguous);
+    QVERIFY(window.session()->planGridIsChosen());
+  }
+};
+
+QTEST_MAIN(TestWorkbench)
+#include "tst_workbench.moc"
