@@ -104,6 +104,7 @@ void ClusterDiagram::setCluster(std::uint32_t nodes, std::uint32_t gpus_per_node
   gpus_per_node_ = gpus_per_node;
   updateGroups();
   invalidateLayout();
+  cache_ = QPixmap();
   update();
 }
 
@@ -114,6 +115,7 @@ void ClusterDiagram::setGrid(std::optional<std::uint32_t> group_size, std::optio
   layout_ = layout;
   updateGroups();
   invalidateLayout();  // the colour key may appear or go
+  cache_ = QPixmap();
   update();
 }
 
@@ -139,6 +141,7 @@ void ClusterDiagram::setHighlightedGroup(int group) {
   if (group < 0 || group >= group_count_) group = -1;
   if (group == highlighted_group_) return;
   highlighted_group_ = group;
+  cache_ = QPixmap();
   update();
 }
 
@@ -223,6 +226,10 @@ void ClusterDiagram::changeEvent(QEvent* event) {
   QWidget::changeEvent(event);
   if (event->type() == QEvent::FontChange) {
     invalidateLayout();
+    cache_ = QPixmap();
+    update();
+  } else if (event->type() == QEvent::PaletteChange) {
+    cache_ = QPixmap();
     update();
   }
 }
@@ -396,7 +403,21 @@ std::optional<std::uint32_t> ClusterDiagram::gpuAt(QPoint pos) const {
 }
 
 void ClusterDiagram::paintEvent(QPaintEvent* /*event*/) {
+  // Thousands of GPU cells: drawn once into a pixmap, repainted from it
+  // (exposes, page switches) until the cluster, grid, highlight or size changes.
+  const qreal dpr = devicePixelRatioF();
+  const QSize pixels = size() * dpr;
+  if (cache_.size() != pixels) {
+    cache_ = QPixmap(pixels);
+    cache_.setDevicePixelRatio(dpr);
+    QPainter painter(&cache_);
+    render(painter);
+  }
   QPainter p(this);
+  p.drawPixmap(0, 0, cache_);
+}
+
+void ClusterDiagram::render(QPainter& p) const {
   p.fillRect(rect(), palette().base());
   const Geometry& geo = geometry();
   const QFontMetrics fm(font());

@@ -7,6 +7,8 @@
 #include <QColor>
 #include <QRect>
 #include <QString>
+#include <QPainter>
+#include <QPixmap>
 #include <QWidget>
 #include <cstdint>
 #include <optional>
@@ -66,6 +68,8 @@ class ClusterDiagram : public QWidget {
   void leaveEvent(QEvent* event) override;
 
  private:
+  void render(QPainter& painter) const;
+  QPixmap cache_;  // the drawn diagram at the widget's size; null when stale
   // Where everything goes at the current size (see computeGeometry()).
   struct Geometry {
     int cell = 0;                  // GPU cell side

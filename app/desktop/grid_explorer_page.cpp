@@ -164,7 +164,7 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
   hbm_label_->position->setTypeY(QCPItemPosition::ptPlotCoords);
   hbm_label_->setColor(QColor(0xc8, 0x3c, 0x3c));
   hbm_label_->setPadding(QMargins(0, 0, 4, 2));
-  memory_plot_->yAxis->setLabel(tr("memory per GPU, max over ranks (GiB)"));
+  memory_plot_->yAxis->setLabel(tr("max memory per GPU (GiB)"));
   memory_plot_->xAxis->setLabel(tr("every grid: M = sharding group size, R = replicas"));
 
   // Load imbalance (max/mean of the per-rank loads) of every grid.
@@ -177,7 +177,7 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
   imbalance_bars_->setPen(Qt::NoPen);
   imbalance_bars_->setBrush(QColor(0xe0, 0x8a, 0x2e));
   imbalance_bars_->setBaseValue(1.0);
-  imbalance_plot_->yAxis->setLabel(tr("load imbalance: max / mean over ranks"));
+  imbalance_plot_->yAxis->setLabel(tr("imbalance (max / mean load)"));
   imbalance_plot_->xAxis->setLabel(tr("every grid: M = sharding group size, R = replicas"));
 
   // Throughput per GPU over world size x M: one cell per grid, the better layout.

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "export_page.h"
+#include "plan_page.h"
 #include "main_window.h"
 #include "planning_session.h"
 #include "project_document.h"
@@ -91,7 +92,7 @@ int main(int argc, char* argv[]) {
       }
     }
     // Wait (in the event loop, the GUI stays live) for the planning of the project shown.
-    if (!window.session()->waitUntilIdle(300000, true)) {
+    if (!window.session()->waitUntilIdle(300000, true) || !window.planPage()->waitUntilShown(300000)) {
       std::fprintf(stderr, "shardscope: the planning did not finish within 300 s\n");
       return 1;
     }

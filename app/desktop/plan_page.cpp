@@ -54,7 +54,7 @@ void styleTable(QTableView* view) {
   view->setWordWrap(false);
   view->verticalHeader()->setVisible(false);
   view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
-  // Column widths from the first rows only: all 4,096 ranks would take 100 ms.
+  // Column widths from the first rows only: every one of 4,096 ranks would take 100 ms.
   view->horizontalHeader()->setResizeContentsPrecision(50);
   view->horizontalHeader()->setHighlightSections(false);
   view->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -119,6 +119,7 @@ PlanPage::PlanPage(PlanningSession* session, QWidget* parent)
   styleTable(table_list_);
   table_list_->setSortingEnabled(true);
   table_list_->sortByColumn(TableLoadModel::Load, Qt::DescendingOrder);
+  table_list_->horizontalHeader()->setStretchLastSection(true);  // the constraints
   table_filter_->setObjectName(QStringLiteral("tableFilter"));
   table_filter_->setPlaceholderText(tr("Filter tables by name"));
   table_filter_->setClearButtonEnabled(true);
@@ -323,18 +324,17 @@ void PlanPage::showSnapshot(std::shared_ptr<const PlanSnapshot> snapshot, const 
     else
       empty = tr("No grid was planned");
   }
-  QElapsedTimer tt; tt.start();
   rank_chart_->setSnapshot(shown_, empty);
   heatmap_->setSnapshot(shown_, empty);
-  qWarning("charts %lld", tt.restart());
   rank_model_->setSnapshot(shown_);
   table_model_->setSnapshot(shown_);
   table_model_->setConstraints(session_->document()->project().constraints);
-  qWarning("models %lld", tt.restart());
-  rank_table_->resizeColumnsToContents();
-  qWarning("resize ranks %lld", tt.restart());
-  table_list_->resizeColumnsToContents();
-  qWarning("resize tables %lld", tt.restart());
+  // Widths once, from the first plan: later plans keep them (and what the user set).
+  if (!columns_sized_ && shown_) {
+    rank_table_->resizeColumnsToContents();
+    table_list_->resizeColumnsToContents();
+    columns_sized_ = true;
+  }
   showHeader();
   showImbalance();
   showStatus();

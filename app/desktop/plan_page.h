@@ -139,6 +139,7 @@ class PlanPage : public QWidget {
   Key pending_key_;
   bool pricing_ = false;
   std::size_t inline_work_;
+  bool columns_sized_ = false;
   quint64 job_id_ = 0;  // breakdown jobs; a result of an older one is dropped
   std::shared_ptr<std::atomic<bool>> cancel_;
   std::vector<QFuture<void>> futures_;  // waited for on destruction: they post to the page

@@ -8,14 +8,6 @@
 
 namespace shardscope::planner {
 
-CostModel sweepCostModel(const core::ModelSpec& model, const core::ClusterSpec& cluster,
-                         const core::Calibration* calibration, const SweepOptions& options) {
-  CostConstants k = CostConstants::from(cluster, calibration);
-  k.sync_interval = std::max<std::uint32_t>(1, options.sync_interval);
-  k.balance_replica_sync = options.balance_replica_sync;
-  return CostModel(model, cluster, k);
-}
-
 std::span<const ShardLoad> PlanBreakdown::onRank(std::uint32_t group_rank) const {
   if (group_rank + 1 >= rank_offsets.size()) return {};
   return std::span<const ShardLoad>(entries).subspan(rank_offsets[group_rank],

@@ -4,13 +4,18 @@
 
 namespace shardscope::planner {
 
-SweepResult sweep(const core::ModelSpec& model, const core::ClusterSpec& cluster, const core::Calibration* calibration,
-                  const core::Constraints& constraints, const SweepOptions& options, const SweepProgress& progress,
-                  const std::atomic<bool>* cancel) {
+CostModel sweepCostModel(const core::ModelSpec& model, const core::ClusterSpec& cluster,
+                         const core::Calibration* calibration, const SweepOptions& options) {
   CostConstants k = CostConstants::from(cluster, calibration);
   k.sync_interval = std::max<std::uint32_t>(1, options.sync_interval);
   k.balance_replica_sync = options.balance_replica_sync;
-  const CostModel cost(model, cluster, k);
+  return CostModel(model, cluster, k);
+}
+
+SweepResult sweep(const core::ModelSpec& model, const core::ClusterSpec& cluster, const core::Calibration* calibration,
+                  const core::Constraints& constraints, const SweepOptions& options, const SweepProgress& progress,
+                  const std::atomic<bool>* cancel) {
+  const CostModel cost = sweepCostModel(model, cluster, calibration, options);
   std::vector<Grid> grids;
   for (auto& g : enumerateGrids(cluster)) {
     if (options.only_group_size && g.group_size != *options.only_group_size) continue;

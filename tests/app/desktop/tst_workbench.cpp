@@ -1,7 +1,13 @@
 // The workbench around the pages: undo/redo of project edits, the
 // unsaved-changes prompt, the planning session shared by the pages (chosen
 // grid, sync interval, the scaling heatmap) and the status bar.
+#include <QAbstractItemModelTester>
 #include <QCloseEvent>
+#include <QHeaderView>
+#include <QImage>
+#include <QListWidget>
+#include <QStandardItemModel>
+#include <QTableView>
 #include <QLabel>
 #include <QTemporaryDir>
 #include <QUndoStack>
@@ -10,9 +16,11 @@
 
 #include "grid_explorer_page.h"
 #include "main_window.h"
+#include "plan_page.h"
 #include "planning_session.h"
 #include "project_document.h"
 #include "project_files.h"
+#include "screenshot.h"
 #include "shardscope/core/presets.h"
 
 using shardscope::app::GridExplorerPage;
@@ -226,6 +234,82 @@ class TestWorkbench : public QObject {
     const auto sizes = shardscope::app::scalingWorldSizes(shardscope::app::scaledCluster(h100, 24));
     QVERIFY(std::find(sizes.begin(), sizes.end(), 24u) != sizes.end());
     QVERIFY(std::is_sorted(sizes.begin(), sizes.end()));
+  }
+
+  void gridModelStaysConsistentAcrossSweeps() {
+    MainWindow window;
+    GridExplorerPage* page = window.gridExplorerPage();
+    QAbstractItemModelTester tester(page->gridModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, false));
+    core::Project p = window.document()->project();
+    for (std::uint32_t nodes : {4u, 1u, 0u, 8u}) {
+      p.cluster.nodes = nodes;
+      window.document()->edit(p, QStringLiteral("nodes"));
+      QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, false));
+      page->gridTable()->sortByColumn(GridExplorerPage::ColStep, Qt::DescendingOrder);
+      page->gridTable()->sortByColumn(GridExplorerPage::ColRank, Qt::AscendingOrder);
+    }
+    QCOMPARE(page->gridModel()->rowCount(), 14);
+  }
+
+  void clickingATableRowChoosesItsGrid() {
+    MainWindow window;
+    window.setAttribute(Qt::WA_DontShowOnScreen, true);
+    window.resize(1600, 1000);
+    window.show();
+    window.showPage(MainWindow::Page::GridExplorer);
+    QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, false));
+    QApplication::processEvents();
+    QTableView* table = window.gridExplorerPage()->gridTable();
+    const int row = 4;
+    const QRect cell = table->visualRect(table->model()->index(row, GridExplorerPage::ColStep));
+    QVERIFY(cell.isValid());
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, Qt::NoModifier, cell.center());
+    const int grid_index = table->model()->index(row, GridExplorerPage::ColRank).data(GridExplorerPage::kGridIndexRole).toInt();
+    QCOMPARE(window.session()->chosenIndex(), grid_index);
+    QVERIFY(window.statusGridText().startsWith("Chosen grid:"));
+    // The Plan page follows the choice.
+    QVERIFY(window.session()->planGrid() == &window.session()->result().grids[static_cast<std::size_t>(grid_index)]);
+  }
+
+  // Every page at 1600x1000 and 1280x800, to PNG under the build directory
+  // (look at them: build/<dir>/screenshots/page_<name>_<W>x<H>.png). A
+  // render that is one flat colour, or a plot with no data, fails.
+  void screenshotOfEveryPage() {
+    MainWindow window;
+    QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, true));
+    window.session()->choose(0);
+    QVERIFY(window.planPage()->waitUntilShown(kTimeoutMs));
+    const char* names[] = {"model", "cluster", "grid", "plan", "export"};
+    for (int i = 0; i < MainWindow::kPageCount; ++i) {
+      window.showPage(static_cast<MainWindow::Page>(i));
+      for (const QSize size : {QSize(1600, 1000), QSize(1280, 800)}) {
+        const QString path = QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/page_%1_%2x%3.png")
+                                 .arg(QLatin1String(names[i]))
+                                 .arg(size.width())
+                                 .arg(size.height());
+        const core::Status saved = shardscope::app::saveScreenshot(window, path, size);
+        QVERIFY2(saved.ok(), saved.ok() ? "" : saved.error().message.c_str());
+        const QImage image(path);
+        QVERIFY(image.size() == size);
+        // Not blank: many distinct colours across the page.
+        QSet<QRgb> colours;
+        for (int y = 0; y < image.height(); y += 7)
+          for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
+        QVERIFY2(colours.size() > 20, qPrintable(QString("%1: %2 colours").arg(path).arg(colours.size())));
+      }
+      // Every visible plot on the page holds data.
+      for (QCustomPlot* plot : window.pages()->currentWidget()->findChildren<QCustomPlot*>()) {
+        if (!plot->isVisibleTo(window.pages()->currentWidget())) continue;
+        int points = 0;
+        for (int p = 0; p < plot->plottableCount(); ++p) {
+          if (auto* bars = qobject_cast<QCPBars*>(plot->plottable(p))) points += bars->dataCount();
+          if (auto* map = qobject_cast<QCPColorMap*>(plot->plottable(p))) points += map->data()->keySize();
+          if (auto* graph = qobject_cast<QCPGraph*>(plot->plottable(p))) points += graph->dataCount();
+        }
+        QVERIFY2(points > 0, qPrintable(QString("page %1: plot %2 is empty").arg(names[i], plot->objectName())));
+      }
+    }
   }
 
   void aProjectKeepsItsChoiceAndSyncInterval() {

@@ -22,11 +22,6 @@
 
 namespace shardscope::planner {
 
-// The cost model sweep() prices with for these inputs (the same constants,
-// sync interval and objective), so a breakdown of its result adds up.
-[[nodiscard]] CostModel sweepCostModel(const core::ModelSpec& model, const core::ClusterSpec& cluster,
-                                       const core::Calibration* calibration, const SweepOptions& options);
-
 // One shard's cost on the group rank that holds it. A data-parallel table
 // has one entry per rank (its copy there).
 struct ShardLoad {

@@ -30,6 +30,11 @@ struct SweepResult {
   [[nodiscard]] const GridResult* best() const { return grids.empty() || !grids.front().fits ? nullptr : &grids.front(); }
 };
 
+// The cost model sweep() prices with for these inputs (the same constants,
+// sync interval and objective): breakdowns of its results add up.
+[[nodiscard]] CostModel sweepCostModel(const core::ModelSpec& model, const core::ClusterSpec& cluster,
+                                       const core::Calibration* calibration, const SweepOptions& options);
+
 // progress(done, total) is called after each grid; return false from it, or
 // set *cancel, to stop early (the result then holds the grids done so far).
 using SweepProgress = std::function<bool(std::size_t done, std::size_t total)>;
