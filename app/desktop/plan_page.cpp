@@ -296,8 +296,11 @@ void PlanPage::refresh() {
   futures.erase(std::remove_if(futures.begin(), futures.end(), [](const QFuture<void>& f) { return f.isFinished(); }),
                 futures.end());
   // Copies in (the session replaces its result on the next sweep), a value out.
-  futures.push_back(QtConcurrent::run([this, id, key, chosen, grid = *grid, project, options, flag] {
-    auto snapshot = std::make_shared<PlanSnapshot>(makePlanSnapshot(grid, project, options, flag.get()));
+  // The sweep result is shared and immutable: the worker keeps it alive and
+  // reads the grid in place (copying a 4,096-rank plan here would stall the GUI).
+  futures.push_back(QtConcurrent::run(planningPool(), [this, id, key, chosen, results = session_->resultPtr(), grid,
+                                                       project, options, flag] {
+    auto snapshot = std::make_shared<PlanSnapshot>(makePlanSnapshot(*grid, project, options, flag.get()));
     snapshot->sweep_job = key.job;
     snapshot->chosen = chosen;
     QMetaObject::invokeMethod(

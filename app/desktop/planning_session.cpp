@@ -2,6 +2,8 @@
 
 #include <QElapsedTimer>
 #include <QEventLoop>
+#include <QThread>
+#include <QThreadPool>
 #include <QTimer>
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
@@ -36,12 +38,13 @@ namespace {
 SweepOutcome runSweep(const core::Project& project, const std::atomic<bool>* cancel,
                       const planner::SweepProgress& progress) {
   SweepOutcome outcome;
+  outcome.result = std::make_shared<const planner::SweepResult>();
   outcome.error = unplannable(project);
   if (!outcome.error.empty()) return outcome;
   try {
     const core::Calibration* cal = project.calibration ? &*project.calibration : nullptr;
-    outcome.result = planner::sweep(project.model, project.cluster, cal, project.constraints, sweepOptionsOf(project),
-                                    progress, cancel);
+    outcome.result = std::make_shared<const planner::SweepResult>(planner::sweep(
+        project.model, project.cluster, cal, project.constraints, sweepOptionsOf(project), progress, cancel));
   } catch (const std::exception& e) {
     outcome.error = "planning failed: ";
     outcome.error += e.what();
@@ -56,6 +59,16 @@ QString layoutName(core::RankLayout layout) {
 }
 
 }  // namespace
+
+QThreadPool* planningPool() {
+  static QThreadPool* pool = [] {
+    auto* p = new QThreadPool;  // lives as long as the process (jobs are waited for by their owners)
+    p->setThreadPriority(QThread::IdlePriority);
+    p->setMaxThreadCount(std::max(1, QThread::idealThreadCount()));
+    return p;
+  }();
+  return pool;
+}
 
 double ScalingResult::bestPerGpu() const {
   double best = 0;
@@ -151,7 +164,10 @@ ScalingResult runScalingSweep(const core::Project& project, const std::atomic<bo
 }
 
 PlanningSession::PlanningSession(ProjectDocument* document, QObject* parent)
-    : QObject(parent), document_(document), debounce_(new QTimer(this)) {
+    : QObject(parent),
+      document_(document),
+      debounce_(new QTimer(this)),
+      result_(std::make_shared<const planner::SweepResult>()) {
   debounce_->setSingleShot(true);
   debounce_->setInterval(100);
   connect(debounce_, &QTimer::timeout, this, &PlanningSession::rerun);
@@ -226,10 +242,10 @@ void PlanningSession::rerun() {
         Qt::QueuedConnection);
     return true;
   };
-  futures_.push_back(QtConcurrent::run([this, id, project = document_->project(), flag, progress] {
+  futures_.push_back(QtConcurrent::run(planningPool(), [this, id, project = document_->project(), flag, progress] {
     SweepOutcome outcome = runSweep(project, flag.get(), progress);
     QMetaObject::invokeMethod(
-        this, [this, id, outcome = std::move(outcome), project] { onFinished(id, outcome, project); },
+        this, [this, id, outcome = std::move(outcome), project]() mutable { onFinished(id, std::move(outcome), project); },
         Qt::QueuedConnection);
   }));
 }
@@ -245,16 +261,16 @@ void PlanningSession::cancel() {
   }
 }
 
-void PlanningSession::onFinished(quint64 job_id, const SweepOutcome& outcome, const core::Project& project) {
+void PlanningSession::onFinished(quint64 job_id, SweepOutcome outcome, const core::Project& project) {
   if (job_id != job_id_) return;  // an older run: dropped
   running_ = false;
   shown_job_id_ = job_id;
-  result_ = outcome.result;
+  result_ = std::move(outcome.result);
   planned_project_ = project;
   error_ = QString::fromStdString(outcome.error);
   emit sweepFinished(job_id);
   emit chosenChanged();
-  if (error_.isEmpty() && !result_.cancelled) startScaling();
+  if (error_.isEmpty() && !result_->cancelled) startScaling();
 }
 
 void PlanningSession::startScaling() {
@@ -271,7 +287,7 @@ void PlanningSession::startScaling() {
         },
         Qt::QueuedConnection);
   };
-  futures_.push_back(QtConcurrent::run([this, id, project = planned_project_, flag, progress] {
+  futures_.push_back(QtConcurrent::run(planningPool(), [this, id, project = planned_project_, flag, progress] {
     ScalingResult scaling = runScalingSweep(project, flag.get(), progress);
     QMetaObject::invokeMethod(
         this,
@@ -290,8 +306,8 @@ int PlanningSession::chosenIndex() const {
   const core::Project& p = document_->project();
   if (!p.chosen_group_size) return -1;
   // Ranked order: the first match is the better layout.
-  for (std::size_t i = 0; i < result_.grids.size(); ++i) {
-    const planner::Grid& g = result_.grids[i].grid;
+  for (std::size_t i = 0; i < result_->grids.size(); ++i) {
+    const planner::Grid& g = result_->grids[i].grid;
     if (g.group_size == *p.chosen_group_size && (!p.chosen_layout || g.layout == *p.chosen_layout))
       return static_cast<int>(i);
   }
@@ -300,8 +316,8 @@ int PlanningSession::chosenIndex() const {
 
 const planner::GridResult* PlanningSession::planGrid() const {
   const int chosen = chosenIndex();
-  if (chosen >= 0) return &result_.grids[static_cast<std::size_t>(chosen)];
-  return result_.best();
+  if (chosen >= 0) return &result_->grids[static_cast<std::size_t>(chosen)];
+  return result_->best();
 }
 
 QString PlanningSession::describe(const planner::GridResult& g) {
@@ -315,8 +331,8 @@ QString PlanningSession::describe(const planner::GridResult& g) {
 }
 
 void PlanningSession::choose(int grid_index) {
-  if (grid_index < 0 || static_cast<std::size_t>(grid_index) >= result_.grids.size()) return;
-  const planner::Grid& g = result_.grids[static_cast<std::size_t>(grid_index)].grid;
+  if (grid_index < 0 || static_cast<std::size_t>(grid_index) >= result_->grids.size()) return;
+  const planner::Grid& g = result_->grids[static_cast<std::size_t>(grid_index)].grid;
   document_->chooseGrid(g.group_size, g.layout);
 }
 

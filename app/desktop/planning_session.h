@@ -16,6 +16,7 @@
 #include "shardscope/core/project.h"
 #include "shardscope/planner/sweep.h"
 
+class QThreadPool;
 class QTimer;
 
 namespace shardscope::app {
@@ -24,7 +25,9 @@ class ProjectDocument;
 
 // What one sweep run hands back to the GUI thread: a plain value.
 struct SweepOutcome {
-  planner::SweepResult result;
+  // Shared and immutable: handing a 4,096-GPU sweep to the GUI thread (and
+  // on to the Plan page's workers) moves a pointer, never copies the plans.
+  std::shared_ptr<const planner::SweepResult> result;
   std::string error;  // non-empty: nothing was planned (malformed project, exception)
 };
 
@@ -54,6 +57,12 @@ struct ScalingResult {
   [[nodiscard]] double bestPerGpu() const;
 };
 
+// The thread pool every background planning job of the desktop runs on.
+// Its threads run at idle priority (SCHED_IDLE on Linux), so they use every
+// spare core but never take a core from the GUI thread: the window stays
+// responsive while a 4,096-GPU sweep runs.
+[[nodiscard]] QThreadPool* planningPool();
+
 // How the project asks to be swept (sync interval, ...): the one place the
 // desktop turns a project into planner options.
 [[nodiscard]] planner::SweepOptions sweepOptionsOf(const core::Project& project);
@@ -78,7 +87,9 @@ class PlanningSession : public QObject {
   [[nodiscard]] ProjectDocument* document() const { return document_; }
   // The shown sweep and the project it was planned from (edits since then
   // are being planned when isRunning()).
-  [[nodiscard]] const planner::SweepResult& result() const { return result_; }
+  [[nodiscard]] const planner::SweepResult& result() const { return *result_; }
+  // The same result, shared: workers keep it alive while they read it.
+  [[nodiscard]] std::shared_ptr<const planner::SweepResult> resultPtr() const { return result_; }
   [[nodiscard]] const core::Project& plannedProject() const { return planned_project_; }
   [[nodiscard]] const QString& error() const { return error_; }
   [[nodiscard]] bool isRunning() const { return running_; }
@@ -123,7 +134,7 @@ class PlanningSession : public QObject {
 
  private:
   void scheduleRerun();
-  void onFinished(quint64 job_id, const SweepOutcome& outcome, const core::Project& project);
+  void onFinished(quint64 job_id, SweepOutcome outcome, const core::Project& project);
   void startScaling();
 
   ProjectDocument* document_;
@@ -134,7 +145,7 @@ class PlanningSession : public QObject {
   std::shared_ptr<std::atomic<bool>> cancel_flag_;
   std::vector<QFuture<void>> futures_;  // outstanding runs, waited for on destruction
 
-  planner::SweepResult result_;
+  std::shared_ptr<const planner::SweepResult> result_;
   core::Project planned_project_;
   QString error_;
 

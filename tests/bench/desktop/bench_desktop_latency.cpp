@@ -44,6 +44,8 @@ class LatencyProbe : public QObject {
     connect(&timer_, &QTimer::timeout, this, [this] {
       const qint64 now = clock_.nsecsElapsed();
       if (last_ >= 0) gaps_.push_back(static_cast<double>(now - last_) / 1e6);
+      if (last_ >= 0 && qEnvironmentVariableIsSet("SHARDSCOPE_BENCH_GAPS") && now - last_ > 30000000)
+        std::fprintf(stderr, "GAP %.1f ms\n", static_cast<double>(now - last_) / 1e6);
       last_ = now;
     });
   }
@@ -78,6 +80,26 @@ class LatencyProbe : public QObject {
   std::size_t mark_ = 0;
 };
 
+// With SHARDSCOPE_BENCH_GAPS set: every event that keeps the GUI thread
+// busy for more than 20 ms, with its receiver (nested events print first).
+class TimedApplication : public QApplication {
+ public:
+  using QApplication::QApplication;
+  bool notify(QObject* receiver, QEvent* event) override {
+    if (!trace_) return QApplication::notify(receiver, event);
+    QElapsedTimer t;
+    t.start();
+    const int type = event->type();
+    const bool r = QApplication::notify(receiver, event);
+    const double ms = static_cast<double>(t.nsecsElapsed()) / 1e6;
+    if (ms > 20)
+      std::fprintf(stderr, "EVENT %.1f ms: type %d to %s '%s'\n", ms, type, receiver->metaObject()->className(),
+                   qPrintable(receiver->objectName()));
+    return r;
+  }
+  bool trace_ = qEnvironmentVariableIsSet("SHARDSCOPE_BENCH_GAPS");
+};
+
 void spin(int ms) {
   QElapsedTimer t;
   t.start();
@@ -93,7 +115,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char* argv[]) {
   qputenv("QT_QPA_PLATFORM", "offscreen");
-  QApplication qapp(argc, argv);
+  TimedApplication qapp(argc, argv);
   int edits = 20;
   std::uint32_t tables = 1000;
   std::uint32_t world = 4096;
@@ -208,8 +230,19 @@ int main(int argc, char* argv[]) {
   phase("edit batch + sweep");
   window.showPage(app::MainWindow::Page::Plan);
   for (int i = 0; i < 4 && i < static_cast<int>(session->result().grids.size()); ++i) {
+    QElapsedTimer t;
+    t.start();
     session->choose(i);
+    const double choose_ms = static_cast<double>(t.nsecsElapsed()) / 1e6;
     spin(200);
+    if (phases) {
+      t.restart();
+      (void)window.pages()->currentWidget()->grab();
+      std::printf("    choose grid %d (M = %u): signal handlers %.1f ms; one full paint of the page %.1f ms\n", i,
+                  session->result().grids[static_cast<std::size_t>(i)].grid.group_size, choose_ms,
+                  static_cast<double>(t.nsecsElapsed()) / 1e6);
+      probe.markMaxSince();
+    }
   }
   phase("choose 4 grids on Plan");
   window.showPage(app::MainWindow::Page::GridExplorer);
