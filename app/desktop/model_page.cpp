@@ -107,12 +107,9 @@ std::unordered_set<std::string> namesOf(const std::vector<core::TableSpec>& tabl
 // Weights plus optimizer state, as the planner counts them (its cost model;
 // access does not matter for bytes, so it is left out to keep this cheap).
 std::uint64_t stateBytes(const core::Project& project) {
-  core::ModelSpec model = project.model;
-  for (core::TableSpec& t : model.tables) t.access = {};
-  const planner::CostModel cost(model, project.cluster, planner::CostConstants::from(project.cluster, nullptr));
   std::uint64_t total = 0;
-  for (std::size_t i = 0; i < model.tables.size(); ++i)
-    total += cost.stateBytes(i, model.tables[i].rows, model.tables[i].dim);
+  for (const core::TableSpec& t : project.model.tables)
+    total += planner::stateBytesOf(t, project.model.optimizer, t.rows, t.dim);
   return total;
 }
 

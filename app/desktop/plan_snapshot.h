@@ -50,7 +50,8 @@ struct PlanSnapshot {
 };
 
 // Roughly how many shard prices a snapshot of `grid` takes (data-parallel
-// tables count once per rank): the page builds small ones inline.
+// tables count once per rank, and each table's cost-model set-up as 16):
+// the page builds small ones inline.
 [[nodiscard]] std::size_t snapshotWork(const planner::GridResult& grid);
 
 // Prices `grid` with the cost model `planned_from` was swept with.

@@ -111,10 +111,14 @@ GridCosts CostModel::gridCosts(const Grid& grid) const {
   return gc;
 }
 
+std::uint64_t stateBytesOf(const core::TableSpec& table, core::Optimizer optimizer, std::uint64_t rows,
+                           std::uint32_t cols) {
+  return rows * (static_cast<std::uint64_t>(cols) * core::dtypeBytes(table.dtype) +
+                 static_cast<std::uint64_t>(optimizerStateBytesPerRow(optimizer, cols)));
+}
+
 std::uint64_t CostModel::stateBytes(std::size_t table, std::uint64_t rows, std::uint32_t cols) const {
-  const auto& t = model_.tables[table];
-  return rows * (static_cast<std::uint64_t>(cols) * core::dtypeBytes(t.dtype) +
-                 static_cast<std::uint64_t>(optimizerStateBytesPerRow(model_.optimizer, cols)));
+  return stateBytesOf(model_.tables[table], model_.optimizer, rows, cols);
 }
 
 ShardCost CostModel::shardCost(std::size_t table, std::uint64_t row_offset, std::uint64_t rows, std::uint32_t cols,

@@ -69,6 +69,11 @@ struct GridCosts {
   std::uint64_t hbm_capacity_bytes = 0; // usable per rank: HBM x (1 - reserve) - dense reserve - buffers
 };
 
+// Weights + optimizer state of `rows` x `cols` of a table: what a shard keeps in HBM
+// (CostModel::stateBytes without building a cost model).
+[[nodiscard]] std::uint64_t stateBytesOf(const core::TableSpec& table, core::Optimizer optimizer, std::uint64_t rows,
+                                         std::uint32_t cols);
+
 class CostModel {
  public:
   CostModel(const core::ModelSpec& model, const core::ClusterSpec& cluster, CostConstants constants);
