@@ -2,16 +2,16 @@
 
 #include <QComboBox>
 #include <QHBoxLayout>
-#include <QMouseEvent>
-#include <QSignalBlocker>
-#include <QSpinBox>
-#include <QTabWidget>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMouseEvent>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSignalBlocker>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QStandardItemModel>
+#include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -19,6 +19,7 @@
 #include <limits>
 #include <qcustomplot.h>
 
+#include "chart_style.h"
 #include "planning_session.h"
 #include "project_document.h"
 
@@ -184,14 +185,6 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
   stylePlot(heatmap_plot_, palette());
   heatmap_plot_->setObjectName(QStringLiteral("heatmapPlot"));
   heatmap_ = new QCPColorMap(heatmap_plot_->xAxis, heatmap_plot_->yAxis);
-  // Viridis (perceptually uniform, readable in grey and for colour-blind users).
-  QCPColorGradient gradient;
-  gradient.setColorStops({{0.0, QColor(0x44, 0x01, 0x54)},
-                          {0.25, QColor(0x3b, 0x52, 0x8b)},
-                          {0.5, QColor(0x21, 0x91, 0x8c)},
-                          {0.75, QColor(0x5e, 0xc9, 0x62)},
-                          {1.0, QColor(0xfd, 0xe7, 0x25)}});
-  gradient.setNanHandling(QCPColorGradient::nhTransparent);
   heatmap_->setInterpolate(false);
   heatmap_->setTightBoundary(false);
   auto* scale = new QCPColorScale(heatmap_plot_);
@@ -200,7 +193,7 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
   scale->axis()->setLabel(tr("samples/s per GPU"));
   scale->setBarWidth(12);
   heatmap_->setColorScale(scale);  // adopts the scale's gradient: set ours after
-  heatmap_->setGradient(gradient);
+  heatmap_->setGradient(viridisGradient());
   // Per-GPU throughput spans orders of magnitude across grids: a log colour scale.
   heatmap_->setDataScaleType(QCPAxis::stLogarithmic);
   scale->axis()->setTicker(QSharedPointer<QCPAxisTickerLog>::create());

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "chart_style.h"
 #include "rank_ticker.h"
 
 namespace shardscope::app {
@@ -67,15 +68,7 @@ PlacementHeatmap::PlacementHeatmap(QWidget* parent)
   scale_->setBarWidth(12);
   scale_->axis()->setLabel(tr("load on the rank (ms, log)"));
   map_->setColorScale(scale_);  // adopts the scale's gradient: set ours after
-  // Viridis, as on the Grid Explorer; blank (transparent) where a table has nothing.
-  QCPColorGradient gradient;
-  gradient.setColorStops({{0.0, QColor(0x44, 0x01, 0x54)},
-                          {0.25, QColor(0x3b, 0x52, 0x8b)},
-                          {0.5, QColor(0x21, 0x91, 0x8c)},
-                          {0.75, QColor(0x5e, 0xc9, 0x62)},
-                          {1.0, QColor(0xfd, 0xe7, 0x25)}});
-  gradient.setNanHandling(QCPColorGradient::nhTransparent);
-  map_->setGradient(gradient);
+  map_->setGradient(viridisGradient());  // blank (transparent) where a table has nothing
   map_->setDataScaleType(QCPAxis::stLogarithmic);
   scale_->axis()->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
   scale_->axis()->setNumberFormat(QStringLiteral("gb"));

@@ -82,13 +82,13 @@ Result<FormatKind> detectFormat(const nlohmann::json& j, const std::string& sour
                         "shardscope.calibration/1, shardscope.project/1, shardscope.constraints/1, got \"" + s + "\""};
 }
 
-Status writeJsonFile(const std::string& path, const nlohmann::ordered_json& j) {
+Status writeFileAtomic(const std::string& path, std::string_view bytes) {
   namespace fs = std::filesystem;
   const std::string tmp = path + ".tmp-shardscope";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return Error{path + ": cannot write: " + std::strerror(errno)};
-    out << j.dump(2) << '\n';
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.flush();
     if (!out) {
       std::error_code ec;
@@ -108,6 +108,12 @@ Status writeJsonFile(const std::string& path, const nlohmann::ordered_json& j) {
     return Error{path + ": cannot replace the file: " + ec.message() + "; the previous file is unchanged"};
   }
   return Ok{};
+}
+
+Status writeJsonFile(const std::string& path, const nlohmann::ordered_json& j) {
+  std::string text = j.dump(2);
+  text += '\n';
+  return writeFileAtomic(path, text);
 }
 
 }  // namespace shardscope::core

@@ -3,8 +3,6 @@
 // its JSON-pointer messages are mapped back to CSV lines and columns.
 #include "shardscope/core/model_csv.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <array>
 #include <cerrno>
@@ -662,30 +660,7 @@ std::string tablesToCsv(const std::vector<TableSpec>& tables) {
 }
 
 Status saveTablesCsv(const std::string& path, const std::vector<TableSpec>& tables) {
-  namespace fs = std::filesystem;
-  const std::string tmp = path + ".tmp-shardscope";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Error{path + ": cannot write: " + std::strerror(errno)};
-    out << tablesToCsv(tables);
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return Error{path + ": write failed (disk full?); the previous file is unchanged"};
-    }
-  }
-  if (int fd = ::open(tmp.c_str(), O_RDONLY); fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return Error{path + ": cannot replace the file: " + ec.message() + "; the previous file is unchanged"};
-  }
-  return Ok{};
+  return writeFileAtomic(path, tablesToCsv(tables));
 }
 
 }  // namespace shardscope::core

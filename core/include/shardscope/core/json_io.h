@@ -57,6 +57,9 @@ enum class FormatKind { Model, Cluster, Plan, Calibration, Project, Constraints 
 [[nodiscard]] Result<FormatKind> detectFormat(const nlohmann::json& j, const std::string& source);
 
 // Writes atomically (temp file + rename) so a failed save never loses the old file.
+// Writes `bytes` to `<path>.tmp-shardscope`, fsyncs and renames it over
+// `path`: the file is either the old one or the new one, never half-written.
+[[nodiscard]] Status writeFileAtomic(const std::string& path, std::string_view bytes);
 [[nodiscard]] Status writeJsonFile(const std::string& path, const nlohmann::ordered_json& j);
 
 }  // namespace shardscope::core

@@ -1,0 +1,13 @@
+// Styles the charts of several pages share.
+#pragma once
+
+#include <qcustomplot.h>
+
+namespace shardscope::app {
+
+// Viridis (perceptually uniform, readable in grey and for colour-blind
+// users); NaN cells are transparent (blank: nothing there). Set it on a
+// QCPColorMap after setColorScale, which replaces the map's gradient.
+[[nodiscard]] QCPColorGradient viridisGradient();
+
+}  // namespace shardscope::app
