@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "json_reader.h"
 #include "shardscope/core/json_io.h"
 
 namespace shardscope::core {
@@ -46,17 +47,32 @@ Result<nlohmann::json> parseJsonText(std::string_view text, const std::string& s
   }
 }
 
-Result<nlohmann::json> readJsonFile(const std::string& path) {
+Result<std::string> detail::readWholeFile(const std::string& path, std::string_view kind,
+                                          std::string_view empty_expectation) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return Error{path + ": is a directory, expected a JSON file"};
+  if (std::filesystem::is_directory(path, ec)) {
+    std::string msg = path + ": is a directory, expected ";
+    msg += kind;
+    return Error{msg};
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{path + ": cannot open: " + std::strerror(errno)};
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) return Error{path + ": read error"};
-  const std::string text = ss.str();
-  if (text.empty()) return Error{path + ": the file is empty, expected a JSON document"};
-  return parseJsonText(text, path);
+  std::string text = ss.str();
+  if (text.empty()) {
+    std::string msg = path + ": the file is empty, expected ";
+    msg += empty_expectation;
+    return Error{msg};
+  }
+  return text;
+}
+
+Result<nlohmann::json> readJsonFile(const std::string& path) {
+  auto text = detail::readWholeFile(path, "a JSON file", "a JSON document");
+  if (!text) return text.error();
+  return parseJsonText(*text, path);
 }
 
 Result<ModelSpec> loadModel(const std::string& path) { return loadWith<ModelSpec>(path, modelFromJson); }

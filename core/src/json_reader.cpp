@@ -68,17 +68,19 @@ void JsonReader::fail(const std::string& path, const std::string& expectation) {
   problems_.push_back(source_ + ": " + displayPath(path) + ": " + expectation);
 }
 
-Error JsonReader::error() const {
+Error problemsError(const std::vector<std::string>& problems) {
   std::string msg;
-  for (std::size_t i = 0; i < problems_.size() && i < kMaxReportedProblems; ++i) {
+  for (std::size_t i = 0; i < problems.size() && i < kMaxReportedProblems; ++i) {
     if (i) msg += '\n';
-    msg += problems_[i];
+    msg += problems[i];
   }
-  if (problems_.size() > kMaxReportedProblems) {
-    msg += "\n... and " + std::to_string(problems_.size() - kMaxReportedProblems) + " more problems";
+  if (problems.size() > kMaxReportedProblems) {
+    msg += "\n... and " + std::to_string(problems.size() - kMaxReportedProblems) + " more problems";
   }
   return Error{msg};
 }
+
+Error JsonReader::error() const { return problemsError(problems_); }
 
 bool JsonReader::expectObject(const json& j, const std::string& path) {
   if (j.is_object()) return true;

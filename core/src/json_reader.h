@@ -66,4 +66,13 @@ class JsonReader {
   std::vector<std::string> problems_;
 };
 
+// The problems of one file as one error: the first 20, one per line, then
+// how many more there were. Shared by every reader (JSON, CSV).
+[[nodiscard]] Error problemsError(const std::vector<std::string>& problems);
+
+// The whole content of a text file; errors name the file: not found, a
+// directory (expected `kind`), unreadable, or empty (`empty_expectation`).
+[[nodiscard]] Result<std::string> readWholeFile(const std::string& path, std::string_view kind,
+                                                std::string_view empty_expectation);
+
 }  // namespace shardscope::core::detail

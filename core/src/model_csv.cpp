@@ -24,7 +24,6 @@ namespace shardscope::core {
 namespace {
 using detail::json;
 
-constexpr std::size_t kMaxReportedProblems = 20;  // as many as the JSON reader shows
 
 bool isBlank(char c) { return c == ' ' || c == '\t'; }
 
@@ -369,17 +368,7 @@ class CsvTableReader {
     problems_.push_back(std::move(s));
   }
 
-  Error error() const {
-    std::string msg;
-    for (std::size_t i = 0; i < problems_.size() && i < kMaxReportedProblems; ++i) {
-      if (i) msg += '\n';
-      msg += problems_[i];
-    }
-    if (problems_.size() > kMaxReportedProblems) {
-      msg += "\n... and " + std::to_string(problems_.size() - kMaxReportedProblems) + " more problems";
-    }
-    return Error{msg};
-  }
+  Error error() const { return detail::problemsError(problems_); }
 
   bool readHeader(const CsvRecord& record) {
     index_.fill(-1);
@@ -617,16 +606,9 @@ Result<TablesCsv> tablesFromCsv(std::string_view text, const std::string& source
 }
 
 Result<TablesCsv> loadTablesCsv(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return Error{path + ": is a directory, expected a CSV file"};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{path + ": cannot open: " + std::strerror(errno)};
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Error{path + ": read error"};
-  const std::string text = ss.str();
-  if (text.empty()) return Error{path + ": the file is empty, expected a header line and one line per table"};
-  return tablesFromCsv(text, path);
+  auto text = detail::readWholeFile(path, "a CSV file", "a header line and one line per table");
+  if (!text) return text.error();
+  return tablesFromCsv(*text, path);
 }
 
 std::string tablesToCsv(const std::vector<TableSpec>& tables) {
