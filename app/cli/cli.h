@@ -42,6 +42,9 @@ int runDevices(Args args);
 int runPlan(Args args);
 int runGenModel(Args args);
 int runEvaluate(Args args);
+int runProfile(Args args);    // command_profile.cpp: engine runs (emulate in-process, mpi through a launcher)
+int runReport(Args args);     // command_report.cpp: analysis of a run in a store
+int runCalibrate(Args args);  // command_calibrate.cpp: fit a calibration from runs, held-out check
 
 int usageError(const std::string& message);  // prints to stderr, returns kExitUsage
 

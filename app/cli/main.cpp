@@ -118,6 +118,9 @@ int run(int argc, char** argv) {
   if (cmd == "plan") return runPlan(std::move(rest));
   if (cmd == "gen-model") return runGenModel(std::move(rest));
   if (cmd == "evaluate") return runEvaluate(std::move(rest));
+  if (cmd == "profile") return runProfile(std::move(rest));
+  if (cmd == "report") return runReport(std::move(rest));
+  if (cmd == "calibrate") return runCalibrate(std::move(rest));
   return usageError("unknown command '" + cmd + "'");
 }
 
