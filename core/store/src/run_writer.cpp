@@ -360,7 +360,7 @@ Status RunWriter::State::flush() {
 
 Status RunWriter::State::markRun(RunStatus status, std::string_view reason) {
   auto stmt = db->prepare(std::string("UPDATE runs SET status = ?1, finished_at = ") + kNow +
-                          ", error = ?2 WHERE id = ?3");
+                          ", error = ?2 WHERE id = ?3 AND status = 'running'");
   if (!stmt) {
     return stmt.error();
   }
@@ -375,6 +375,12 @@ Status RunWriter::State::markRun(RunStatus status, std::string_view reason) {
     return db->error("marking the run " + std::string(toText(status)), rc);
   }
   closed = true;
+  if (sqlite3_changes(db->handle()) != 1) {
+    // Another process (e.g. `profile` after a launcher died) already closed it.
+    return Error{"run " + std::to_string(static_cast<std::int64_t>(run)) +
+                 " was already marked finished or failed by another process; it was not marked " +
+                 std::string(toText(status))};
+  }
   return Ok{};
 }
 
@@ -449,8 +455,8 @@ Result<RunWriter> RunWriter::begin(const std::filesystem::path& path, const RunH
   }
 
   auto insertRun = db.prepare(std::string("INSERT INTO runs(kind, status, label, model_json, "
-                                          "cluster_json, plan_json, created_at) VALUES "
-                                          "(?1, 'running', ?2, ?3, ?4, ?5, ") + kNow + ")");
+                                          "cluster_json, plan_json, config_json, created_at) VALUES "
+                                          "(?1, 'running', ?2, ?3, ?4, ?5, ?6, ") + kNow + ")");
   if (!insertRun) {
     return insertRun.error();
   }
@@ -459,6 +465,7 @@ Result<RunWriter> RunWriter::begin(const std::filesystem::path& path, const RunH
   insertRun->bind(3, header.modelJson);
   insertRun->bind(4, header.clusterJson);
   insertRun->bind(5, header.planJson);
+  insertRun->bind(6, header.configJson);
   if (const int rc = insertRun->step(); rc != SQLITE_DONE) {
     return db.error("creating a run", rc);
   }

@@ -39,6 +39,7 @@ CREATE TABLE runs(
   model_json   TEXT NOT NULL DEFAULT '',
   cluster_json TEXT NOT NULL DEFAULT '',
   plan_json    TEXT NOT NULL DEFAULT '',
+  config_json  TEXT NOT NULL DEFAULT '',  -- schema 2: the engine's run configuration
   created_at   TEXT NOT NULL,
   finished_at  TEXT,
   error        TEXT
@@ -332,6 +333,38 @@ Result<int> validateSchema(Database& db) {
   return static_cast<int>(*version);
 }
 
+// Brings a schema-1 store to the current schema in one transaction (so a
+// failure leaves it as it was). Another writer may have migrated it first.
+Result<int> migrate(Database& db) {
+  if (auto s = db.exec("BEGIN IMMEDIATE"); !s) {
+    return s.error();
+  }
+  auto version = db.queryInt("PRAGMA user_version");
+  if (!version) {
+    (void)db.exec("ROLLBACK");
+    return version.error();
+  }
+  if (*version >= kSchemaVersion) {
+    if (auto s = db.exec("COMMIT"); !s) {
+      return s.error();
+    }
+    return static_cast<int>(*version);
+  }
+  const std::string sql = std::string(
+      "ALTER TABLE runs ADD COLUMN config_json TEXT NOT NULL DEFAULT '';") +
+      "PRAGMA user_version=" + std::to_string(kSchemaVersion) + ";" +
+      "UPDATE meta SET value = '" + std::to_string(kSchemaVersion) + "' WHERE key = 'schema_version';";
+  if (auto s = db.exec(sql.c_str()); !s) {
+    (void)db.exec("ROLLBACK");
+    return s.error();
+  }
+  if (auto s = db.exec("COMMIT"); !s) {
+    (void)db.exec("ROLLBACK");
+    return s.error();
+  }
+  return kSchemaVersion;
+}
+
 }  // namespace
 
 Result<OpenedStore> openValidated(const fs::path& path, OpenMode mode) {
@@ -376,6 +409,15 @@ Result<OpenedStore> openValidated(const fs::path& path, OpenMode mode) {
   if (mode != OpenMode::ReadOnly) {
     if (auto s = ensureWal(**db); !s) {
       return s.error();
+    }
+    if (*version < kSchemaVersion) {
+      auto migrated = migrate(**db);
+      if (!migrated) {
+        return Error{storeName(path) + " could not be migrated from schema " + std::to_string(*version) +
+                     " to " + std::to_string(kSchemaVersion) + ": " + migrated.error().message +
+                     " (the file is unchanged)"};
+      }
+      version = *migrated;
     }
   }
   return OpenedStore{std::move(*db), *version};

@@ -15,9 +15,12 @@ using detail::Statement;
 
 namespace {
 
-constexpr const char* kRunColumns =
-    "SELECT id, kind, status, label, model_json, cluster_json, plan_json, created_at, "
-    "coalesce(finished_at, ''), coalesce(error, '') FROM runs";
+// Schema 1 has no config_json column; read it as ''.
+std::string runColumns(int schemaVersion) {
+  return std::string("SELECT id, kind, status, label, model_json, cluster_json, plan_json, created_at, "
+                     "coalesce(finished_at, ''), coalesce(error, ''), ") +
+         (schemaVersion >= 2 ? "config_json" : "''") + " FROM runs";
+}
 
 RunRecord readRun(const Statement& s) {
   RunRecord r;
@@ -32,6 +35,7 @@ RunRecord readRun(const Statement& s) {
   r.createdAt = s.text(7);
   r.finishedAt = s.text(8);
   r.error = s.text(9);
+  r.configJson = s.text(10);
   return r;
 }
 
@@ -96,7 +100,7 @@ Result<TraceStore> openStore(const std::filesystem::path& path, OpenMode mode) {
 }
 
 Result<std::vector<RunRecord>> TraceStore::listRuns() const {
-  auto stmt = db_->prepare(std::string(kRunColumns) + " ORDER BY id");
+  auto stmt = db_->prepare(runColumns(schemaVersion_) + " ORDER BY id");
   if (!stmt) {
     return stmt.error();
   }
@@ -108,7 +112,7 @@ Result<std::vector<RunRecord>> TraceStore::listRuns() const {
 }
 
 Result<RunRecord> TraceStore::run(RunId id) const {
-  auto rows = queryRows<RunRecord>(*db_, std::string(kRunColumns) + " WHERE id = ?1", id, readRun,
+  auto rows = queryRows<RunRecord>(*db_, runColumns(schemaVersion_) + " WHERE id = ?1", id, readRun,
                                    "reading a run");
   if (!rows) {
     return rows.error();
@@ -351,6 +355,28 @@ Result<std::vector<Note>> TraceStore::notes(RunId run) const {
       *db_, "SELECT id, run, text, created_at FROM notes WHERE run = ?1 ORDER BY id", run,
       [](const Statement& s) { return Note{NoteId{s.int64(0)}, RunId{s.int64(1)}, s.text(2), s.text(3)}; },
       "reading notes");
+}
+
+Result<RunStatus> TraceStore::failStaleRun(RunId run, std::string_view reason) {
+  if (auto s = requireRun(run); !s) {
+    return s.error();
+  }
+  auto stmt = db_->prepare(
+      "UPDATE runs SET status = 'failed', error = ?2, finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+      "WHERE id = ?1 AND status = 'running'");
+  if (!stmt) {
+    return stmt.error();
+  }
+  stmt->bind(1, static_cast<std::int64_t>(run));
+  stmt->bind(2, reason);
+  if (const int rc = stmt->step(); rc != SQLITE_DONE) {
+    return db_->error("marking a run failed", rc);
+  }
+  auto r = this->run(run);
+  if (!r) {
+    return r.error();
+  }
+  return r->status;
 }
 
 }  // namespace shardscope::core::store

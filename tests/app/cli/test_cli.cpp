@@ -117,19 +117,19 @@ class TestCli : public QObject {
     const std::string path = dir.filePath("t.sqlite").toStdString();
     namespace st = shardscope::core::store;
     {
-      auto w = st::RunWriter::begin(path, st::RunHeader{st::RunKind::Emulate, "done", "", "", ""});
+      auto w = st::RunWriter::begin(path, st::RunHeader{st::RunKind::Emulate, "done", "", "", "", ""});
       QVERIFY(w.ok());
       QVERIFY(w.value().addRank({0, "host", 0, 0, 0}).ok());
       QVERIFY(w.value().finish().ok());
     }
     {
-      auto w = st::RunWriter::begin(path, st::RunHeader{st::RunKind::Mpi, "broken", "", "", ""});
+      auto w = st::RunWriter::begin(path, st::RunHeader{st::RunKind::Mpi, "broken", "", "", "", ""});
       QVERIFY(w.ok());
       QVERIFY(w.value().fail("rank 3 died").ok());
     }
     const Run r = cli({"store", "info", QString::fromStdString(path), "--check"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
-    QVERIFY2(r.out.contains("ShardScope trace store, schema 1"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("ShardScope trace store, schema 2"), qPrintable(r.out));
     QVERIFY(r.out.contains("2 run(s), integrity check ok"));
     QVERIFY(r.out.contains("emulate  complete  1 ranks"));
     QVERIFY(r.out.contains("mpi  failed"));

@@ -240,7 +240,7 @@ int main(int argc, char** argv) {
   removeStore(storePath);
   st::WriterOptions wopts;
   wopts.rowsPerCommit = o.batch;
-  auto writer = st::RunWriter::begin(storePath, {st::RunKind::Emulate, "bench", {}, {}, {}}, wopts);
+  auto writer = st::RunWriter::begin(storePath, {st::RunKind::Emulate, "bench", {}, {}, {}, {}}, wopts);
   if (!writer) {
     die(writer.error().message);
   }

@@ -27,7 +27,7 @@ class TestRunWriter : public QObject {
 
   void beginCreatesTheStoreAndARunningRun() {
     const auto path = freshPath();
-    st::RunHeader header{st::RunKind::ImportKineto, "first", "{\"m\":1}", "{\"c\":2}", "{\"p\":3}"};
+    st::RunHeader header{st::RunKind::ImportKineto, "first", "{\"m\":1}", "{\"c\":2}", "{\"p\":3}", ""};
     auto writer = st::RunWriter::begin(path, header);
     QVERIFY(writer.ok());
     auto run = open(path).run(writer->run());
@@ -65,6 +65,50 @@ class TestRunWriter : public QObject {
     QCOMPARE(run->status, st::RunStatus::Failed);
     QCOMPARE(run->error, std::string("engine crashed on rank 3"));
     QCOMPARE(*store.spanCount(writer->run()), std::int64_t{1});
+  }
+
+  void configJsonReadsBack() {
+    const auto path = freshPath();
+    st::RunHeader header;
+    header.configJson = R"({"schema":"shardscope.engine-run/1","steps":3})";
+    auto writer = st::RunWriter::begin(path, header);
+    QVERIFY(writer.ok());
+    QVERIFY(writer->finish().ok());
+    QCOMPARE(open(path).run(writer->run())->configJson, header.configJson);
+  }
+
+  void staleRuningRunCanBeMarkedFailedAndItsWriterThenCannotFinishIt() {
+    const auto path = freshPath();
+    auto writer = st::RunWriter::begin(path, {});
+    const auto name = *writer->intern("x");
+    QVERIFY(writer->addSpan(span(0, 0, name, 10, 20)).ok());
+    QVERIFY(writer->commit().ok());
+    {
+      auto store = st::openStore(path, st::OpenMode::ReadWrite);
+      QVERIFY(store.ok());
+      auto status = store->failStaleRun(writer->run(), "launcher killed (SIGINT)");
+      QVERIFY2(status.ok(), status.ok() ? "" : status.error().message.c_str());
+      QVERIFY(*status == st::RunStatus::Failed);
+      auto run = store->run(writer->run());
+      QCOMPARE(run->error, std::string("launcher killed (SIGINT)"));
+      QCOMPARE(*store->spanCount(writer->run()), std::int64_t{1});
+    }
+    auto finished = writer->finish();
+    QVERIFY(!finished.ok());
+    QVERIFY2(finished.error().message.find("already marked") != std::string::npos, finished.error().message.c_str());
+    QCOMPARE(open(path).run(writer->run())->status, st::RunStatus::Failed);
+  }
+
+  void failStaleRunLeavesACompleteRunAloneAndRejectsUnknownRuns() {
+    const auto path = freshPath();
+    const auto sample = writeSampleRun(path, 1, 3);
+    auto store = st::openStore(path, st::OpenMode::ReadWrite);
+    QVERIFY(store.ok());
+    auto status = store->failStaleRun(sample.run, "late");
+    QVERIFY(status.ok());
+    QVERIFY(*status == st::RunStatus::Complete);
+    QVERIFY(store->run(sample.run)->error.empty());
+    QVERIFY(!store->failStaleRun(st::RunId{999}, "x").ok());
   }
 
   void droppedWriterMarksTheRunFailedAsAbandoned() {

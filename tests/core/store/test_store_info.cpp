@@ -20,7 +20,7 @@ class TestStoreInfo : public QObject {
     const auto path = freshPath();
     const auto a = writeSampleRun(path, 4, 100, true, "emulated");
     {
-      auto writer = st::RunWriter::begin(path, {st::RunKind::ImportNsys, "half", {}, {}, {}});
+      auto writer = st::RunWriter::begin(path, {st::RunKind::ImportNsys, "half", {}, {}, {}, {}});
       QVERIFY(writer->addRank({0, "h", 0, 0, 0}).ok());
       QVERIFY(writer->addRank({1, "h", 1, 0, 1}).ok());
       QVERIFY(writer->fail("parse error").ok());

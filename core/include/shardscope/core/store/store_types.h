@@ -23,7 +23,9 @@ enum class NoteId : std::int64_t {};
 inline constexpr StringId kNoString{0};
 
 // The schema version this build writes and the newest it can read.
-inline constexpr int kSchemaVersion = 1;
+// 2 added runs.config_json; a schema-1 file opened for writing is migrated
+// in place (one ALTER TABLE), read-only opens read it as is.
+inline constexpr int kSchemaVersion = 2;
 // PRAGMA application_id of every trace store: ASCII "ShSc".
 inline constexpr std::int32_t kApplicationId = 0x53685363;
 
@@ -44,6 +46,7 @@ struct RunHeader {
   std::string modelJson;
   std::string clusterJson;
   std::string planJson;
+  std::string configJson;  // how the run was made (engine: shardscope.engine-run/1); may be empty
 };
 
 struct RunRecord {
@@ -55,6 +58,7 @@ struct RunRecord {
   std::string modelJson;
   std::string clusterJson;
   std::string planJson;
+  std::string configJson;  // "" for runs of schema-1 stores
   std::string createdAt;   // ISO 8601 UTC
   std::string finishedAt;  // empty while running or after a crash
   std::string error;       // reason given to fail()

@@ -76,6 +76,11 @@ class TraceStore {
   [[nodiscard]] Result<NoteId> addNote(RunId run, std::string_view text);
   [[nodiscard]] Result<std::vector<Note>> notes(RunId run) const;
 
+  // Marks a run whose writer died or was killed (still 'running') as failed
+  // with `reason`. A complete or failed run is left as it is. Returns the
+  // run's status afterwards. Needs OpenMode::ReadWrite or Create.
+  [[nodiscard]] Result<RunStatus> failStaleRun(RunId run, std::string_view reason);
+
  private:
   friend Result<TraceStore> openStore(const std::filesystem::path& path, OpenMode mode);
   TraceStore(std::unique_ptr<detail::Database> db, int schemaVersion);
