@@ -1,5 +1,98 @@
-// placeholder: being written
+// shardscope-cli calibrate --store F --runs 1,2,3 [--holdout 4,5] [--out cal.json] [--json]:
+// fit the cost model's embedding constants to engine runs, check them on
+// held-out runs, write a shardscope.calibration/1 (docs/analysis.md).
+#include <iostream>
+#include <limits>
+#include <set>
+#include <sstream>
+
 #include "cli.h"
+#include "shardscope/core/json_io.h"
+#include "shardscope/core/store/trace_store.h"
+#include "shardscope/profiler/calibration_fit.h"
+
 namespace shardscope::app::cli {
-int runCalibrate(Args) { return usageError("not available yet"); }
+
+namespace {
+constexpr const char* kCalibrateHelp = R"(usage: shardscope-cli calibrate --store F --runs 1,2,3 [--holdout 4,5] [--out cal.json] [--json]
+
+Fits the cost model's embedding constants (embedding_bandwidth_gbps,
+backward_scale, kernel_overhead_us, lookup_overhead_ns) to the measured
+forward/backward time of every shard of the --runs engine runs (non-negative
+least squares on relative error, with the measured lookups and unique rows),
+then predicts the per-rank embedding compute of the --holdout runs with the
+planner's cost model, calibrated and with the default constants, and prints
+both errors (MAPE). --out writes the calibration (shardscope.calibration/1);
+`plan --calibration cal.json` uses it. A coefficient that fits to 0 is not
+written (the planner keeps its default). --json prints the whole report.
+Exit 0 ok, 1 store/runs unreadable or not fit-able, 2 usage, 3 writing --out failed.
+)";
+
+// "1,2,3" -> ids; nullopt on anything else (empty items, signs, zero, duplicates).
+std::optional<std::vector<core::store::RunId>> parseRunList(const std::string& text) {
+  std::vector<core::store::RunId> out;
+  std::set<std::int64_t> seen;
+  std::stringstream ss(text);
+  std::string item;
+  if (text.empty() || text.back() == ',') return std::nullopt;
+  while (std::getline(ss, item, ',')) {
+    const auto id = parsePositive(item, static_cast<unsigned long long>(std::numeric_limits<std::int64_t>::max()));
+    if (!id || !seen.insert(static_cast<std::int64_t>(*id)).second) return std::nullopt;
+    out.push_back(core::store::RunId{static_cast<std::int64_t>(*id)});
+  }
+  return out;
+}
+}  // namespace
+
+int runCalibrate(Args args) {
+  if (args.flag("--help")) {
+    std::cout << kCalibrateHelp;
+    return kExitOk;
+  }
+  const bool json = args.flag("--json");
+  auto store_arg = args.option("--store");
+  auto runs_arg = args.option("--runs");
+  auto holdout_arg = args.option("--holdout");
+  auto out_arg = args.option("--out");
+  if (!args.error().empty()) return usageError("calibrate: " + args.error());
+  if (auto u = args.unknownOption()) return usageError("calibrate: unknown option " + *u);
+  if (!args.positional().empty()) return usageError("calibrate: unexpected argument " + args.positional().front());
+  if (!store_arg) return usageError("calibrate needs --store <file>");
+  if (!runs_arg) return usageError("calibrate needs --runs <id,id,...> (the runs to fit)");
+  const auto fit = parseRunList(*runs_arg);
+  if (!fit) return usageError("calibrate: --runs must be distinct positive run ids separated by commas, got '" + *runs_arg + "'");
+  std::vector<core::store::RunId> holdout;
+  if (holdout_arg) {
+    auto h = parseRunList(*holdout_arg);
+    if (!h) return usageError("calibrate: --holdout must be distinct positive run ids separated by commas, got '" + *holdout_arg + "'");
+    holdout = std::move(*h);
+    for (const auto id : holdout)
+      for (const auto f : *fit)
+        if (id == f)
+          return usageError("calibrate: run " + std::to_string(static_cast<std::int64_t>(id)) +
+                            " is in both --runs and --holdout; a held-out run must not be fitted");
+  }
+
+  auto store = core::store::openStore(*store_arg, core::store::OpenMode::ReadOnly);
+  if (!store) {
+    std::cerr << store.error().message << "\n";
+    return kExitInvalid;
+  }
+  auto report = profiler::calibrateFromRuns(*store, *fit, holdout);
+  if (!report) {
+    std::cerr << report.error().message << "\n";
+    return kExitInvalid;
+  }
+  if (json) std::cout << profiler::calibrationReportJson(*report).dump(2) << "\n";
+  else std::cout << profiler::formatCalibrationReport(*report);
+  if (out_arg) {
+    if (auto s = core::writeJsonFile(*out_arg, core::toJson(report->calibration)); !s) {
+      std::cerr << s.error().message << "\n";
+      return kExitFailure;
+    }
+    if (!json) std::cout << "\ncalibration written to " << *out_arg << "\n";
+  }
+  return kExitOk;
+}
+
 }  // namespace shardscope::app::cli

@@ -26,6 +26,15 @@ commands:
                          price a shardscope or TorchRec plan; compare with the optimized plan
   gen-model --tables T [--seed S] [--batch B] [--out F]
                          write a seeded synthetic model (log-normal rows, dims 32..512, zipf skew)
+  profile [--model M] [--cluster C] [--plan P | --grid M] [--mode emulate|mpi] [--steps S]
+          [--calibrate] --store F
+                         run the engine on a plan (in-process emulation or shardscope-engine under
+                         mpirun/srun) and store the measured per-rank load; prints the analysis
+  report --store F [--run ID] [--json]
+                         measured per-rank load, all-to-all waits, stragglers, imbalance,
+                         predicted vs measured (the latest run when no id is given)
+  calibrate --store F --runs IDS [--holdout IDS] --out cal.json
+                         fit the cost model's coefficients from emulate runs; held-out error
   validate <file>...     check shardscope model/cluster/plan/calibration/project/constraints files
   store info <file> [--check] [--json]
                          describe a trace store: schema, runs (complete or not), ranks, spans

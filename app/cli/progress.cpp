@@ -1,1 +1,71 @@
-// placeholder: being written
+#include "progress.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace shardscope::app::cli {
+
+std::string formatDuration(double seconds) {
+  std::ostringstream out;
+  if (!(seconds >= 0) || !std::isfinite(seconds)) return "?";
+  if (seconds < 10) {
+    out.precision(1);
+    out << std::fixed << seconds << "s";
+  } else if (seconds < 60) {
+    out << static_cast<long>(std::lround(seconds)) << "s";
+  } else {
+    const long s = std::lround(seconds);
+    out << s / 60 << "m" << (s % 60 < 10 ? "0" : "") << s % 60 << "s";
+  }
+  return out.str();
+}
+
+ProgressBar::ProgressBar(std::string title, bool enabled)
+    : title_(std::move(title)), enabled_(enabled), tty_(isatty(STDERR_FILENO) != 0),
+      start_(std::chrono::steady_clock::now()) {}
+
+ProgressBar::~ProgressBar() { finish(); }
+
+void ProgressBar::update(std::uint64_t done, std::uint64_t total, std::string_view what) {
+  if (!enabled_ || total == 0) return;
+  done = std::min(done, total);
+  const auto now = std::chrono::steady_clock::now();
+  const double fraction = static_cast<double>(done) / static_cast<double>(total);
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  const std::string eta = done > 0 && done < total ? formatDuration(elapsed / fraction - elapsed) : std::string("-");
+  if (tty_) {
+    // At most ~20 redraws a second, but always the last one.
+    if (drawn_ && done < total && now - last_draw_ < std::chrono::milliseconds(50)) return;
+    last_draw_ = now;
+    constexpr int kWidth = 30;
+    const int filled = static_cast<int>(fraction * kWidth);
+    std::string bar(static_cast<std::size_t>(filled), '#');
+    bar.append(static_cast<std::size_t>(kWidth - filled), '.');
+    std::fprintf(stderr, "\r\033[K%s [%s] %3d%%  %s  elapsed %s  eta %s", title_.c_str(), bar.c_str(),
+                 static_cast<int>(fraction * 100), std::string(what).c_str(), formatDuration(elapsed).c_str(),
+                 eta.c_str());
+    std::fflush(stderr);
+    drawn_ = true;
+    return;
+  }
+  const int decile = static_cast<int>(fraction * 10);
+  if (decile == last_decile_) return;
+  last_decile_ = decile;
+  std::fprintf(stderr, "%s: %3d%%  %s  elapsed %s  eta %s\n", title_.c_str(), decile * 10, std::string(what).c_str(),
+               formatDuration(elapsed).c_str(), eta.c_str());
+  std::fflush(stderr);
+}
+
+void ProgressBar::finish() {
+  if (enabled_ && tty_ && drawn_) {
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+  }
+  drawn_ = false;
+}
+
+}  // namespace shardscope::app::cli

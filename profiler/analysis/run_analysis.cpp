@@ -1,1 +1,596 @@
-// placeholder: being written
+// Analysis of one engine run; definitions of every number in docs/analysis.md,
+// the conventions read here in docs/formats/engine-trace.md.
+#include "shardscope/profiler/run_analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "shardscope/core/json_io.h"
+#include "shardscope/planner/cost_model.h"
+#include "shardscope/planner/grid.h"
+#include "shardscope/planner/grid_result.h"
+#include "shardscope/profiler/engine_trace.h"
+
+namespace shardscope::profiler {
+
+namespace st = core::store;
+
+namespace {
+
+constexpr double kNsPerMs = 1e6;
+
+// A config_json field, or `fallback` when absent or of another type
+// (config_json is written by other builds; readers ignore what they do not know).
+template <class T>
+T field(const nlohmann::json& j, const char* key, T fallback) {
+  const auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  try {
+    return it->template get<T>();
+  } catch (const nlohmann::json::exception&) {
+    return fallback;
+  }
+}
+
+// Collective span kinds, in the order reports show them.
+const std::vector<std::string_view>& commKinds() {
+  static const std::vector<std::string_view> kinds = {span_kind::kA2aIds,       span_kind::kA2aPooled,
+                                                      span_kind::kA2aGrads,     span_kind::kDpAllreduce,
+                                                      span_kind::kReplicaSync,  span_kind::kDenseAllreduce};
+  return kinds;
+}
+
+std::string runName(const st::TraceStore& store, st::RunId id) {
+  std::ostringstream o;
+  o << store.path().string() << ": run " << static_cast<std::int64_t>(id);
+  return o.str();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+ComputeImbalance imbalanceOver(const std::vector<const RankAnalysis*>& ranks, int group) {
+  ComputeImbalance im;
+  im.sharding_group = group;
+  im.ranks = ranks.size();
+  double sum = 0.0;
+  for (const auto* r : ranks) {
+    sum += r->compute_ms;
+    if (im.slowest_rank < 0 || r->compute_ms > im.max_ms) {
+      im.max_ms = r->compute_ms;
+      im.slowest_rank = r->rank;
+    }
+  }
+  im.mean_ms = ranks.empty() ? 0.0 : sum / static_cast<double>(ranks.size());
+  im.max_over_mean = im.mean_ms > 0 ? im.max_ms / im.mean_ms : 1.0;
+  return im;
+}
+
+std::string fmt(double v, int decimals = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string pct(double fraction) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", fraction * 100.0);
+  return buf;
+}
+
+// Right-aligned columns; the first column left-aligned.
+class TextTable {
+ public:
+  explicit TextTable(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print(std::ostream& o, const std::string& indent = "  ") const {
+    std::vector<std::size_t> w;
+    for (const auto& r : rows_)
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        if (w.size() <= i) w.push_back(0);
+        w[i] = std::max(w[i], r[i].size());
+      }
+    for (const auto& r : rows_) {
+      std::string line = indent;
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        if (i) line += "  ";
+        const std::string pad(w[i] - r[i].size(), ' ');
+        line += i == 0 ? r[i] + pad : pad + r[i];
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      o << line << "\n";
+    }
+  }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace
+
+RunInputs runInputs(const st::RunRecord& run) {
+  RunInputs in;
+  const std::string id = "run " + std::to_string(static_cast<std::int64_t>(run.id));
+  auto parse = [&](const std::string& text, const char* field) -> std::optional<nlohmann::json> {
+    if (text.empty()) {
+      in.problems.push_back(id + ": " + field + " is empty");
+      return std::nullopt;
+    }
+    auto j = core::parseJsonText(text, id + " " + field);
+    if (!j) {
+      in.problems.push_back(j.error().message);
+      return std::nullopt;
+    }
+    return std::move(j).value();
+  };
+  if (!run.configJson.empty()) {
+    if (auto j = parse(run.configJson, "config_json"); j && j->is_object()) in.config = std::move(*j);
+    else if (j) in.problems.push_back(id + ": config_json: expected an object");
+  }
+  if (auto j = parse(run.modelJson, "model_json")) {
+    if (auto m = core::modelFromJson(*j, id + " model_json")) in.model = std::move(m).value();
+    else in.problems.push_back(m.error().message);
+  }
+  if (auto j = parse(run.clusterJson, "cluster_json")) {
+    if (auto c = core::clusterFromJson(*j, id + " cluster_json")) in.cluster = std::move(c).value();
+    else in.problems.push_back(c.error().message);
+  }
+  if (auto j = parse(run.planJson, "plan_json")) {
+    if (auto p = core::planFromJson(*j, id + " plan_json")) in.plan = std::move(p).value();
+    else in.problems.push_back(p.error().message);
+  }
+  if (in.model && in.config.contains("batch_size_per_gpu") && in.config["batch_size_per_gpu"].is_number_unsigned()) {
+    const auto b = in.config["batch_size_per_gpu"].get<std::uint64_t>();
+    if (b > 0 && b <= std::numeric_limits<std::uint32_t>::max()) in.model->batch_size_per_gpu = static_cast<std::uint32_t>(b);
+  }
+  return in;
+}
+
+int groupRankOf(const core::ShardPlan& plan, int global_rank) {
+  for (const auto& g : plan.sharding_groups)
+    for (std::size_t i = 0; i < g.size(); ++i)
+      if (static_cast<int>(g[i]) == global_rank) return static_cast<int>(i);
+  return -1;
+}
+
+core::Result<std::vector<double>> predictedComputeMs(const core::ModelSpec& model, const core::ClusterSpec& cluster,
+                                                     const core::ShardPlan& plan,
+                                                     const core::Calibration* calibration) {
+  if (plan.sharding_group_size == 0 || plan.world_size == 0 || plan.world_size % plan.sharding_group_size != 0)
+    return core::Error{"plan: sharding group size " + std::to_string(plan.sharding_group_size) +
+                       " does not divide world size " + std::to_string(plan.world_size)};
+  const std::uint32_t gpn = plan.gpus_per_node ? plan.gpus_per_node : std::max<std::uint32_t>(1, cluster.gpus_per_node);
+  const planner::Grid grid = planner::makeGrid(plan.world_size, gpn, plan.sharding_group_size, plan.layout);
+  const planner::CostModel cm(model, cluster, planner::CostConstants::from(cluster, calibration));
+  const planner::GridResult r = planner::evaluatePlacement(cm, grid, plan.tables, core::Constraints{}, "measured plan");
+  std::vector<double> out(plan.sharding_group_size, 0.0);
+  for (const auto& rr : r.ranks)
+    if (rr.group_rank < out.size()) out[rr.group_rank] = rr.fwd_ms + rr.bwd_ms;
+  return out;
+}
+
+core::Result<st::RunId> latestRun(const st::TraceStore& store) {
+  auto runs = store.listRuns();
+  if (!runs) return runs.error();
+  if (runs->empty()) return core::Error{store.path().string() + ": the store has no runs"};
+  st::RunId best = runs->front().id;
+  for (const auto& r : *runs)
+    if (static_cast<std::int64_t>(r.id) > static_cast<std::int64_t>(best)) best = r.id;
+  return best;
+}
+
+core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, const AnalysisOptions& options) {
+  const std::string name = runName(store, id);
+  auto record = store.run(id);
+  if (!record) return record.error();
+  RunAnalysis a;
+  a.run = std::move(record).value();
+  a.store = store.path().string();
+  RunInputs in = runInputs(a.run);
+  a.mode = in.config.contains("mode") && in.config["mode"].is_string() ? in.config["mode"].get<std::string>()
+                                                                       : a.run.kindText;
+
+  auto summaries = store.stepSummaries(id);
+  if (!summaries) return summaries.error();
+  if (summaries->empty())
+    return core::Error{name + " (" + a.run.kindText + ", " + std::string(st::toText(a.run.status)) +
+                       ") has no engine step summaries; report reads engine runs (emulate, mpi)"};
+
+  if (a.run.status != st::RunStatus::Complete) {
+    std::string w = "run is " + std::string(st::toText(a.run.status));
+    if (a.run.status == st::RunStatus::Running) w += " (not complete: still being written, or its writer is gone)";
+    if (!a.run.error.empty()) w += ": " + a.run.error;
+    w += "; analysed what was written, numbers may be partial";
+    a.warnings.push_back(std::move(w));
+  }
+  for (const auto& p : in.problems) a.warnings.push_back(p);
+
+  // Per-rank means from step summaries.
+  std::map<int, RankAnalysis> ranks;
+  std::set<std::int64_t> steps;
+  for (const auto& s : *summaries) {
+    RankAnalysis& r = ranks[s.rank];
+    r.rank = s.rank;
+    ++r.steps;
+    r.emb_fwd_ms += static_cast<double>(s.embFwdNs);
+    r.emb_bwd_ms += static_cast<double>(s.embBwdNs);
+    r.dense_ms += static_cast<double>(s.denseNs);
+    r.comm_ms += static_cast<double>(s.commNs);
+    r.step_ms += static_cast<double>(s.totalNs);
+    steps.insert(s.step);
+  }
+  a.steps = static_cast<std::int64_t>(steps.size());
+  for (auto& [rank, r] : ranks) {
+    const double d = static_cast<double>(r.steps) * kNsPerMs;
+    r.emb_fwd_ms /= d;
+    r.emb_bwd_ms /= d;
+    r.compute_ms = r.emb_fwd_ms + r.emb_bwd_ms;
+    r.dense_ms /= d;
+    r.comm_ms /= d;
+    r.step_ms /= d;
+    if (r.steps < a.steps)
+      a.warnings.push_back("rank " + std::to_string(rank) + " has " + std::to_string(r.steps) + " of " +
+                           std::to_string(a.steps) + " measured steps");
+  }
+
+  // Groups: the ranks table, else the plan.
+  auto infos = store.ranks(id);
+  if (!infos) return infos.error();
+  for (const auto& info : *infos) {
+    auto it = ranks.find(info.rank);
+    if (it == ranks.end()) continue;
+    it->second.sharding_group = info.shardingGroup;
+    it->second.replica_group = info.replicaGroup;
+  }
+  if (in.plan) {
+    const auto& plan = *in.plan;
+    for (auto& [rank, r] : ranks) {
+      r.group_rank = groupRankOf(plan, rank);
+      if (r.sharding_group < 0)
+        for (std::size_t g = 0; g < plan.sharding_groups.size(); ++g)
+          if (std::find(plan.sharding_groups[g].begin(), plan.sharding_groups[g].end(),
+                        static_cast<std::uint32_t>(rank)) != plan.sharding_groups[g].end())
+            r.sharding_group = static_cast<int>(g);
+      if (r.replica_group < 0)
+        for (std::size_t g = 0; g < plan.replica_groups.size(); ++g)
+          if (std::find(plan.replica_groups[g].begin(), plan.replica_groups[g].end(),
+                        static_cast<std::uint32_t>(rank)) != plan.replica_groups[g].end())
+            r.replica_group = static_cast<int>(g);
+    }
+    std::ostringstream ps;
+    ps << "M=" << plan.sharding_group_size << " R=" << plan.replicas << " " << core::toString(plan.layout);
+    a.plan_summary = ps.str();
+  }
+
+  // Collective spans: time per kind and the wait inside each call.
+  auto strings = store.strings();
+  if (!strings) return strings.error();
+  auto spans = store.spansInWindow(id, {}, std::numeric_limits<std::int64_t>::min(),
+                                   std::numeric_limits<std::int64_t>::max());
+  if (!spans) return spans.error();
+  a.has_spans = !spans->empty();
+  if (!a.has_spans) a.warnings.push_back("run has no spans (tracing off): collective times per kind and waits are not available");
+  {
+    // One call = (step, kind, group, n-th call of that kind in the step on a rank).
+    struct Call {
+      int rank;
+      std::size_t kind;
+      std::int64_t duration;
+      std::tuple<std::int64_t, std::size_t, int, int> key;
+    };
+    std::vector<Call> calls;
+    std::map<std::tuple<int, std::int64_t, std::size_t>, int> seen;  // (rank, step, kind) -> calls so far
+    std::map<std::tuple<std::int64_t, std::size_t, int, int>, std::int64_t> shortest;
+    const auto& kinds = commKinds();
+    for (const auto& s : *spans) {
+      const std::string_view kind = strings->at(s.kind);
+      const auto k = std::find(kinds.begin(), kinds.end(), kind);
+      if (k == kinds.end()) continue;
+      const auto ki = static_cast<std::size_t>(k - kinds.begin());
+      auto r = ranks.find(s.rank);
+      if (r == ranks.end()) continue;
+      int group = 0;  // dense_allreduce spans every rank
+      if (kind == span_kind::kReplicaSync) group = r->second.replica_group;
+      else if (kind != span_kind::kDenseAllreduce) group = r->second.sharding_group;
+      const int nth = seen[{s.rank, s.step, ki}]++;
+      Call c{s.rank, ki, s.endNs - s.startNs, {s.step, ki, group, nth}};
+      auto [it, inserted] = shortest.emplace(c.key, c.duration);
+      if (!inserted) it->second = std::min(it->second, c.duration);
+      calls.push_back(c);
+    }
+    std::map<std::pair<int, std::size_t>, std::pair<double, double>> per;  // (rank, kind) -> (ns, wait ns)
+    for (const auto& c : calls) {
+      auto& p = per[{c.rank, c.kind}];
+      p.first += static_cast<double>(c.duration);
+      p.second += static_cast<double>(c.duration - shortest[c.key]);
+    }
+    for (const auto& [key, v] : per) {
+      RankAnalysis& r = ranks[key.first];
+      const double d = static_cast<double>(std::max<std::int64_t>(1, r.steps)) * kNsPerMs;
+      r.comm.push_back({std::string(kinds[key.second]), v.first / d, v.second / d});
+      r.wait_ms += v.second / d;
+    }
+  }
+
+  // Predictions: the plan's own, and the cost model's now.
+  std::vector<double> model_pred;
+  if (in.plan && in.model && in.cluster) {
+    auto p = predictedComputeMs(*in.model, *in.cluster, *in.plan, options.calibration);
+    if (p) {
+      model_pred = std::move(p).value();
+      a.model_constants = options.calibration ? "calibration " + options.calibration->source : "default constants";
+    } else {
+      a.warnings.push_back("cannot re-price the plan: " + p.error().message);
+    }
+  } else if (in.plan) {
+    a.warnings.push_back("the run lacks a valid model or cluster: the plan is not re-priced");
+  } else {
+    a.warnings.push_back("the run has no valid plan: no predicted compute to compare with");
+  }
+  double plan_err = 0.0, model_err = 0.0;
+  int plan_n = 0, model_n = 0;
+  for (auto& [rank, r] : ranks) {
+    if (r.group_rank < 0) continue;
+    const auto gr = static_cast<std::uint32_t>(r.group_rank);
+    for (const auto& pr : in.plan->predicted.ranks)
+      if (pr.group_rank == gr && pr.compute_ms > 0) r.predicted_plan_ms = pr.compute_ms;
+    if (gr < model_pred.size()) r.predicted_model_ms = model_pred[gr];
+    if (r.compute_ms > 0 && r.predicted_plan_ms >= 0) {
+      plan_err += std::abs(r.predicted_plan_ms - r.compute_ms) / r.compute_ms;
+      ++plan_n;
+    }
+    if (r.compute_ms > 0 && r.predicted_model_ms >= 0) {
+      model_err += std::abs(r.predicted_model_ms - r.compute_ms) / r.compute_ms;
+      ++model_n;
+    }
+  }
+  if (plan_n) a.plan_mape = plan_err / plan_n;
+  if (model_n) a.model_mape = model_err / model_n;
+
+  // Imbalance and stragglers.
+  std::vector<const RankAnalysis*> all;
+  std::map<int, std::vector<const RankAnalysis*>> by_group;
+  std::vector<double> compute;
+  for (const auto& [rank, r] : ranks) {
+    all.push_back(&r);
+    by_group[r.sharding_group].push_back(&r);
+    compute.push_back(r.compute_ms);
+  }
+  a.overall = imbalanceOver(all, -1);
+  for (const auto& [g, members] : by_group) a.groups.push_back(imbalanceOver(members, g));
+  a.compute_mean_ms = a.overall.mean_ms;
+  a.compute_median_ms = median(compute);
+  double var = 0.0;
+  for (double c : compute) var += (c - a.compute_mean_ms) * (c - a.compute_mean_ms);
+  a.compute_stddev_ms = compute.empty() ? 0.0 : std::sqrt(var / static_cast<double>(compute.size()));
+  a.straggler_threshold_ms = std::min(a.compute_mean_ms + kStragglerSigmas * a.compute_stddev_ms,
+                                      kStragglerOverMedian * a.compute_median_ms);
+  for (auto& [rank, r] : ranks)
+    if (ranks.size() >= 2 && r.compute_ms > a.straggler_threshold_ms) {
+      r.straggler = true;
+      a.stragglers.push_back(rank);
+    }
+  for (auto& [rank, r] : ranks) a.ranks.push_back(std::move(r));
+
+  // Per table, over the measured ranks.
+  auto stats = store.tableStats(id);
+  if (!stats) return stats.error();
+  {
+    std::map<std::string, TableAnalysis> tables;
+    for (const auto& s : *stats) {
+      const std::string t(strings->at(s.table));
+      const auto r = std::find_if(a.ranks.begin(), a.ranks.end(), [&](const RankAnalysis& x) { return x.rank == s.rank; });
+      const double steps_of_rank = r != a.ranks.end() ? static_cast<double>(r->steps) : static_cast<double>(a.steps);
+      if (steps_of_rank <= 0) continue;
+      TableAnalysis& ta = tables[t];
+      ta.table = t;
+      ++ta.ranks;
+      ta.lookups_per_step += static_cast<double>(s.lookups) / steps_of_rank;
+      ta.unique_rows_per_step += static_cast<double>(s.uniqueRows) / steps_of_rank;
+      ta.ms_per_step += static_cast<double>(s.timeNs) / steps_of_rank / kNsPerMs;
+    }
+    for (auto& [t, ta] : tables) a.tables.push_back(std::move(ta));
+    std::stable_sort(a.tables.begin(), a.tables.end(),
+                     [](const TableAnalysis& x, const TableAnalysis& y) { return x.ms_per_step > y.ms_per_step; });
+  }
+
+  // Shards that ran folded into fewer physical rows.
+  if (in.config.contains("capped") && in.config["capped"].is_array()) {
+    for (const auto& c : in.config["capped"]) {
+      if (!c.is_object()) continue;
+      CappedShard cs;
+      cs.table = field(c, "table", std::string());
+      cs.group_rank = field(c, "group_rank", std::uint32_t{0});
+      cs.row_offset = field(c, "row_offset", std::uint64_t{0});
+      cs.col_offset = field(c, "col_offset", std::uint32_t{0});
+      cs.rows = field(c, "rows", std::uint64_t{0});
+      cs.physical_rows = field(c, "physical_rows", std::uint64_t{0});
+      a.capped.push_back(std::move(cs));
+    }
+    if (!a.capped.empty()) {
+      std::ostringstream w;
+      w << a.capped.size() << " shard(s) ran capped (ids folded into fewer physical rows, so fewer cache misses than "
+        << "the full table would have):";
+      for (std::size_t i = 0; i < a.capped.size() && i < 5; ++i)
+        w << (i ? ", " : " ") << a.capped[i].table << " on group rank " << a.capped[i].group_rank << " ("
+          << a.capped[i].physical_rows << " of " << a.capped[i].rows << " rows)";
+      if (a.capped.size() > 5) w << ", ...";
+      a.warnings.push_back(w.str());
+    }
+  }
+  return a;
+}
+
+std::string formatReport(const RunAnalysis& a) {
+  std::ostringstream o;
+  o << "Run " << static_cast<std::int64_t>(a.run.id) << " of " << a.store << ": " << a.mode;
+  if (!a.run.label.empty()) o << " \"" << a.run.label << "\"";
+  o << ", " << st::toText(a.run.status);
+  if (a.run.status == st::RunStatus::Running) o << " (not complete)";
+  o << ", " << a.steps << " measured step(s), " << a.ranks.size() << " measured rank(s)";
+  if (!a.plan_summary.empty()) o << ", plan " << a.plan_summary;
+  o << "\n";
+  for (const auto& w : a.warnings) o << "warning: " << w << "\n";
+
+  o << "\nPer rank, ms per step (compute = embedding forward + backward; err = predicted / measured - 1):\n";
+  {
+    TextTable t({"rank", "group", "g.rank", "fwd", "bwd", "compute", "plan", "err", "model", "err", "dense", "comm",
+                 "wait", "step", ""});
+    for (const auto& r : a.ranks) {
+      auto pred = [&](double p) { return p >= 0 ? fmt(p) : std::string("-"); };
+      auto err = [&](double p) { return p >= 0 && r.compute_ms > 0 ? pct(p / r.compute_ms - 1.0) : std::string("-"); };
+      t.add({std::to_string(r.rank), r.sharding_group >= 0 ? std::to_string(r.sharding_group) : "-",
+             r.group_rank >= 0 ? std::to_string(r.group_rank) : "-", fmt(r.emb_fwd_ms), fmt(r.emb_bwd_ms),
+             fmt(r.compute_ms), pred(r.predicted_plan_ms), err(r.predicted_plan_ms), pred(r.predicted_model_ms),
+             err(r.predicted_model_ms), fmt(r.dense_ms), fmt(r.comm_ms), a.has_spans ? fmt(r.wait_ms) : "-",
+             fmt(r.step_ms), r.straggler ? "<- straggler" : ""});
+    }
+    t.print(o);
+  }
+  o << "  plan = the plan file's predicted compute; model = the cost model now ("
+    << (a.model_constants.empty() ? "not available" : a.model_constants) << ")\n";
+  if (a.plan_mape >= 0 || a.model_mape >= 0) {
+    o << "  prediction error over ranks (MAPE): plan " << (a.plan_mape >= 0 ? fmt(a.plan_mape * 100, 1) + "%" : "-")
+      << ", model " << (a.model_mape >= 0 ? fmt(a.model_mape * 100, 1) + "%" : "-") << "\n";
+  }
+
+  std::vector<std::string> kinds;
+  for (const auto k : commKinds())
+    for (const auto& r : a.ranks)
+      if (std::any_of(r.comm.begin(), r.comm.end(), [&](const CommTime& c) { return c.kind == k; })) {
+        kinds.emplace_back(k);
+        break;
+      }
+  if (a.has_spans && kinds.empty()) {
+    o << "\nCollectives: none recorded" << (a.mode == "emulate" ? " (emulate runs have none)" : "") << "\n";
+  } else if (a.has_spans) {
+    o << "\nCollectives, ms per step (wait = time spent waiting for the slowest peer of the call):\n";
+    std::vector<std::string> header{"rank"};
+    for (const auto& k : kinds) {
+      header.push_back(k);
+      header.push_back("wait");
+    }
+    TextTable t(header);
+    for (const auto& r : a.ranks) {
+      std::vector<std::string> row{std::to_string(r.rank)};
+      for (const auto& k : kinds) {
+        const auto c = std::find_if(r.comm.begin(), r.comm.end(), [&](const CommTime& x) { return x.kind == k; });
+        row.push_back(c != r.comm.end() ? fmt(c->ms) : "-");
+        row.push_back(c != r.comm.end() ? fmt(c->wait_ms) : "-");
+      }
+      t.add(std::move(row));
+    }
+    t.print(o);
+  }
+
+  o << "\nImbalance of embedding compute (max / mean): overall " << fmt(a.overall.max_over_mean) << " over "
+    << a.overall.ranks << " rank(s), slowest rank " << a.overall.slowest_rank << "\n";
+  if (a.groups.size() > 1 || (a.groups.size() == 1 && a.groups.front().sharding_group >= 0))
+    for (const auto& g : a.groups)
+      o << "  sharding group " << (g.sharding_group >= 0 ? std::to_string(g.sharding_group) : "?") << ": "
+        << fmt(g.max_over_mean) << " over " << g.ranks << " rank(s), slowest rank " << g.slowest_rank << "\n";
+  o << "Stragglers (compute > min(mean + 2 sd, 1.10 x median) = " << fmt(a.straggler_threshold_ms) << " ms; mean "
+    << fmt(a.compute_mean_ms) << ", sd " << fmt(a.compute_stddev_ms) << ", median " << fmt(a.compute_median_ms)
+    << "): ";
+  if (a.stragglers.empty()) o << "none";
+  for (std::size_t i = 0; i < a.stragglers.size(); ++i) {
+    const auto& r = *std::find_if(a.ranks.begin(), a.ranks.end(),
+                                  [&](const RankAnalysis& x) { return x.rank == a.stragglers[i]; });
+    o << (i ? ", " : "") << "rank " << r.rank << " ("
+      << (a.compute_median_ms > 0 ? pct(r.compute_ms / a.compute_median_ms - 1.0) : std::string("-")) << " over median)";
+  }
+  o << "\n";
+
+  if (!a.tables.empty()) {
+    constexpr std::size_t kShown = 30;
+    o << "\nPer table, summed over the measured ranks, per step:\n";
+    TextTable t({"table", "ranks", "lookups", "unique rows", "ms"});
+    for (std::size_t i = 0; i < a.tables.size() && i < kShown; ++i) {
+      const auto& x = a.tables[i];
+      t.add({x.table, std::to_string(x.ranks), fmt(x.lookups_per_step, 0), fmt(x.unique_rows_per_step, 0),
+             fmt(x.ms_per_step)});
+    }
+    t.print(o);
+    if (a.tables.size() > kShown) o << "  ... " << a.tables.size() - kShown << " more (see --json)\n";
+  }
+  return o.str();
+}
+
+nlohmann::ordered_json reportJson(const RunAnalysis& a) {
+  using J = nlohmann::ordered_json;
+  auto optional = [](double v) { return v >= 0 ? J(v) : J(nullptr); };
+  J j;
+  j["store"] = a.store;
+  j["run"] = {{"id", static_cast<std::int64_t>(a.run.id)}, {"kind", a.run.kindText},
+              {"status", std::string(st::toText(a.run.status))}, {"complete", a.run.isComplete()},
+              {"label", a.run.label}, {"created", a.run.createdAt}, {"finished", a.run.finishedAt},
+              {"error", a.run.error}};
+  j["mode"] = a.mode;
+  j["steps"] = a.steps;
+  j["has_spans"] = a.has_spans;
+  j["plan"] = a.plan_summary.empty() ? J(nullptr) : J(a.plan_summary);
+  j["model_constants"] = a.model_constants.empty() ? J(nullptr) : J(a.model_constants);
+  j["warnings"] = a.warnings;
+  auto& ranks = j["ranks"] = J::array();
+  for (const auto& r : a.ranks) {
+    J comm = J::array();
+    for (const auto& c : r.comm) comm.push_back({{"kind", c.kind}, {"ms", c.ms}, {"wait_ms", c.wait_ms}});
+    ranks.push_back({{"rank", r.rank},
+                     {"sharding_group", r.sharding_group},
+                     {"replica_group", r.replica_group},
+                     {"group_rank", r.group_rank},
+                     {"steps", r.steps},
+                     {"emb_fwd_ms", r.emb_fwd_ms},
+                     {"emb_bwd_ms", r.emb_bwd_ms},
+                     {"compute_ms", r.compute_ms},
+                     {"predicted_plan_ms", optional(r.predicted_plan_ms)},
+                     {"predicted_model_ms", optional(r.predicted_model_ms)},
+                     {"dense_ms", r.dense_ms},
+                     {"comm_ms", r.comm_ms},
+                     {"wait_ms", r.wait_ms},
+                     {"step_ms", r.step_ms},
+                     {"comm", std::move(comm)},
+                     {"straggler", r.straggler}});
+  }
+  auto imb = [](const ComputeImbalance& g) {
+    return J{{"sharding_group", g.sharding_group}, {"ranks", g.ranks},       {"max_ms", g.max_ms},
+             {"mean_ms", g.mean_ms},               {"max_over_mean", g.max_over_mean}, {"slowest_rank", g.slowest_rank}};
+  };
+  j["imbalance"] = {{"overall", imb(a.overall)}, {"groups", J::array()}};
+  for (const auto& g : a.groups) j["imbalance"]["groups"].push_back(imb(g));
+  j["stragglers"] = {{"rule", "compute_ms > min(mean + 2 sd, 1.10 x median)"},
+                     {"threshold_ms", a.straggler_threshold_ms},
+                     {"mean_ms", a.compute_mean_ms},
+                     {"stddev_ms", a.compute_stddev_ms},
+                     {"median_ms", a.compute_median_ms},
+                     {"ranks", a.stragglers}};
+  j["prediction_mape"] = {{"plan", optional(a.plan_mape)}, {"model", optional(a.model_mape)}};
+  auto& tables = j["tables"] = J::array();
+  for (const auto& t : a.tables)
+    tables.push_back({{"table", t.table},
+                      {"ranks", t.ranks},
+                      {"lookups_per_step", t.lookups_per_step},
+                      {"unique_rows_per_step", t.unique_rows_per_step},
+                      {"ms_per_step", t.ms_per_step}});
+  auto& capped = j["capped"] = J::array();
+  for (const auto& c : a.capped)
+    capped.push_back({{"table", c.table},
+                      {"group_rank", c.group_rank},
+                      {"row_offset", c.row_offset},
+                      {"col_offset", c.col_offset},
+                      {"rows", c.rows},
+                      {"physical_rows", c.physical_rows}});
+  return j;
+}
+
+}  // namespace shardscope::profiler

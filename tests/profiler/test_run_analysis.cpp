@@ -1,9 +1,389 @@
-// placeholder: being written
+// The analysis of an engine run (docs/analysis.md): per-rank means, waits per
+// collective call, imbalance, stragglers, predicted vs measured, per-table
+// totals, flags for runs that are not complete or ran capped shards. Runs are
+// written here directly with RunWriter, following docs/formats/engine-trace.md.
+#include <QTemporaryDir>
 #include <QtTest>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "shardscope/core/json_io.h"
+#include "shardscope/core/rank_layout.h"
+#include "shardscope/core/store/run_writer.h"
+#include "shardscope/core/store/trace_store.h"
+#include "shardscope/profiler/run_analysis.h"
+
+using namespace shardscope;
+namespace st = core::store;
+
+namespace {
+
+constexpr std::int64_t kMs = 1'000'000;
+constexpr std::int64_t kUs = 1'000;
+
+core::ModelSpec twoTables() {
+  core::ModelSpec m;
+  m.name = "two tables";
+  core::TableSpec a;
+  a.name = "a";
+  a.rows = 1000;
+  a.dim = 64;
+  a.pooling.mean = 2;
+  core::TableSpec b;
+  b.name = "b";
+  b.rows = 2000;
+  b.dim = 32;
+  b.pooling.mean = 1;
+  m.tables = {a, b};
+  m.batch_size_per_gpu = 16;
+  m.dense.parameters = 1000;
+  m.dense.flops_per_sample = 1000;
+  return m;
+}
+
+core::ClusterSpec cpu4() {
+  core::ClusterSpec c;
+  c.name = "cpu4";
+  c.nodes = 1;
+  c.gpus_per_node = 4;
+  c.gpu = {"CPU rank", 2ull << 30, 10.0, 0.05};
+  c.intra_node = {5.0, 5.0};
+  c.inter_node = {1.0, 50.0};
+  return c;
+}
+
+// M = 2, R = 2, strided: groups [0,2] and [1,3]; table a on group rank 0, b on 1.
+core::ShardPlan plan2x2() {
+  core::ShardPlan p;
+  p.model = "two tables";
+  p.world_size = 4;
+  p.gpus_per_node = 4;
+  p.sharding_group_size = 2;
+  p.replicas = 2;
+  p.layout = core::RankLayout::Strided;
+  p.sharding_groups = core::shardingGroups(4, 2, core::RankLayout::Strided);
+  p.replica_groups = core::replicaGroups(4, 2, core::RankLayout::Strided);
+  p.tables = {{"a", 1000, 64, core::ShardingType::TableWise, {{0, 0, 1000, 0, 64}}},
+              {"b", 2000, 32, core::ShardingType::TableWise, {{1, 0, 2000, 0, 32}}}};
+  p.predicted.step_ms = 3.0;
+  p.predicted.ranks = {{0, 1.0, 0.1, 1000}, {1, 2.0, 0.1, 1000}};
+  p.provenance.tool = "test";
+  p.provenance.created = "2026-01-01T00:00:00Z";
+  return p;
+}
+
+struct RankTimes {
+  int rank;
+  std::int64_t fwd_ns, bwd_ns;
+};
+
+struct Fixture {
+  QTemporaryDir dir;
+  std::filesystem::path path;
+  Fixture() : path(std::filesystem::path(dir.path().toStdString()) / "runs.db") {}
+};
+
+st::RunHeader header(const nlohmann::json& config) {
+  st::RunHeader h;
+  h.kind = st::RunKind::Mpi;
+  h.label = "mpi two tables M=2 R=2";
+  h.modelJson = core::toJson(twoTables()).dump();
+  h.clusterJson = core::toJson(cpu4()).dump();
+  h.planJson = core::toJson(plan2x2()).dump();
+  h.configJson = config.dump();
+  return h;
+}
+
+nlohmann::json config() {
+  return {{"schema", "shardscope.engine-run/1"}, {"mode", "mpi"}, {"steps", 2}, {"batch_size_per_gpu", 16},
+          {"ranks_measured", {0, 1, 2, 3}}, {"capped", nlohmann::json::array()}};
+}
+
+// Two steps; compute per step: rank 0, 1, 2: 2 ms, rank 3: 4 ms (the straggler).
+// Collectives per step: a2a_ids once, a2a_pooled twice (ranks 0 and 2 only), dense_allreduce once.
+void writeRun(const std::filesystem::path& path, const nlohmann::json& cfg, bool spans, bool finish = true) {
+  auto w = st::RunWriter::begin(path, header(cfg));
+  if (!w) qFatal("%s", w.error().message.c_str());
+  auto id = [&](const char* s) { return w->intern(s).value(); };
+  const std::vector<RankTimes> times = {{0, 1 * kMs, 1 * kMs}, {1, 1 * kMs, 1 * kMs}, {2, 1 * kMs, 1 * kMs},
+                                        {3, 2 * kMs, 2 * kMs}};
+  const std::map<int, std::int64_t> ids_dur = {{0, 100 * kUs}, {2, 300 * kUs}, {1, 500 * kUs}, {3, 200 * kUs}};
+  const std::map<int, std::vector<std::int64_t>> pooled_dur = {{0, {100 * kUs, 400 * kUs}}, {2, {150 * kUs, 300 * kUs}}};
+  const auto plan = plan2x2();
+  for (const auto& r : times) {
+    const int g = r.rank % 2, gr = r.rank / 2;
+    QVERIFY(w->addRank({r.rank, "host", -1, g, gr}).ok());
+    for (std::int64_t step = 0; step < 2; ++step) {
+      const std::int64_t t0 = step * 100 * kMs;
+      st::StepSummary s;
+      s.step = step;
+      s.rank = r.rank;
+      s.embFwdNs = r.fwd_ns;
+      s.embBwdNs = r.bwd_ns;
+      s.denseNs = 1 * kMs;
+      s.commNs = 2 * kMs;
+      s.totalNs = 10 * kMs;
+      QVERIFY(w->addStepSummary(s).ok());
+      if (!spans) continue;
+      const char* table = gr == 0 ? "a" : "b";
+      auto span = [&](const char* kind, const char* name, int stream, std::int64_t start, std::int64_t dur,
+                      const char* tbl) {
+        st::Span sp;
+        sp.rank = r.rank;
+        sp.stream = stream;
+        sp.kind = id(kind);
+        sp.name = id(name);
+        sp.startNs = start;
+        sp.endNs = start + dur;
+        sp.step = step;
+        sp.table = tbl ? id(tbl) : st::kNoString;
+        QVERIFY(w->addSpan(sp).ok());
+      };
+      span("step", "step", 0, t0, 10 * kMs, nullptr);
+      span("emb_fwd", table, 0, t0, r.fwd_ns, table);
+      span("emb_bwd", table, 0, t0 + 5 * kMs, r.bwd_ns, table);
+      span("a2a_ids", "all_to_all", 1, t0, ids_dur.at(r.rank), nullptr);
+      if (pooled_dur.contains(r.rank)) {
+        span("a2a_pooled", "all_to_all", 1, t0 + 1 * kMs, pooled_dur.at(r.rank)[0], nullptr);
+        span("a2a_pooled", "all_to_all", 1, t0 + 2 * kMs, pooled_dur.at(r.rank)[1], nullptr);
+      }
+      span("dense_allreduce", "all_reduce", 1, t0 + 8 * kMs, (r.rank + 1) * 10 * kUs, nullptr);
+    }
+    const char* table = r.rank / 2 == 0 ? "a" : "b";
+    QVERIFY(w->addTableStat({r.rank, id(table), 2 * 64, 2 * 50, r.fwd_ns * 2 + r.bwd_ns * 2}).ok());
+  }
+  if (finish) QVERIFY(w->finish().ok());
+  else QVERIFY(w->fail("rank 3 died").ok());
+}
+
+const profiler::RankAnalysis& rankOf(const profiler::RunAnalysis& a, int rank) {
+  for (const auto& r : a.ranks)
+    if (r.rank == rank) return r;
+  qFatal("rank %d not in the analysis", rank);
+}
+
+double waitOf(const profiler::RankAnalysis& r, const std::string& kind) {
+  for (const auto& c : r.comm)
+    if (c.kind == kind) return c.wait_ms;
+  return -1.0;
+}
+
+profiler::RunAnalysis analyse(const std::filesystem::path& path, st::RunId id,
+                              const profiler::AnalysisOptions& options = {}) {
+  auto store = st::openStore(path);
+  if (!store) qFatal("%s", store.error().message.c_str());
+  auto a = profiler::analyzeRun(*store, id, options);
+  if (!a) qFatal("%s", a.error().message.c_str());
+  return std::move(a).value();
+}
+
+}  // namespace
+
 class TestRunAnalysis : public QObject {
   Q_OBJECT
  private slots:
-  void placeholder() { QSKIP("not written yet"); }
+  void perRankMeansComeFromStepSummaries() {
+    Fixture f;
+    writeRun(f.path, config(), true);
+    const auto a = analyse(f.path, st::RunId{1});
+    QCOMPARE(a.steps, std::int64_t{2});
+    QCOMPARE(a.ranks.size(), std::size_t{4});
+    QCOMPARE(a.mode, std::string("mpi"));
+    QCOMPARE(rankOf(a, 3).emb_fwd_ms, 2.0);
+    QCOMPARE(rankOf(a, 3).compute_ms, 4.0);
+    QCOMPARE(rankOf(a, 0).compute_ms, 2.0);
+    QCOMPARE(rankOf(a, 0).dense_ms, 1.0);
+    QCOMPARE(rankOf(a, 0).step_ms, 10.0);
+    QCOMPARE(rankOf(a, 2).group_rank, 1);
+    QCOMPARE(rankOf(a, 2).sharding_group, 0);
+    QVERIFY(a.warnings.empty());
+  }
+
+  void waitIsDurationMinusShortestOfTheSameCallInItsGroup() {
+    Fixture f;
+    writeRun(f.path, config(), true);
+    const auto a = analyse(f.path, st::RunId{1});
+    // a2a_ids: group 0 = ranks 0 (100 us), 2 (300 us); group 1 = ranks 1 (500 us), 3 (200 us).
+    QVERIFY(std::abs(waitOf(rankOf(a, 0), "a2a_ids") - 0.0) < 1e-12);
+    QVERIFY(std::abs(waitOf(rankOf(a, 2), "a2a_ids") - 0.2) < 1e-12);
+    QVERIFY(std::abs(waitOf(rankOf(a, 1), "a2a_ids") - 0.3) < 1e-12);
+    QVERIFY(std::abs(waitOf(rankOf(a, 3), "a2a_ids") - 0.0) < 1e-12);
+    // Two a2a_pooled calls per step, matched call by call: rank 0 waits 0 + 100 us, rank 2 50 + 0 us.
+    QVERIFY(std::abs(waitOf(rankOf(a, 0), "a2a_pooled") - 0.1) < 1e-12);
+    QVERIFY(std::abs(waitOf(rankOf(a, 2), "a2a_pooled") - 0.05) < 1e-12);
+    QCOMPARE(waitOf(rankOf(a, 1), "a2a_pooled"), -1.0);
+    // dense_allreduce spans all four ranks: 10, 20, 30, 40 us.
+    QVERIFY(std::abs(waitOf(rankOf(a, 3), "dense_allreduce") - 0.03) < 1e-12);
+    QVERIFY(std::abs(rankOf(a, 2).wait_ms - (0.2 + 0.05 + 0.02)) < 1e-12);
+  }
+
+  void imbalanceIsMaxOverMeanOverallAndPerGroup() {
+    Fixture f;
+    writeRun(f.path, config(), true);
+    const auto a = analyse(f.path, st::RunId{1});
+    QCOMPARE(a.overall.max_over_mean, 4.0 / 2.5);
+    QCOMPARE(a.overall.slowest_rank, 3);
+    QCOMPARE(a.groups.size(), std::size_t{2});
+    QCOMPARE(a.groups[0].max_over_mean, 1.0);
+    QCOMPARE(a.groups[1].max_over_mean, 4.0 / 3.0);
+    QCOMPARE(a.groups[1].slowest_rank, 3);
+  }
+
+  void stragglerIsAboveMinOfTwoSigmaAndTenPercentOverMedian() {
+    Fixture f;
+    writeRun(f.path, config(), true);
+    const auto a = analyse(f.path, st::RunId{1});
+    QCOMPARE(a.compute_median_ms, 2.0);
+    QCOMPARE(a.straggler_threshold_ms, 2.2);  // 1.10 x median < mean + 2 sd = 4.23
+    QCOMPARE(a.stragglers, std::vector<int>{3});
+    QVERIFY(rankOf(a, 3).straggler);
+    QVERIFY(!rankOf(a, 0).straggler);
+  }
+
+  void predictedComputeComesFromThePlanAndTheCostModel() {
+    Fixture f;
+    writeRun(f.path, config(), true);
+    const auto a = analyse(f.path, st::RunId{1});
+    QCOMPARE(rankOf(a, 0).predicted_plan_ms, 1.0);
+    QCOMPARE(rankOf(a, 3).predicted_plan_ms, 2.0);
+    QCOMPARE(a.plan_mape, (0.5 + 0.5 + 0.0 + 0.5) / 4.0);
+    auto model = profiler::predictedComputeMs(twoTables(), cpu4(), plan2x2(), nullptr);
+    QVERIFY(model.ok());
+    QCOMPARE(model->size(), std::size_t{2});
+    QVERIFY((*model)[0] > 0);
+    QCOMPARE(rankOf(a, 1).predicted_model_ms, (*model)[0]);
+    QCOMPARE(rankOf(a, 3).predicted_model_ms, (*model)[1]);
+    QCOMPARE(a.model_constants, std::string("default constants"));
+  }
+
+  void calibrationChangesTheRepricedPrediction() {
+    Fixture f;
+    writeRun(f.path, config(), true);
+    core::Calibration cal;
+    cal.source = "test";
+    cal.coefficients["embedding_bandwidth_gbps"] = {1.0, 0.0};  // 10x slower than the cluster's 10 GB/s
+    profiler::AnalysisOptions o;
+    o.calibration = &cal;
+    const auto plain = analyse(f.path, st::RunId{1});
+    const auto calibrated = analyse(f.path, st::RunId{1}, o);
+    QVERIFY(rankOf(calibrated, 0).predicted_model_ms > 5.0 * rankOf(plain, 0).predicted_model_ms);
+    QCOMPARE(calibrated.model_constants, std::string("calibration test"));
+  }
+
+  void tablesArePerStepSummedOverRanksHeaviestFirst() {
+    Fixture f;
+    writeRun(f.path, config(), true);
+    const auto a = analyse(f.path, st::RunId{1});
+    QCOMPARE(a.tables.size(), std::size_t{2});
+    QCOMPARE(a.tables[0].table, std::string("b"));  // ranks 2 (2 ms) + 3 (4 ms)
+    QCOMPARE(a.tables[0].ranks, 2);
+    QCOMPARE(a.tables[0].ms_per_step, 6.0);
+    QCOMPARE(a.tables[0].lookups_per_step, 128.0);
+    QCOMPARE(a.tables[0].unique_rows_per_step, 100.0);
+    QCOMPARE(a.tables[1].ms_per_step, 4.0);
+  }
+
+  void runThatIsNotCompleteIsAnalysedAndFlagged() {
+    Fixture f;
+    writeRun(f.path, config(), true, false);
+    const auto a = analyse(f.path, st::RunId{1});
+    QCOMPARE(a.ranks.size(), std::size_t{4});
+    QVERIFY(!a.run.isComplete());
+    QCOMPARE(a.warnings.size(), std::size_t{1});
+    QVERIFY(a.warnings[0].find("failed") != std::string::npos);
+    QVERIFY(a.warnings[0].find("rank 3 died") != std::string::npos);
+    QVERIFY(profiler::formatReport(a).find("warning: run is failed") != std::string::npos);
+  }
+
+  void cappedShardsGiveAWarning() {
+    Fixture f;
+    auto cfg = config();
+    cfg["capped"] = {{{"table", "b"}, {"group_rank", 1}, {"rows", 2000}, {"physical_rows", 500}}};
+    writeRun(f.path, cfg, true);
+    const auto a = analyse(f.path, st::RunId{1});
+    QCOMPARE(a.capped.size(), std::size_t{1});
+    QCOMPARE(a.capped[0].physical_rows, std::uint64_t{500});
+    QCOMPARE(a.warnings.size(), std::size_t{1});
+    QVERIFY(a.warnings[0].find("b on group rank 1 (500 of 2000 rows)") != std::string::npos);
+  }
+
+  void runWithoutSpansHasNoCollectiveBreakdown() {
+    Fixture f;
+    writeRun(f.path, config(), false);
+    const auto a = analyse(f.path, st::RunId{1});
+    QVERIFY(!a.has_spans);
+    QVERIFY(rankOf(a, 2).comm.empty());
+    QCOMPARE(rankOf(a, 2).comm_ms, 2.0);
+    QCOMPARE(rankOf(a, 3).compute_ms, 4.0);
+    QCOMPARE(a.warnings.size(), std::size_t{1});
+  }
+
+  void runWithoutStepSummariesIsAnError() {
+    Fixture f;
+    st::RunHeader h;
+    h.kind = st::RunKind::ImportKineto;
+    auto w = st::RunWriter::begin(f.path, h);
+    QVERIFY(w.ok());
+    QVERIFY(w->finish().ok());
+    auto store = st::openStore(f.path);
+    QVERIFY(store.ok());
+    auto a = profiler::analyzeRun(*store, st::RunId{1});
+    QVERIFY(!a.ok());
+    QVERIFY(a.error().message.find("has no engine step summaries") != std::string::npos);
+    QVERIFY(a.error().message.find("import-kineto") != std::string::npos);
+    QVERIFY(!profiler::analyzeRun(*store, st::RunId{7}).ok());
+  }
+
+  void latestRunIsTheHighestIdWhateverItsStatus() {
+    Fixture f;
+    writeRun(f.path, config(), true);
+    writeRun(f.path, config(), true, false);
+    auto store = st::openStore(f.path);
+    QVERIFY(store.ok());
+    auto latest = profiler::latestRun(*store);
+    QVERIFY(latest.ok());
+    QVERIFY(*latest == st::RunId{2});
+    Fixture empty;
+    auto s2 = st::openStore(empty.path, st::OpenMode::Create);
+    QVERIFY(s2.ok());
+    auto none = profiler::latestRun(*s2);
+    QVERIFY(!none.ok());
+    QVERIFY(none.error().message.find("has no runs") != std::string::npos);
+  }
+
+  void reportTextAndJsonCarryEveryRank() {
+    Fixture f;
+    writeRun(f.path, config(), true);
+    const auto a = analyse(f.path, st::RunId{1});
+    const std::string text = profiler::formatReport(a);
+    QVERIFY(text.find("<- straggler") != std::string::npos);
+    QVERIFY(text.find("a2a_pooled") != std::string::npos);
+    QVERIFY(text.find("overall 1.600") != std::string::npos);
+    const auto j = profiler::reportJson(a);
+    QCOMPARE(j["ranks"].size(), std::size_t{4});
+    QCOMPARE(j["stragglers"]["ranks"][0].get<int>(), 3);
+    QCOMPARE(j["run"]["status"].get<std::string>(), std::string("complete"));
+    QVERIFY(j["prediction_mape"]["plan"].is_number());
+    QCOMPARE(j["tables"][0]["table"].get<std::string>(), std::string("b"));
+  }
+
+  void inputsTolerateMissingAndMalformedParts() {
+    st::RunRecord r;
+    r.modelJson = "{not json";
+    r.configJson = R"({"batch_size_per_gpu": "many", "capped": 3})";
+    const auto in = profiler::runInputs(r);
+    QVERIFY(!in.model);
+    QVERIFY(!in.plan);
+    QVERIFY(in.problems.size() >= 3);  // model syntax, cluster and plan empty
+    QVERIFY(in.config.is_object());
+  }
 };
+
 QTEST_GUILESS_MAIN(TestRunAnalysis)
 #include "test_run_analysis.moc"

@@ -18,6 +18,24 @@ namespace shardscope::profiler {
 enum class WeightType { F32, F16 };
 enum class Pooling { Sum, Mean };
 
+// Storage for large tables: blocks of 2 MiB and more are 2 MiB-aligned and
+// advised for transparent huge pages before they are first touched, so that
+// random row lookups over a table far larger than the caches miss the TLB far
+// less often (the difference is tens of percent). Smaller blocks use operator new.
+[[nodiscard]] void* allocateTableBytes(std::size_t bytes);
+void freeTableBytes(void* p, std::size_t bytes) noexcept;
+
+template <typename T>
+struct TableAllocator {
+  using value_type = T;
+  TableAllocator() = default;
+  template <typename U>
+  explicit TableAllocator(const TableAllocator<U>& /*other*/) noexcept {}
+  [[nodiscard]] T* allocate(std::size_t n) { return static_cast<T*>(allocateTableBytes(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) noexcept { freeTableBytes(p, n * sizeof(T)); }
+  friend bool operator==(const TableAllocator&, const TableAllocator&) { return true; }
+};
+
 // rows x dim weights (row-major) and one row-wise AdaGrad accumulator per row.
 class EmbeddingShard {
  public:
@@ -52,9 +70,9 @@ class EmbeddingShard {
   std::uint64_t rows_ = 0;
   std::uint32_t dim_ = 0;
   WeightType type_ = WeightType::F32;
-  std::vector<float> f32_;
-  std::vector<std::uint16_t> f16_;
-  std::vector<float> momentum_;
+  std::vector<float, TableAllocator<float>> f32_;
+  std::vector<std::uint16_t, TableAllocator<std::uint16_t>> f16_;
+  std::vector<float, TableAllocator<float>> momentum_;
 };
 
 // Bags in CSR form: bag s looks up ids[offsets[s] .. offsets[s+1]), local rows < shard.rows().
@@ -76,12 +94,19 @@ struct AdagradConfig {
 };
 
 // Reused between calls so that the backward pass does not allocate in steady state.
+// After a call: order = lookup positions sorted by (row, position); unique_rows
+// = the distinct rows in increasing order; row_begin[u] .. row_begin[u+1] =
+// row u's slice of order; sample_of[position] = its bag. The rest is scratch.
 struct BackwardWorkspace {
   std::vector<std::uint32_t> order;
   std::vector<std::uint32_t> unique_rows;
   std::vector<std::uint32_t> row_begin;
   std::vector<std::uint32_t> sample_of;
   std::vector<float> grad;
+  std::vector<std::uint32_t> keys;  // sorted row ids, one per position
+  std::vector<std::uint32_t> keys_tmp;
+  std::vector<std::uint32_t> order_tmp;
+  std::vector<std::uint32_t> histogram;
 };
 
 struct BackwardStats {
@@ -95,6 +120,20 @@ struct BackwardStats {
 // row -= learning_rate x g / (sqrt(momentum[r]) + eps). fp16 rows are updated
 // in fp32 and rounded to nearest even.
 BackwardStats embeddingBackwardAdagrad(EmbeddingShard& shard, const Bags& bags, Pooling pooling,
+                                       const float* grad_out, std::size_t grad_stride,
+                                       const AdagradConfig& config, BackwardWorkspace& workspace,
+                                       ThreadPool* pool = nullptr);
+
+// Which code path runs the kernels. Both give bit-identical results; the
+// overloads taking a KernelIsa exist so that tests and benchmarks can compare
+// them. Asking for Avx2F16c on a CPU without it runs the portable path.
+enum class KernelIsa { Portable, Avx2F16c };
+[[nodiscard]] KernelIsa detectedKernelIsa();  // the best path this CPU supports (what the plain overloads use)
+[[nodiscard]] const char* kernelIsaName(KernelIsa isa);
+
+void embeddingForward(KernelIsa isa, const EmbeddingShard& shard, const Bags& bags, Pooling pooling, float* out,
+                      std::size_t out_stride, ThreadPool* pool = nullptr);
+BackwardStats embeddingBackwardAdagrad(KernelIsa isa, EmbeddingShard& shard, const Bags& bags, Pooling pooling,
                                        const float* grad_out, std::size_t grad_stride,
                                        const AdagradConfig& config, BackwardWorkspace& workspace,
                                        ThreadPool* pool = nullptr);

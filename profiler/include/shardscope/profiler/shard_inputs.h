@@ -39,6 +39,11 @@ struct RankShard {
 // cut to a common row count (water-filling). Also caps at 2^32 - 1 rows.
 void applyMemoryBudget(std::vector<RankShard>& shards, const core::ModelSpec& model, std::uint64_t budget_bytes);
 
+// Bytes of weights + optimizer state of `shard`'s physical rows, as the
+// budget counts them: cols x (4 for fp32 tables, 2 for every narrower dtype,
+// which runs as fp16) + 4 B of AdaGrad momentum per row.
+[[nodiscard]] std::uint64_t shardStateBytes(const RankShard& shard, const core::ModelSpec& model);
+
 // A shard's bags in CSR form (local, folded row ids), reusable between steps.
 struct ShardBags {
   std::vector<std::uint32_t> offsets;

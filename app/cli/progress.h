@@ -1,0 +1,36 @@
+// A progress bar on stderr for long CLI work (engine runs): redrawn in place
+// on a terminal, one line per 10% otherwise (logs, CI), nothing with --quiet.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace shardscope::app::cli {
+
+class ProgressBar {
+ public:
+  ProgressBar(std::string title, bool enabled);
+  ~ProgressBar();
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+
+  void update(std::uint64_t done, std::uint64_t total, std::string_view what = {});
+  // Clears the bar (terminal) so that what follows starts on a clean line.
+  void finish();
+
+ private:
+  std::string title_;
+  bool enabled_ = false;
+  bool tty_ = false;
+  bool drawn_ = false;
+  int last_decile_ = -1;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_draw_{};
+};
+
+// "1m05s", "12s", "0.4s"
+[[nodiscard]] std::string formatDuration(double seconds);
+
+}  // namespace shardscope::app::cli

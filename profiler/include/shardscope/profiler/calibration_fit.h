@@ -1,0 +1,122 @@
+// Fitting the cost model's embedding constants (bandwidth, backward scale,
+// kernel and per-lookup overheads) to engine runs, and checking the result on
+// held-out runs the way the planner would use it. Definitions and the fit's
+// terms are in docs/analysis.md; the formulas it fits in docs/cost-model.md.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "shardscope/core/calibration.h"
+#include "shardscope/core/result.h"
+#include "shardscope/core/store/store_types.h"
+#include "shardscope/core/store/trace_store.h"
+
+namespace shardscope::profiler {
+
+// One table shard on one measured rank of one run, with the cost model's
+// features computed from the measured lookups and unique rows.
+struct ShardSample {
+  core::store::RunId run{};
+  int rank = 0;
+  int group_rank = 0;
+  std::string table;
+  std::uint64_t rows = 0;
+  std::uint32_t cols = 0;
+  bool data_parallel = false;
+  bool capped = false;
+  double samples_per_step = 0.0;  // S: samples whose ids the shard served (M x B, or B when data-parallel)
+  double lookups_per_step = 0.0;  // k, measured (table_stats)
+  double unique_rows_per_step = 0.0;  // U, measured
+  double penalty = 1.0;           // dimPenalty(cols)
+  double fwd_bytes = 0.0;         // the cost model's byte counts with the measured k and U
+  double bwd_bytes = 0.0;
+  double measured_fwd_ms = -1.0;  // per step, from emb_fwd spans; < 0 when the run has no spans
+  double measured_bwd_ms = -1.0;
+  double measured_ms = 0.0;       // forward + backward per step (table_stats time)
+  double fitted_fwd_ms = 0.0;     // the fitted constants applied to this sample's features
+  double fitted_bwd_ms = 0.0;
+  double fitted_ms = 0.0;
+  double default_fwd_ms = 0.0;    // the default constants (the run's cluster), same features
+  double default_bwd_ms = 0.0;
+  double default_ms = 0.0;
+};
+
+// A measured rank of a run: its embedding compute per step against the
+// planner's analytic prediction (access profile, not measured lookups) with
+// and without the calibration.
+struct RankCheck {
+  core::store::RunId run{};
+  int rank = 0;
+  int group_rank = 0;
+  double measured_ms = 0.0;
+  double calibrated_ms = 0.0;
+  double default_ms = 0.0;
+};
+
+// One unknown of the linear fit, in the units the features use.
+struct FitTerm {
+  std::string name;  // inv_bandwidth_ms_per_byte, bwd_inv_bandwidth_ms_per_byte, kernel_overhead_ms, lookup_overhead_ms
+  double value = 0.0;
+  double std_error = 0.0;
+  bool at_zero = false;  // held at the non-negativity bound
+};
+
+struct CalibrationReport {
+  core::Calibration calibration;  // what `calibrate --out` writes
+  std::vector<core::store::RunId> fit_runs;
+  std::vector<core::store::RunId> holdout_runs;
+  std::vector<FitTerm> terms;
+  std::vector<ShardSample> samples;  // fit samples, with fitted values
+  std::size_t measurements = 0;      // rows fitted: fwd and bwd per sample with spans, one total without
+  double fit_mape = 0.0;             // fraction, over the fitted rows
+  double fit_mape_default = 0.0;     // the same rows priced with the default constants
+  std::vector<RankCheck> fit_ranks;  // the same check on the fit runs
+  double fit_rank_mape = -1.0;
+  double fit_rank_mape_default = -1.0;
+  std::vector<RankCheck> holdout;
+  double holdout_mape = -1.0;        // calibrated; fraction; < 0 when no held-out run
+  double holdout_mape_default = -1.0;
+  std::vector<std::string> dropped;   // coefficients that came out 0 (not written; the planner keeps its default)
+  std::vector<std::string> warnings;  // samples skipped, runs not complete, ...
+};
+
+// Shard samples of one run (measured ranks, every shard; shards a rank holds
+// two pieces of, and shards with no lookups, are skipped with a warning).
+[[nodiscard]] core::Result<std::vector<ShardSample>> shardSamples(const core::store::TraceStore& store,
+                                                                  core::store::RunId run,
+                                                                  std::vector<std::string>* warnings = nullptr);
+
+// Fits on `fit`, checks on `holdout` (may be empty). Errors: a run that is
+// missing or is not an engine run with model, cluster and plan; fewer
+// measurements than unknowns; nothing positive to fit.
+[[nodiscard]] core::Result<CalibrationReport> calibrateFromRuns(const core::store::TraceStore& store,
+                                                                std::span<const core::store::RunId> fit,
+                                                                std::span<const core::store::RunId> holdout);
+[[nodiscard]] core::Result<CalibrationReport> calibrateFromRuns(const std::filesystem::path& store,
+                                                                std::span<const core::store::RunId> fit,
+                                                                std::span<const core::store::RunId> holdout);
+
+// Non-negative least squares (Lawson-Hanson active set) of rows x = y, with
+// columns scaled to unit norm internally. std_error from the residual
+// variance and (A_P^T A_P)^-1 over the positive set P (0 for held-at-zero terms).
+struct LinearFit {
+  std::vector<double> x;
+  std::vector<double> std_error;
+  std::vector<bool> at_zero;
+  std::vector<std::vector<double>> covariance;  // of x, 0 in rows/columns of held-at-zero terms
+  double rss = 0.0;
+};
+[[nodiscard]] core::Result<LinearFit> fitNonNegative(const std::vector<std::vector<double>>& rows,
+                                                     const std::vector<double>& y);
+
+// What `calibrate` prints (worst `worst` residuals) and its --json form.
+[[nodiscard]] std::string formatCalibrationReport(const CalibrationReport& report, std::size_t worst = 10);
+[[nodiscard]] nlohmann::ordered_json calibrationReportJson(const CalibrationReport& report);
+
+}  // namespace shardscope::profiler

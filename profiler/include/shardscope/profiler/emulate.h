@@ -1,0 +1,98 @@
+// Emulate mode: run a plan's embedding work in one process, no MPI. Each
+// measured rank runs after the other with its real shards (capped to a memory
+// budget), real ids from the workload generator and the CPU kernels; its
+// per-step times go into a trace-store run (kind emulate) like a distributed
+// run's, minus the collectives. How it works: docs/engine.md#emulate-mode.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shardscope/core/cluster.h"
+#include "shardscope/core/model.h"
+#include "shardscope/core/plan.h"
+#include "shardscope/core/result.h"
+#include "shardscope/core/store/store_types.h"
+#include "shardscope/profiler/embedding_kernels.h"
+#include "shardscope/profiler/workload.h"
+
+namespace shardscope::profiler {
+
+// Called after every (rank, step), warm-up steps included; `what` reads like
+// "rank 4 (group 0, group rank 1): step 3 of 5".
+using EmulateProgress = std::function<void(std::uint64_t done, std::uint64_t total, std::string_view what)>;
+
+struct EmulateOptions {
+  std::uint32_t steps = 5;   // measured steps per rank, at least 1
+  std::uint32_t warmup = 1;  // run first, not recorded
+  std::uint64_t seed = 1;    // ids and initial weights
+  unsigned threads = 0;      // kernel threads; 0: every hardware thread
+  // Weights + optimizer state + per-step buffers of one rank; 0: 60% of MemAvailable.
+  std::uint64_t memory_budget_bytes = 0;
+  bool trace_spans = true;  // off: only step summaries and table stats are written
+  bool all_groups = false;  // measure every sharding group's ranks; default: group 0's only
+  Pooling pooling = Pooling::Sum;
+  AdagradConfig adagrad;
+  const IdTrace* replay = nullptr;  // replay recorded ids instead of generating them; must outlive the call
+  std::string label;                // default "emulate <model> M=<M> R=<R>"
+  EmulateProgress progress;
+  const std::atomic<bool>* cancel = nullptr;  // checked before every step
+  std::optional<std::uint32_t> batch_size_override;  // samples per GPU; default the model's batch_size_per_gpu
+};
+
+struct EmulateTableResult {
+  std::string table;
+  double mean_ms = 0;               // forward + backward per measured step, over the rank's shards of the table
+  double lookups_per_step = 0;
+  double unique_rows_per_step = 0;  // rows the backward pass updated
+};
+
+struct EmulateRankResult {
+  std::uint32_t rank = 0;        // global rank
+  std::uint32_t group = 0;       // sharding group
+  std::uint32_t group_rank = 0;  // rank inside it
+  double fwd_ms = 0;             // means per measured step
+  double bwd_ms = 0;
+  double step_ms = 0;            // the whole step: input generation and routing, forward, backward
+  std::uint64_t state_bytes = 0; // weights + optimizer state allocated (after capping)
+  std::vector<EmulateTableResult> tables;  // in plan order
+};
+
+// A shard that ran with fewer physical rows than it has (ids folded onto them).
+struct CappedShard {
+  std::string table;
+  std::uint32_t group_rank = 0;
+  std::uint64_t row_offset = 0;
+  std::uint32_t col_offset = 0;
+  std::uint64_t rows = 0;
+  std::uint64_t physical_rows = 0;
+};
+
+struct EmulateResult {
+  core::store::RunId run{};
+  bool cancelled = false;  // the run is in the store, failed with "cancelled"
+  unsigned threads = 0;
+  std::uint64_t memory_budget_bytes = 0;  // the budget used (after resolving 0)
+  std::vector<EmulateRankResult> ranks;   // measured ranks, in the order they ran
+  std::vector<CappedShard> capped;        // once per (group rank, shard)
+};
+
+// 60% of /proc/meminfo's MemAvailable, or 1 GiB when that cannot be read.
+[[nodiscard]] std::uint64_t autoMemoryBudgetBytes();
+
+// Runs the plan's measured ranks one after another and writes one run into
+// the store at `store` (created when missing). Errors in the inputs come back
+// before a run is begun; a failure once it has begun (out of memory, a store
+// error) marks the run failed with the reason and returns the error; a
+// cancel marks it failed ("cancelled") and returns a result with cancelled set.
+[[nodiscard]] core::Result<EmulateResult> runEmulate(const core::ModelSpec& model, const core::ClusterSpec& cluster,
+                                                     const core::ShardPlan& plan, const EmulateOptions& options,
+                                                     const std::filesystem::path& store);
+
+}  // namespace shardscope::profiler

@@ -1,0 +1,139 @@
+// Analysis of one engine run in a trace store: measured per-rank embedding
+// load, collective time and the part of it spent waiting for peers, imbalance
+// and stragglers, measured vs predicted compute per rank, per-table totals.
+// `shardscope-cli report` prints it; every number is defined in docs/analysis.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "shardscope/core/calibration.h"
+#include "shardscope/core/cluster.h"
+#include "shardscope/core/model.h"
+#include "shardscope/core/plan.h"
+#include "shardscope/core/result.h"
+#include "shardscope/core/store/store_types.h"
+#include "shardscope/core/store/trace_store.h"
+#include "shardscope/profiler/emulate.h"  // CappedShard
+
+namespace shardscope::profiler {
+
+// What a run was made from, parsed from its record (model_json, cluster_json,
+// plan_json, config_json). Parts that are absent or invalid stay empty and
+// are named in `problems`. The model's batch_size_per_gpu is the engine's
+// (config_json batch_size_per_gpu) when the config gives one.
+struct RunInputs {
+  std::optional<core::ModelSpec> model;
+  std::optional<core::ClusterSpec> cluster;
+  std::optional<core::ShardPlan> plan;
+  nlohmann::json config = nlohmann::json::object();  // shardscope.engine-run/1, {} when absent
+  std::vector<std::string> problems;
+};
+
+[[nodiscard]] RunInputs runInputs(const core::store::RunRecord& run);
+
+// Position of a global rank inside its sharding group of `plan` (-1: not in any).
+[[nodiscard]] int groupRankOf(const core::ShardPlan& plan, int global_rank);
+
+// The cost model's embedding compute (forward + backward, ms per step) of
+// every group rank of `plan`, priced as the planner prices it
+// (evaluatePlacement with CostConstants::from(cluster, calibration)).
+[[nodiscard]] core::Result<std::vector<double>> predictedComputeMs(const core::ModelSpec& model,
+                                                                   const core::ClusterSpec& cluster,
+                                                                   const core::ShardPlan& plan,
+                                                                   const core::Calibration* calibration);
+
+// Time one rank spent in one kind of collective, mean per measured step.
+struct CommTime {
+  std::string kind;     // span kind: a2a_ids, a2a_pooled, a2a_grads, dp_allreduce, replica_sync, dense_allreduce
+  double ms = 0.0;
+  double wait_ms = 0.0;  // duration - the shortest duration of the same call in its group
+};
+
+struct RankAnalysis {
+  int rank = 0;             // global rank
+  int sharding_group = -1;  // from the run's ranks table, else the plan
+  int replica_group = -1;
+  int group_rank = -1;      // position inside its sharding group (plan); -1 when unknown
+  std::int64_t steps = 0;   // measured steps this rank has summaries for
+  // Means per measured step, ms.
+  double emb_fwd_ms = 0.0;
+  double emb_bwd_ms = 0.0;
+  double compute_ms = 0.0;  // emb_fwd + emb_bwd: the rank's embedding load
+  double dense_ms = 0.0;
+  double comm_ms = 0.0;     // all collectives (step summaries)
+  double wait_ms = 0.0;     // sum of the waits in `comm` (0 without spans)
+  double step_ms = 0.0;
+  std::vector<CommTime> comm;  // kinds the rank has spans of, in a fixed order
+  bool straggler = false;
+  double predicted_plan_ms = -1.0;   // plan's predicted.ranks[group_rank].compute_ms; < 0 when unknown
+  double predicted_model_ms = -1.0;  // the cost model's, re-priced now; < 0 when unknown
+};
+
+// max / mean of embedding compute over a set of ranks.
+struct ComputeImbalance {
+  int sharding_group = -1;  // -1: every measured rank
+  std::size_t ranks = 0;
+  double max_ms = 0.0;
+  double mean_ms = 0.0;
+  double max_over_mean = 1.0;
+  int slowest_rank = -1;
+};
+
+struct TableAnalysis {
+  std::string table;
+  int ranks = 0;  // measured ranks that hold (a shard of) it
+  // Summed over those ranks, mean per measured step.
+  double lookups_per_step = 0.0;
+  double unique_rows_per_step = 0.0;
+  double ms_per_step = 0.0;  // forward + backward
+};
+
+struct RunAnalysis {
+  core::store::RunRecord run;
+  std::string store;  // path
+  std::string mode;   // config_json mode, else the run's kind
+  std::int64_t steps = 0;
+  bool has_spans = false;
+  std::vector<RankAnalysis> ranks;  // by global rank
+  ComputeImbalance overall;
+  std::vector<ComputeImbalance> groups;  // one per sharding group present, by group
+  double compute_mean_ms = 0.0;
+  double compute_median_ms = 0.0;
+  double compute_stddev_ms = 0.0;  // population standard deviation over measured ranks
+  double straggler_threshold_ms = 0.0;  // min(mean + 2 sd, 1.10 x median)
+  std::vector<int> stragglers;           // global ranks above the threshold
+  std::string plan_summary;              // "M=4 R=2 strided", empty without a plan
+  std::string model_constants;           // "default constants" or "calibration <source>"; empty when not re-priced
+  double plan_mape = -1.0;               // fractions; < 0 when not available
+  double model_mape = -1.0;
+  std::vector<TableAnalysis> tables;     // heaviest first
+  std::vector<CappedShard> capped;        // config_json capped
+  std::vector<std::string> warnings;
+};
+
+struct AnalysisOptions {
+  // Re-price the plan with these constants instead of the defaults.
+  const core::Calibration* calibration = nullptr;
+};
+
+inline constexpr double kStragglerSigmas = 2.0;
+inline constexpr double kStragglerOverMedian = 1.10;
+
+// Errors: the run does not exist, or holds no engine step summaries (an
+// import, or an engine run that wrote nothing).
+[[nodiscard]] core::Result<RunAnalysis> analyzeRun(const core::store::TraceStore& store, core::store::RunId run,
+                                                   const AnalysisOptions& options = {});
+
+// The run with the highest id, whatever its status; an error when the store has none.
+[[nodiscard]] core::Result<core::store::RunId> latestRun(const core::store::TraceStore& store);
+
+// Aligned text tables (what `report` prints) and the same as JSON (`report --json`).
+[[nodiscard]] std::string formatReport(const RunAnalysis& analysis);
+[[nodiscard]] nlohmann::ordered_json reportJson(const RunAnalysis& analysis);
+
+}  // namespace shardscope::profiler
