@@ -177,6 +177,7 @@ core::Result<LaunchOutcome> launchEngine(const std::vector<std::string>& argv, P
       if (in >> done >> total) {
         std::string what;
         std::getline(in >> std::ws, what);
+        if (what.empty()) what = "step " + std::to_string(done) + " of " + std::to_string(total);
         bar.update(done, total, what);
         return;
       }

@@ -47,13 +47,39 @@ CostConstants CostConstants::from(const core::ClusterSpec& c, const core::Calibr
   take("inter_node_bandwidth_gbps", k.inter_node_bandwidth_gbps);
   take("inter_node_latency_us", k.inter_node_latency_us);
   take("dense_efficiency", k.dense_efficiency);
+  take("cache_bytes", k.cache_bytes);
+  take("cache_miss_ns", k.cache_miss_ns);
   return k;
+}
+
+CacheMissShare cacheMissShare(const AccessProfile& profile, std::uint64_t row_offset, std::uint64_t rows,
+                              double row_bytes, double cache_bytes, double draws) {
+  if (cache_bytes <= 0 || row_bytes <= 0 || rows == 0) return {};
+  const double resident = std::floor(cache_bytes / row_bytes);
+  if (resident >= static_cast<double>(rows)) return {};
+  const std::uint64_t hot_end = row_offset + static_cast<std::uint64_t>(resident);
+  const std::uint64_t end = row_offset + rows;
+  CacheMissShare share;
+  if (const double m = profile.mass(row_offset, end); m > 0)
+    share.ids = std::clamp(1.0 - profile.mass(row_offset, hot_end) / m, 0.0, 1.0);
+  if (const double u = profile.expectedUniqueRows(row_offset, end, draws); u > 0)
+    share.unique_rows = std::clamp(1.0 - profile.expectedUniqueRows(row_offset, hot_end, draws) / u, 0.0, 1.0);
+  return share;
 }
 
 CostModel::CostModel(const core::ModelSpec& model, const core::ClusterSpec& cluster, CostConstants constants)
     : model_(model), cluster_(cluster), k_(constants) {
   profiles_.reserve(model_.tables.size());
   for (const auto& t : model_.tables) profiles_.emplace_back(t.access, t.rows);
+}
+
+void CostModel::addCacheMisses(ShardCost& c, std::size_t table, std::uint64_t row_offset, std::uint64_t rows,
+                               std::uint32_t cols, double draws) const {
+  if (k_.cache_bytes <= 0 || k_.cache_miss_ns <= 0) return;
+  const double row_bytes = static_cast<double>(cols) * core::dtypeBytes(model_.tables[table].dtype);
+  const CacheMissShare miss = cacheMissShare(profiles_[table], row_offset, rows, row_bytes, k_.cache_bytes, draws);
+  c.fwd_ms += c.ids * miss.ids * k_.cache_miss_ns / 1e6;
+  c.bwd_ms += c.unique_rows * miss.unique_rows * k_.cache_miss_ns / 1e6;
 }
 
 double CostModel::bytesMs(double bytes, std::uint32_t cols) const {
@@ -141,6 +167,7 @@ ShardCost CostModel::shardCost(std::size_t table, std::uint64_t row_offset, std:
   const double overhead_ms = k_.kernel_overhead_us / 1e3 + c.ids * k_.lookup_overhead_ns / 1e6;
   c.fwd_ms = bytesMs(fwd_bytes, cols) + overhead_ms;
   c.bwd_ms = k_.backward_scale * bytesMs(bwd_bytes, cols) + overhead_ms;
+  addCacheMisses(c, table, row_offset, rows, cols, draws);
   // Served all-to-all bytes: ids in, pooled outputs out (fwd), gradients in (bwd).
   const double served = c.ids * k_.index_bytes + 2.0 * samples * cols * k_.output_bytes;
   c.comm_ms = served * gc.seconds_per_byte_group * kMsPerSecond;
@@ -165,6 +192,7 @@ ShardCost CostModel::dataParallelCost(std::size_t table, const Grid& grid, const
   const double overhead_ms = k_.kernel_overhead_us / 1e3 + draws * k_.lookup_overhead_ns / 1e6;
   c.fwd_ms = bytesMs(fwd_bytes, t.dim) + overhead_ms;
   c.bwd_ms = k_.backward_scale * bytesMs(bwd_bytes, t.dim) + overhead_ms;
+  addCacheMisses(c, table, 0, t.rows, t.dim, draws);
   // Dense gradient all-reduce of the whole table inside the sharding group (DDP).
   if (grid.group_size > 1) {
     const double M = grid.group_size;

@@ -13,10 +13,12 @@
 #include <ctime>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "shardscope/core/json_io.h"
+#include "shardscope/planner/access_profile.h"
 #include "shardscope/planner/cost_model.h"
 #include "shardscope/profiler/engine_trace.h"
 #include "shardscope/profiler/run_analysis.h"
@@ -41,7 +43,14 @@ T field(const nlohmann::json& j, const char* key, T fallback) {
     return fallback;
   }
 }
-constexpr std::size_t kUnknowns = 4;  // 1/BW, backward_scale/BW, kernel overhead, lookup overhead (ms units)
+// 1/BW, backward_scale/BW, kernel overhead, lookup overhead, cache miss (ms units)
+constexpr std::size_t kUnknowns = 5;
+// Cache sizes the fit tries (bytes; 0 = no cache term): 1 MiB .. 1 GiB.
+std::vector<double> cacheCandidates() {
+  std::vector<double> out{0.0};
+  for (int i = 0; i <= 10; ++i) out.push_back(static_cast<double>(1ull << (20 + i)));
+  return out;
+}
 // ms per byte at 1 GB/s: bytes / (gbps * 1e9) * 1e3.
 constexpr double kMsPerByteAtOneGbps = 1e-6;
 
@@ -102,19 +111,26 @@ core::Result<LoadedRun> loadRun(const st::TraceStore& store, st::RunId id) {
   return r;
 }
 
-// Measured embedding compute (fwd + bwd) per step of each measured rank.
+// Median of per-step values: a step that the OS preempted (a shared machine)
+// does not move it, where it would move a mean.
+double medianOf(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  const std::size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  const double hi = v[mid];
+  if (v.size() % 2 == 1) return hi;
+  return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)) + hi) / 2.0;
+}
+
+// Measured embedding compute (fwd + bwd) of each measured rank: the median over its steps.
 core::Result<std::map<int, double>> measuredComputeMs(const st::TraceStore& store, st::RunId id) {
   auto summaries = store.stepSummaries(id);
   if (!summaries) return summaries.error();
   if (summaries->empty()) return core::Error{runLabel(store, id) + ": has no engine step summaries"};
-  std::map<int, std::pair<double, int>> acc;
-  for (const auto& s : *summaries) {
-    auto& a = acc[s.rank];
-    a.first += static_cast<double>(s.embFwdNs + s.embBwdNs);
-    ++a.second;
-  }
+  std::map<int, std::vector<double>> per_step;
+  for (const auto& s : *summaries) per_step[s.rank].push_back(static_cast<double>(s.embFwdNs + s.embBwdNs));
   std::map<int, double> out;
-  for (const auto& [rank, a] : acc) out[rank] = a.first / a.second / kNsPerMs;
+  for (auto& [rank, v] : per_step) out[rank] = medianOf(std::move(v)) / kNsPerMs;
   return out;
 }
 
@@ -341,17 +357,36 @@ core::Result<std::vector<ShardSample>> shardSamples(const st::TraceStore& store,
   std::map<std::pair<int, std::string>, st::TableStat> stat;
   for (const auto& s : *stats) stat[{s.rank, std::string(strings->at(s.table))}] = s;
 
-  // emb_fwd / emb_bwd span time per (rank, table).
+  // emb_fwd / emb_bwd span time per (rank, table): per step, then the median
+  // over steps (times the step count, so that "/ n_steps" below gives it).
+  // Spans that do not give every measured step its own value fall back to the mean.
   auto spans = store.spansInWindow(id, {}, std::numeric_limits<std::int64_t>::min(),
                                    std::numeric_limits<std::int64_t>::max());
   if (!spans) return spans.error();
-  std::map<std::pair<int, std::string>, std::pair<double, double>> span_ns;
+  std::map<std::pair<int, std::string>, std::map<std::int64_t, std::pair<double, double>>> per_step_ns;
   for (const auto& s : *spans) {
     const std::string_view kind = strings->at(s.kind);
     const bool fwd = kind == span_kind::kEmbFwd;
     if (!fwd && kind != span_kind::kEmbBwd) continue;
-    auto& v = span_ns[{s.rank, std::string(strings->at(s.table))}];
+    auto& v = per_step_ns[{s.rank, std::string(strings->at(s.table))}][s.step];
     (fwd ? v.first : v.second) += static_cast<double>(s.endNs - s.startNs);
+  }
+  std::map<std::pair<int, std::string>, std::pair<double, double>> span_ns;
+  for (const auto& [key, by_step] : per_step_ns) {
+    std::vector<double> f, b;
+    for (const auto& [step, v] : by_step) {
+      f.push_back(v.first);
+      b.push_back(v.second);
+    }
+    const double n = static_cast<double>(steps[key.first].size());
+    if (static_cast<double>(by_step.size()) == n) {
+      span_ns[key] = {medianOf(f) * n, medianOf(b) * n};
+    } else {
+      double fs = 0, bs = 0;
+      for (double v : f) fs += v;
+      for (double v : b) bs += v;
+      span_ns[key] = {fs, bs};
+    }
   }
 
   std::set<std::pair<std::string, int>> capped;
@@ -432,6 +467,11 @@ core::Result<std::vector<ShardSample>> shardSamples(const st::TraceStore& store,
       s.default_fwd_ms = s.penalty * s.fwd_bytes * inv_bw + overhead;
       s.default_bwd_ms = defaults.backward_scale * s.penalty * s.bwd_bytes * inv_bw + overhead;
       s.default_ms = s.default_fwd_ms + s.default_bwd_ms;
+      s.access = t.access;
+      s.table_rows = t.rows;
+      s.row_offset = mine.front()->row_offset;
+      s.row_bytes = c * dtype;
+      s.draws = s.samples_per_step * t.pooling.mean;
       out.push_back(std::move(s));
     }
   }
@@ -459,28 +499,58 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
   }
 
   // Rows on relative error: each measurement's features divided by it, target 1.
+  // The cache term depends on a cache size, which enters non-linearly: fit
+  // once per candidate size and keep the best (smallest residual).
+  std::vector<planner::AccessProfile> profiles;
+  profiles.reserve(rep.samples.size());
+  for (const auto& s : rep.samples) profiles.emplace_back(s.access, s.table_rows);
   std::vector<std::vector<double>> rows;
-  std::vector<double> measured;
-  auto addRow = [&](std::vector<double> f, double y) {
-    for (auto& v : f) v /= y;
-    rows.push_back(std::move(f));
-    measured.push_back(y);
-  };
-  for (const auto& s : rep.samples) {
-    const double k = s.lookups_per_step;
-    if (s.measured_fwd_ms > 0 && s.measured_bwd_ms > 0) {
-      addRow({s.penalty * s.fwd_bytes, 0.0, 1.0, k}, s.measured_fwd_ms);
-      addRow({0.0, s.penalty * s.bwd_bytes, 1.0, k}, s.measured_bwd_ms);
-    } else {
-      addRow({s.penalty * s.fwd_bytes, s.penalty * s.bwd_bytes, 2.0, 2.0 * k}, s.measured_ms);
+  std::vector<double> targets;
+  auto buildRows = [&](double cache_bytes) {
+    rows.clear();
+    targets.clear();
+    auto addRow = [&](std::vector<double> f, double y) {
+      const double w = std::sqrt(y);
+      for (auto& v : f) v /= w;
+      rows.push_back(std::move(f));
+      targets.push_back(y / w);
+    };
+    for (std::size_t i = 0; i < rep.samples.size(); ++i) {
+      auto& s = rep.samples[i];
+      const auto miss = planner::cacheMissShare(profiles[i], s.row_offset, s.rows, s.row_bytes, cache_bytes, s.draws);
+      s.miss_ids = miss.ids;
+      s.miss_unique_rows = miss.unique_rows;
+      const double k = s.lookups_per_step;
+      const double fwd_miss = k * miss.ids, bwd_miss = s.unique_rows_per_step * miss.unique_rows;
+      if (s.measured_fwd_ms > 0 && s.measured_bwd_ms > 0) {
+        addRow({s.penalty * s.fwd_bytes, 0.0, 1.0, k, fwd_miss}, s.measured_fwd_ms);
+        addRow({0.0, s.penalty * s.bwd_bytes, 1.0, k, bwd_miss}, s.measured_bwd_ms);
+      } else {
+        addRow({s.penalty * s.fwd_bytes, s.penalty * s.bwd_bytes, 2.0, 2.0 * k, fwd_miss + bwd_miss}, s.measured_ms);
+      }
     }
-  }
+  };
+  buildRows(0.0);
   rep.measurements = rows.size();
   if (rows.size() < kUnknowns)
     return core::Error{store.path().string() + ": runs " + idList(fit) + " give " + std::to_string(rows.size()) +
                        " measurement(s); the fit needs at least " + std::to_string(kUnknowns)};
-  auto lf = fitNonNegative(rows, std::vector<double>(rows.size(), 1.0));
-  if (!lf) return lf.error();
+  std::optional<LinearFit> best;
+  for (const double candidate : cacheCandidates()) {
+    buildRows(candidate);
+    auto trial = fitNonNegative(rows, targets);
+    if (!trial) return trial.error();
+    // A cache term must earn its place: clearly non-zero (beyond two standard
+    // errors) and at least 1% less residual than the best fit so far; else
+    // it is fitting noise and the simpler fit stays.
+    if (candidate > 0 && !(trial->x[4] > 2.0 * trial->std_error[4])) continue;
+    if (!best || trial->rss < best->rss * 0.99) {
+      best = std::move(trial).value();
+      rep.cache_bytes = candidate;
+    }
+  }
+  buildRows(rep.cache_bytes);  // the samples' miss shares at the chosen size
+  std::optional<LinearFit> lf = std::move(best);
   // A term that adds less than 1e-6 of every measurement is numerically 0:
   // drop it rather than write a meaningless coefficient.
   for (std::size_t j = 0; j < kUnknowns; ++j) {
@@ -494,15 +564,15 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
   }
   const auto& x = lf->x;
   static const char* kTermNames[kUnknowns] = {"inv_bandwidth_ms_per_byte", "bwd_inv_bandwidth_ms_per_byte",
-                                              "kernel_overhead_ms", "lookup_overhead_ms"};
+                                              "kernel_overhead_ms", "lookup_overhead_ms", "cache_miss_ms"};
   for (std::size_t j = 0; j < kUnknowns; ++j) rep.terms.push_back({kTermNames[j], x[j], lf->std_error[j], lf->at_zero[j]});
 
   // Fitted values and errors.
   double err = 0.0, err_default = 0.0;
   for (auto& s : rep.samples) {
     const double over = x[2] + x[3] * s.lookups_per_step;
-    s.fitted_fwd_ms = x[0] * s.penalty * s.fwd_bytes + over;
-    s.fitted_bwd_ms = x[1] * s.penalty * s.bwd_bytes + over;
+    s.fitted_fwd_ms = x[0] * s.penalty * s.fwd_bytes + over + x[4] * s.lookups_per_step * s.miss_ids;
+    s.fitted_bwd_ms = x[1] * s.penalty * s.bwd_bytes + over + x[4] * s.unique_rows_per_step * s.miss_unique_rows;
     s.fitted_ms = s.fitted_fwd_ms + s.fitted_bwd_ms;
     if (s.measured_fwd_ms > 0 && s.measured_bwd_ms > 0) {
       err += std::abs(s.fitted_fwd_ms / s.measured_fwd_ms - 1.0) + std::abs(s.fitted_bwd_ms / s.measured_bwd_ms - 1.0);
@@ -542,6 +612,12 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
   else rep.dropped.push_back("kernel_overhead_us");
   if (x[3] > 0) cal.coefficients["lookup_overhead_ns"] = {x[3] * 1e6, lf->std_error[3] * 1e6};
   else rep.dropped.push_back("lookup_overhead_ns");
+  if (x[4] > 0 && rep.cache_bytes > 0) {
+    cal.coefficients["cache_miss_ns"] = {x[4] * 1e6, lf->std_error[4] * 1e6};
+    cal.coefficients["cache_bytes"] = {rep.cache_bytes, 0.0};
+  } else {
+    rep.dropped.push_back("cache_miss_ns");
+  }
   if (cal.coefficients.empty())
     return core::Error{store.path().string() + ": runs " + idList(fit) + ": every coefficient fit to 0"};
 

@@ -276,7 +276,11 @@ void forwardPortable(const EmbeddingShard& shard, const Bags& bags, Pooling pool
 #if SHARDSCOPE_KERNELS_X86
 #define SHARDSCOPE_AVX2 __attribute__((target("avx2,f16c")))
 
-constexpr std::uint32_t kPrefetchDistance = 8;         // forward: ids ahead
+// Forward: prefetch about 4 KiB of rows ahead (8 rows of 512 bytes, 32 of 128),
+// enough lines in flight to cover DRAM latency with small rows too.
+std::uint32_t forwardPrefetchDistance(std::size_t row_bytes) {
+  return static_cast<std::uint32_t>(std::clamp<std::size_t>(4096 / std::max<std::size_t>(row_bytes, 1), 8, 32));
+}
 constexpr std::size_t kUpdatePrefetchDistance = 6;     // backward: unique rows ahead
 
 template <WeightType T>
@@ -297,12 +301,12 @@ SHARDSCOPE_AVX2 inline void prefetchRow(const char* row, std::size_t bytes) {
 template <WeightType T, int NV>
 SHARDSCOPE_AVX2 inline void bagBlock(const char* base, std::size_t row_bytes, const std::uint32_t* ids,
                                      std::uint32_t b, std::uint32_t e, std::uint32_t n_ids, std::uint32_t c0,
-                                     bool prefetch, float scale, float* o) {
+                                     std::uint32_t prefetch, float scale, float* o) {
   __m256 acc[NV];
   for (int v = 0; v < NV; ++v) acc[v] = _mm256_setzero_ps();
   for (std::uint32_t p = b; p < e; ++p) {
-    if (prefetch && p + kPrefetchDistance < n_ids) {
-      prefetchRow(base + std::size_t{ids[p + kPrefetchDistance]} * row_bytes, row_bytes);
+    if (prefetch != 0 && p + prefetch < n_ids) {
+      prefetchRow(base + std::size_t{ids[p + prefetch]} * row_bytes, row_bytes);
     }
     const char* row = base + std::size_t{ids[p]} * row_bytes;
     for (int v = 0; v < NV; ++v) acc[v] = _mm256_add_ps(acc[v], load8<T>(row, c0 + 8 * static_cast<std::uint32_t>(v)));
@@ -330,8 +334,9 @@ SHARDSCOPE_AVX2 void forwardAvx2T(const EmbeddingShard& shard, const Bags& bags,
     // Mean multiplies the sum by 1/len (an empty bag stays zero); Sum leaves it.
     const float scale = pooling == Pooling::Mean && e > b ? meanScale(e - b) : 1.0f;
     std::uint32_t c0 = 0;
-    bool prefetch = true;  // the first column block brings every row's lines in
-    for (; c0 + 64 <= vec_cols; c0 += 64, prefetch = false) {
+    // The first column block prefetches every row's lines, `prefetch` ids ahead.
+    std::uint32_t prefetch = forwardPrefetchDistance(row_bytes);
+    for (; c0 + 64 <= vec_cols; c0 += 64, prefetch = 0) {
       bagBlock<T, 8>(base, row_bytes, ids, b, e, n_ids, c0, prefetch, scale, o);
     }
     switch ((vec_cols - c0) / 8) {
@@ -405,7 +410,8 @@ void sortPositionsByRow(const Bags& bags, std::uint64_t rows, BackwardWorkspace&
   ws.order.resize(n);
   ws.keys_tmp.resize(n);
   ws.order_tmp.resize(n);
-  const int bits = rows <= 1 ? 1 : std::bit_width(rows - 1);
+  // Only the bits a row id of this shard can have (ids are 32-bit).
+  const int bits = rows <= 1 ? 1 : std::min(32, static_cast<int>(std::bit_width(rows - 1)));
   const int passes = (bits + 10) / 11;
   const int digit_bits = (bits + passes - 1) / passes;
   const std::size_t buckets = std::size_t{1} << digit_bits;
@@ -459,8 +465,6 @@ void sortPositionsByRow(const Bags& bags, std::uint64_t rows, BackwardWorkspace&
   }
 }
 
-// The per-row update, written once for both paths; `accumulate` fills g (dim
-// floats) and `apply` writes the row given the step.
 float rowMeanOfSquaresPortable(const float* g, std::uint32_t dim) {
   // Eight interleaved lanes, lane k over columns c = k (mod 8) in increasing c,
   // then ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)): the AVX2 path's order.

@@ -251,9 +251,39 @@ class TestCalibrationFit : public QObject {
     QCOMPARE(r->measurements, 2 * r->samples.size());
     QCOMPARE(r->calibration.fit.samples, std::uint64_t{r->measurements});
     QVERIFY(r->calibration.fit.holdout_mape < 0);
-    QVERIFY(r->dropped.empty());
+    // No cache term in the truth: none fitted.
+    QCOMPARE(r->cache_bytes, 0.0);
+    QCOMPARE(r->dropped, std::vector<std::string>{"cache_miss_ns"});
     QVERIFY(r->calibration.source.find("engine runs 1,2 of") != std::string::npos);
     QVERIFY(r->calibration.source.find("host testhost") != std::string::npos);
+  }
+
+  // Runs made with a cache term (hot rows of 4 MiB resident, 80 ns per miss):
+  // the fit picks that cache size among its candidates and recovers the
+  // constants, and the planner's held-out predictions with them are exact.
+  void fitRecoversACacheTermAndItsSize() {
+    Fixture f;
+    auto truth = trueConstants();
+    truth.coefficients["cache_bytes"] = {4.0 * 1024 * 1024, 0};
+    truth.coefficients["cache_miss_ns"] = {80.0, 0};
+    const auto model = mixedModel(64);
+    const auto other = mixedModel(256);
+    const st::RunId a = writeModelledRun(f.path, model, planFor(model, 4), truth, true);
+    const st::RunId b = writeModelledRun(f.path, model, planFor(model, 2), truth, true);
+    const st::RunId h = writeModelledRun(f.path, other, planFor(other, 4), truth, true);
+    const std::vector<st::RunId> fit{a, b}, held{h};
+    auto r = profiler::calibrateFromRuns(f.path, fit, held);
+    if (!r) QFAIL(r.error().message.c_str());
+    QCOMPARE(r->cache_bytes, 4.0 * 1024 * 1024);
+    QVERIFY(near(coefficient(*r, "cache_miss_ns"), 80.0, 1e-3));
+    QVERIFY(near(coefficient(*r, "embedding_bandwidth_gbps"), 5.0, 1e-3));
+    QVERIFY(near(coefficient(*r, "lookup_overhead_ns"), 50.0, 1e-3));
+    QVERIFY(r->dropped.empty());
+    QVERIFY(r->fit_mape < 1e-4);
+    QVERIFY(r->holdout_mape >= 0 && r->holdout_mape < 1e-3);
+    bool some_miss = false;
+    for (const auto& s : r->samples) some_miss = some_miss || s.miss_ids > 0.1;
+    QVERIFY2(some_miss, "the mixed model has shards larger than the cache");
   }
 
   void fitWithoutSpansUsesForwardPlusBackward() {
@@ -299,6 +329,7 @@ class TestCalibrationFit : public QObject {
     QVERIFY(r->fit_mape > 0.005 && r->fit_mape < 0.05);
     QVERIFY(near(coefficient(*r, "embedding_bandwidth_gbps"), 5.0, 0.15));
     for (const auto& [name, c] : r->calibration.coefficients) {
+      if (name == "cache_bytes") continue;  // chosen from candidates, not estimated
       QVERIFY2(c.std_error > 0, name.c_str());
       QVERIFY2(c.std_error < c.value, name.c_str());
     }
@@ -311,7 +342,7 @@ class TestCalibrationFit : public QObject {
     const std::vector<st::RunId> fit{a};
     auto r = profiler::calibrateFromRuns(f.path, fit, {});
     if (!r) QFAIL(r.error().message.c_str());
-    QCOMPARE(r->dropped, std::vector<std::string>{"lookup_overhead_ns"});
+    QCOMPARE(r->dropped, (std::vector<std::string>{"lookup_overhead_ns", "cache_miss_ns"}));
     QVERIFY(!r->calibration.coefficients.contains("lookup_overhead_ns"));
     QVERIFY(near(coefficient(*r, "embedding_bandwidth_gbps"), 5.0, 1e-3));
   }
@@ -330,7 +361,7 @@ class TestCalibrationFit : public QObject {
     QCOMPARE(back->fit.samples, r->calibration.fit.samples);
     const auto rj = profiler::calibrationReportJson(*r);
     QCOMPARE(rj["samples"].size(), r->samples.size());
-    QCOMPARE(rj["terms"].size(), std::size_t{4});
+    QCOMPARE(rj["terms"].size(), std::size_t{5});
   }
 
   void unusableRunsAreErrors() {

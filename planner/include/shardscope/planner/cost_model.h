@@ -23,6 +23,12 @@ struct CostConstants {
   double lookup_overhead_ns = 0.0;      // per looked-up id
   double kernel_overhead_us = 2.0;      // per shard and pass
   double backward_scale = 1.0;          // multiplier on the backward byte model
+  // A cache that keeps a shard's hottest rows resident (row order is
+  // popularity order) and the extra time of a looked-up id (forward) or an
+  // updated row (backward) outside them. 0: not modelled (the default; a
+  // calibration fitted on CPUs sets both, see docs/cost-model.md).
+  double cache_bytes = 0.0;
+  double cache_miss_ns = 0.0;
   double intra_node_bandwidth_gbps = 0;
   double intra_node_latency_us = 0;
   double inter_node_bandwidth_gbps = 0;
@@ -101,12 +107,25 @@ class CostModel {
 
  private:
   double bytesMs(double bytes, std::uint32_t cols) const;
+  void addCacheMisses(ShardCost& c, std::size_t table, std::uint64_t row_offset, std::uint64_t rows,
+                      std::uint32_t cols, double draws) const;
 
   core::ModelSpec model_;
   core::ClusterSpec cluster_;
   CostConstants k_;
   std::vector<AccessProfile> profiles_;
 };
+
+// Share of a shard's looked-up ids and of its distinct rows per step that
+// fall outside the rows a cache of `cache_bytes` holds: its hottest
+// floor(cache_bytes / row_bytes) rows, [row_offset, row_offset + resident).
+// `draws` ids are drawn from the whole table per step.
+struct CacheMissShare {
+  double ids = 0.0;
+  double unique_rows = 0.0;
+};
+[[nodiscard]] CacheMissShare cacheMissShare(const AccessProfile& profile, std::uint64_t row_offset, std::uint64_t rows,
+                                            double row_bytes, double cache_bytes, double draws);
 
 // TorchRec's dim penalty on narrow rows: 1.75 below 64, 1.15 below 128.
 [[nodiscard]] double dimPenalty(std::uint32_t cols);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shardscope/core/calibration.h"
+#include "shardscope/core/model.h"
 #include "shardscope/core/result.h"
 #include "shardscope/core/store/store_types.h"
 #include "shardscope/core/store/trace_store.h"
@@ -45,6 +46,15 @@ struct ShardSample {
   double default_fwd_ms = 0.0;    // the default constants (the run's cluster), same features
   double default_bwd_ms = 0.0;
   double default_ms = 0.0;
+  // What the cache term needs: the shard's rows in the table's popularity
+  // order, its row bytes and the table's draws per step (docs/cost-model.md).
+  core::AccessSpec access;
+  std::uint64_t table_rows = 0;
+  std::uint64_t row_offset = 0;
+  double row_bytes = 0.0;        // cols x dtype bytes
+  double draws = 0.0;            // ids drawn from the whole table per step (S x mean pooling)
+  double miss_ids = 0.0;         // share of k outside the cache-resident rows, at the chosen cache size
+  double miss_unique_rows = 0.0; // share of U outside them
 };
 
 // A measured rank of a run: its embedding compute per step against the
@@ -68,6 +78,7 @@ struct FitTerm {
 };
 
 struct CalibrationReport {
+  double cache_bytes = 0.0;  // the cache size the fit chose (0: no cache term fitted better)
   core::Calibration calibration;  // what `calibrate --out` writes
   std::vector<core::store::RunId> fit_runs;
   std::vector<core::store::RunId> holdout_runs;

@@ -75,7 +75,8 @@ class EmbeddingShard {
   std::vector<float, TableAllocator<float>> momentum_;
 };
 
-// Bags in CSR form: bag s looks up ids[offsets[s] .. offsets[s+1]), local rows < shard.rows().
+// Bags in CSR form: bag s looks up ids[offsets[s] .. offsets[s+1]), local rows < shard.rows()
+// (a precondition the kernels do not check), fewer than 2^32 ids in all.
 struct Bags {
   std::span<const std::uint32_t> offsets;  // bags + 1 entries, offsets[0] == 0
   std::span<const std::uint32_t> ids;
