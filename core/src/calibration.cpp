@@ -9,6 +9,9 @@ const std::vector<std::string_view>& knownCalibrationCoefficients() {
       "lookup_overhead_ns",         // fixed cost per looked-up row
       "kernel_overhead_us",         // fixed cost per table and pass
       "backward_scale",             // multiplier on the backward + fused-update byte model
+      "backward_lookup_ns",         // per looked-up id in the backward pass only (deduplication)
+      "dim_penalty_narrow",         // per-byte multiplier of rows below 64 columns (TorchRec: 1.75)
+      "dim_penalty_mid",            // ... of 64 to 127 columns (TorchRec: 1.15)
       "intra_node_bandwidth_gbps",  // achieved collective bandwidth inside a node
       "intra_node_latency_us",
       "inter_node_bandwidth_gbps",  // achieved collective bandwidth across nodes

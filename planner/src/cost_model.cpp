@@ -21,11 +21,13 @@ int optimizerStateBytesPerRow(core::Optimizer o, std::uint32_t cols) {
 }
 }  // namespace
 
-double dimPenalty(std::uint32_t cols) {
-  if (cols < 64) return 1.75;
-  if (cols < 128) return 1.15;
+double dimPenalty(std::uint32_t cols, double narrow, double mid) {
+  if (cols < 64) return narrow;
+  if (cols < 128) return mid;
   return 1.0;
 }
+
+double dimPenalty(std::uint32_t cols) { return dimPenalty(cols, 1.75, 1.15); }
 
 CostConstants CostConstants::from(const core::ClusterSpec& c, const core::Calibration* cal) {
   CostConstants k;
@@ -40,6 +42,9 @@ CostConstants CostConstants::from(const core::ClusterSpec& c, const core::Calibr
   };
   take("embedding_bandwidth_gbps", k.embedding_bandwidth_gbps);
   take("lookup_overhead_ns", k.lookup_overhead_ns);
+  take("backward_lookup_ns", k.backward_lookup_ns);
+  take("dim_penalty_narrow", k.dim_penalty_narrow);
+  take("dim_penalty_mid", k.dim_penalty_mid);
   take("kernel_overhead_us", k.kernel_overhead_us);
   take("backward_scale", k.backward_scale);
   take("intra_node_bandwidth_gbps", k.intra_node_bandwidth_gbps);
@@ -51,6 +56,8 @@ CostConstants CostConstants::from(const core::ClusterSpec& c, const core::Calibr
   take("cache_miss_ns", k.cache_miss_ns);
   return k;
 }
+
+double cacheLines(double row_bytes) { return std::ceil(row_bytes / 64.0); }
 
 CacheMissShare cacheMissShare(const AccessProfile& profile, std::uint64_t row_offset, std::uint64_t rows,
                               double row_bytes, double cache_bytes, double draws) {
@@ -78,12 +85,14 @@ void CostModel::addCacheMisses(ShardCost& c, std::size_t table, std::uint64_t ro
   if (k_.cache_bytes <= 0 || k_.cache_miss_ns <= 0) return;
   const double row_bytes = static_cast<double>(cols) * core::dtypeBytes(model_.tables[table].dtype);
   const CacheMissShare miss = cacheMissShare(profiles_[table], row_offset, rows, row_bytes, k_.cache_bytes, draws);
-  c.fwd_ms += c.ids * miss.ids * k_.cache_miss_ns / 1e6;
-  c.bwd_ms += c.unique_rows * miss.unique_rows * k_.cache_miss_ns / 1e6;
+  const double lines = cacheLines(row_bytes);
+  c.fwd_ms += c.ids * miss.ids * lines * k_.cache_miss_ns / 1e6;
+  c.bwd_ms += c.unique_rows * miss.unique_rows * lines * k_.cache_miss_ns / 1e6;
 }
 
 double CostModel::bytesMs(double bytes, std::uint32_t cols) const {
-  return dimPenalty(cols) * bytes / (k_.embedding_bandwidth_gbps * 1e9) * kMsPerSecond;
+  return dimPenalty(cols, k_.dim_penalty_narrow, k_.dim_penalty_mid) * bytes / (k_.embedding_bandwidth_gbps * 1e9) *
+         kMsPerSecond;
 }
 
 GridCosts CostModel::gridCosts(const Grid& grid) const {
@@ -166,7 +175,7 @@ ShardCost CostModel::shardCost(std::size_t table, std::uint64_t row_offset, std:
                            c.unique_rows * 2.0 * (row_bytes + state_row_bytes);
   const double overhead_ms = k_.kernel_overhead_us / 1e3 + c.ids * k_.lookup_overhead_ns / 1e6;
   c.fwd_ms = bytesMs(fwd_bytes, cols) + overhead_ms;
-  c.bwd_ms = k_.backward_scale * bytesMs(bwd_bytes, cols) + overhead_ms;
+  c.bwd_ms = k_.backward_scale * bytesMs(bwd_bytes, cols) + overhead_ms + c.ids * k_.backward_lookup_ns / 1e6;
   addCacheMisses(c, table, row_offset, rows, cols, draws);
   // Served all-to-all bytes: ids in, pooled outputs out (fwd), gradients in (bwd).
   const double served = c.ids * k_.index_bytes + 2.0 * samples * cols * k_.output_bytes;
@@ -191,7 +200,7 @@ ShardCost CostModel::dataParallelCost(std::size_t table, const Grid& grid, const
                            c.unique_rows * 2.0 * (row_bytes + state_row_bytes);
   const double overhead_ms = k_.kernel_overhead_us / 1e3 + draws * k_.lookup_overhead_ns / 1e6;
   c.fwd_ms = bytesMs(fwd_bytes, t.dim) + overhead_ms;
-  c.bwd_ms = k_.backward_scale * bytesMs(bwd_bytes, t.dim) + overhead_ms;
+  c.bwd_ms = k_.backward_scale * bytesMs(bwd_bytes, t.dim) + overhead_ms + draws * k_.backward_lookup_ns / 1e6;
   addCacheMisses(c, table, 0, t.rows, t.dim, draws);
   // Dense gradient all-reduce of the whole table inside the sharding group (DDP).
   if (grid.group_size > 1) {

@@ -43,8 +43,9 @@ T field(const nlohmann::json& j, const char* key, T fallback) {
     return fallback;
   }
 }
-// 1/BW, backward_scale/BW, kernel overhead, lookup overhead, cache miss (ms units)
-constexpr std::size_t kUnknowns = 5;
+// 1/BW, backward_scale/BW, kernel overhead, lookup overhead, cache miss,
+// backward lookup (ms units)
+constexpr std::size_t kUnknowns = 6;
 // Cache sizes the fit tries (bytes; 0 = no cache term): 1 MiB .. 1 GiB.
 std::vector<double> cacheCandidates() {
   std::vector<double> out{0.0};
@@ -506,7 +507,8 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
   for (const auto& s : rep.samples) profiles.emplace_back(s.access, s.table_rows);
   std::vector<std::vector<double>> rows;
   std::vector<double> targets;
-  auto buildRows = [&](double cache_bytes) {
+  auto buildRows = [&](double cache_bytes, double narrow, double mid) {
+    for (auto& s : rep.samples) s.penalty = planner::dimPenalty(s.cols, narrow, mid);
     rows.clear();
     targets.clear();
     auto addRow = [&](std::vector<double> f, double y) {
@@ -521,35 +523,58 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
       s.miss_ids = miss.ids;
       s.miss_unique_rows = miss.unique_rows;
       const double k = s.lookups_per_step;
-      const double fwd_miss = k * miss.ids, bwd_miss = s.unique_rows_per_step * miss.unique_rows;
+      const double lines = planner::cacheLines(s.row_bytes);
+      const double fwd_miss = k * miss.ids * lines, bwd_miss = s.unique_rows_per_step * miss.unique_rows * lines;
       if (s.measured_fwd_ms > 0 && s.measured_bwd_ms > 0) {
-        addRow({s.penalty * s.fwd_bytes, 0.0, 1.0, k, fwd_miss}, s.measured_fwd_ms);
-        addRow({0.0, s.penalty * s.bwd_bytes, 1.0, k, bwd_miss}, s.measured_bwd_ms);
+        addRow({s.penalty * s.fwd_bytes, 0.0, 1.0, k, fwd_miss, 0.0}, s.measured_fwd_ms);
+        addRow({0.0, s.penalty * s.bwd_bytes, 1.0, k, bwd_miss, k}, s.measured_bwd_ms);
       } else {
-        addRow({s.penalty * s.fwd_bytes, s.penalty * s.bwd_bytes, 2.0, 2.0 * k, fwd_miss + bwd_miss}, s.measured_ms);
+        addRow({s.penalty * s.fwd_bytes, s.penalty * s.bwd_bytes, 2.0, 2.0 * k, fwd_miss + bwd_miss, k}, s.measured_ms);
       }
     }
   };
-  buildRows(0.0);
+  buildRows(0.0, 1.75, 1.15);
   rep.measurements = rows.size();
   if (rows.size() < kUnknowns)
     return core::Error{store.path().string() + ": runs " + idList(fit) + " give " + std::to_string(rows.size()) +
                        " measurement(s); the fit needs at least " + std::to_string(kUnknowns)};
-  std::optional<LinearFit> best;
-  for (const double candidate : cacheCandidates()) {
-    buildRows(candidate);
-    auto trial = fitNonNegative(rows, targets);
-    if (!trial) return trial.error();
-    // A cache term must earn its place: clearly non-zero (beyond two standard
-    // errors) and at least 1% less residual than the best fit so far; else
-    // it is fitting noise and the simpler fit stays.
-    if (candidate > 0 && !(trial->x[4] > 2.0 * trial->std_error[4])) continue;
-    if (!best || trial->rss < best->rss * 0.99) {
-      best = std::move(trial).value();
-      rep.cache_bytes = candidate;
-    }
+  // The dim penalties multiply the bandwidth term: searched on a grid that
+  // holds TorchRec's values, for the column classes the samples have.
+  bool has_narrow = false, has_mid = false;
+  for (const auto& s : rep.samples) {
+    has_narrow = has_narrow || s.cols < 64;
+    has_mid = has_mid || (s.cols >= 64 && s.cols < 128);
   }
-  buildRows(rep.cache_bytes);  // the samples' miss shares at the chosen size
+  const std::vector<double> penalty_grid{0.5, 0.625, 0.75, 0.875, 1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.5};
+  const std::vector<double> narrow_grid = has_narrow ? penalty_grid : std::vector<double>{1.75};
+  const std::vector<double> mid_grid = has_mid ? penalty_grid : std::vector<double>{1.15};
+  std::optional<LinearFit> best;
+  double best_narrow = 1.75, best_mid = 1.15;
+  for (const double narrow : narrow_grid)
+    for (const double mid : mid_grid) {
+      std::optional<LinearFit> best_here;
+      double cache_here = 0.0;
+      for (const double candidate : cacheCandidates()) {
+        buildRows(candidate, narrow, mid);
+        auto trial = fitNonNegative(rows, targets);
+        if (!trial) return trial.error();
+        // A cache term must earn its place: clearly non-zero (beyond two standard
+        // errors) and at least 1% less residual than the best fit so far; else
+        // it is fitting noise and the simpler fit stays.
+        if (candidate > 0 && !(trial->x[4] > 2.0 * trial->std_error[4])) continue;
+        if (!best_here || trial->rss < best_here->rss * 0.99) {
+          best_here = std::move(trial).value();
+          cache_here = candidate;
+        }
+      }
+      if (best_here && (!best || best_here->rss < best->rss * (1.0 - 1e-12))) {
+        best = std::move(best_here);
+        rep.cache_bytes = cache_here;
+        best_narrow = narrow;
+        best_mid = mid;
+      }
+    }
+  buildRows(rep.cache_bytes, best_narrow, best_mid);  // the samples' penalties and miss shares as chosen
   std::optional<LinearFit> lf = std::move(best);
   // A term that adds less than 1e-6 of every measurement is numerically 0:
   // drop it rather than write a meaningless coefficient.
@@ -564,15 +589,18 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
   }
   const auto& x = lf->x;
   static const char* kTermNames[kUnknowns] = {"inv_bandwidth_ms_per_byte", "bwd_inv_bandwidth_ms_per_byte",
-                                              "kernel_overhead_ms", "lookup_overhead_ms", "cache_miss_ms"};
+                                              "kernel_overhead_ms", "lookup_overhead_ms", "cache_miss_ms",
+                                              "backward_lookup_ms"};
   for (std::size_t j = 0; j < kUnknowns; ++j) rep.terms.push_back({kTermNames[j], x[j], lf->std_error[j], lf->at_zero[j]});
 
   // Fitted values and errors.
   double err = 0.0, err_default = 0.0;
   for (auto& s : rep.samples) {
     const double over = x[2] + x[3] * s.lookups_per_step;
-    s.fitted_fwd_ms = x[0] * s.penalty * s.fwd_bytes + over + x[4] * s.lookups_per_step * s.miss_ids;
-    s.fitted_bwd_ms = x[1] * s.penalty * s.bwd_bytes + over + x[4] * s.unique_rows_per_step * s.miss_unique_rows;
+    const double lines = planner::cacheLines(s.row_bytes);
+    s.fitted_fwd_ms = x[0] * s.penalty * s.fwd_bytes + over + x[4] * s.lookups_per_step * s.miss_ids * lines;
+    s.fitted_bwd_ms = x[1] * s.penalty * s.bwd_bytes + over + x[4] * s.unique_rows_per_step * s.miss_unique_rows * lines +
+                      x[5] * s.lookups_per_step;
     s.fitted_ms = s.fitted_fwd_ms + s.fitted_bwd_ms;
     if (s.measured_fwd_ms > 0 && s.measured_bwd_ms > 0) {
       err += std::abs(s.fitted_fwd_ms / s.measured_fwd_ms - 1.0) + std::abs(s.fitted_bwd_ms / s.measured_bwd_ms - 1.0);
@@ -618,6 +646,11 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
   } else {
     rep.dropped.push_back("cache_miss_ns");
   }
+  if (x[5] > 0) cal.coefficients["backward_lookup_ns"] = {x[5] * 1e6, lf->std_error[5] * 1e6};
+  else rep.dropped.push_back("backward_lookup_ns");
+  // Chosen from a grid, not estimated: no standard error.
+  if (has_narrow) cal.coefficients["dim_penalty_narrow"] = {best_narrow, 0.0};
+  if (has_mid) cal.coefficients["dim_penalty_mid"] = {best_mid, 0.0};
   if (cal.coefficients.empty())
     return core::Error{store.path().string() + ": runs " + idList(fit) + ": every coefficient fit to 0"};
 

@@ -251,21 +251,28 @@ class TestCalibrationFit : public QObject {
     QCOMPARE(r->measurements, 2 * r->samples.size());
     QCOMPARE(r->calibration.fit.samples, std::uint64_t{r->measurements});
     QVERIFY(r->calibration.fit.holdout_mape < 0);
-    // No cache term in the truth: none fitted.
+    // No cache term and no backward-only lookup cost in the truth: none fitted;
+    // TorchRec's dim penalties found on the grid.
     QCOMPARE(r->cache_bytes, 0.0);
-    QCOMPARE(r->dropped, std::vector<std::string>{"cache_miss_ns"});
+    QCOMPARE(r->dropped, (std::vector<std::string>{"cache_miss_ns", "backward_lookup_ns"}));
+    QCOMPARE(coefficient(*r, "dim_penalty_narrow"), 1.75);
+    QCOMPARE(coefficient(*r, "dim_penalty_mid"), 1.15);
     QVERIFY(r->calibration.source.find("engine runs 1,2 of") != std::string::npos);
     QVERIFY(r->calibration.source.find("host testhost") != std::string::npos);
   }
 
-  // Runs made with a cache term (hot rows of 4 MiB resident, 80 ns per miss):
-  // the fit picks that cache size among its candidates and recovers the
-  // constants, and the planner's held-out predictions with them are exact.
+  // Runs made with a cache term (hot rows of 4 MiB resident, 80 ns per missed
+  // line), a backward-only cost per id and CPU-like dim penalties: the fit
+  // picks that cache size and those penalties among its candidates and
+  // recovers the constants, and the planner's held-out predictions are exact.
   void fitRecoversACacheTermAndItsSize() {
     Fixture f;
     auto truth = trueConstants();
     truth.coefficients["cache_bytes"] = {4.0 * 1024 * 1024, 0};
     truth.coefficients["cache_miss_ns"] = {80.0, 0};
+    truth.coefficients["backward_lookup_ns"] = {30.0, 0};
+    truth.coefficients["dim_penalty_narrow"] = {1.0, 0};
+    truth.coefficients["dim_penalty_mid"] = {0.875, 0};
     const auto model = mixedModel(64);
     const auto other = mixedModel(256);
     const st::RunId a = writeModelledRun(f.path, model, planFor(model, 4), truth, true);
@@ -278,6 +285,9 @@ class TestCalibrationFit : public QObject {
     QVERIFY(near(coefficient(*r, "cache_miss_ns"), 80.0, 1e-3));
     QVERIFY(near(coefficient(*r, "embedding_bandwidth_gbps"), 5.0, 1e-3));
     QVERIFY(near(coefficient(*r, "lookup_overhead_ns"), 50.0, 1e-3));
+    QVERIFY(near(coefficient(*r, "backward_lookup_ns"), 30.0, 1e-3));
+    QCOMPARE(coefficient(*r, "dim_penalty_narrow"), 1.0);
+    QCOMPARE(coefficient(*r, "dim_penalty_mid"), 0.875);
     QVERIFY(r->dropped.empty());
     QVERIFY(r->fit_mape < 1e-4);
     QVERIFY(r->holdout_mape >= 0 && r->holdout_mape < 1e-3);
@@ -328,10 +338,10 @@ class TestCalibrationFit : public QObject {
     if (!r) QFAIL(r.error().message.c_str());
     QVERIFY(r->fit_mape > 0.005 && r->fit_mape < 0.05);
     QVERIFY(near(coefficient(*r, "embedding_bandwidth_gbps"), 5.0, 0.15));
-    for (const auto& [name, c] : r->calibration.coefficients) {
-      if (name == "cache_bytes") continue;  // chosen from candidates, not estimated
-      QVERIFY2(c.std_error > 0, name.c_str());
-      QVERIFY2(c.std_error < c.value, name.c_str());
+    for (const char* name : {"embedding_bandwidth_gbps", "backward_scale", "kernel_overhead_us", "lookup_overhead_ns"}) {
+      const auto& c = r->calibration.coefficients.at(name);  // the truth's terms
+      QVERIFY2(c.std_error > 0, name);
+      QVERIFY2(c.std_error < c.value, name);
     }
   }
 
@@ -342,7 +352,7 @@ class TestCalibrationFit : public QObject {
     const std::vector<st::RunId> fit{a};
     auto r = profiler::calibrateFromRuns(f.path, fit, {});
     if (!r) QFAIL(r.error().message.c_str());
-    QCOMPARE(r->dropped, (std::vector<std::string>{"lookup_overhead_ns", "cache_miss_ns"}));
+    QCOMPARE(r->dropped, (std::vector<std::string>{"lookup_overhead_ns", "cache_miss_ns", "backward_lookup_ns"}));
     QVERIFY(!r->calibration.coefficients.contains("lookup_overhead_ns"));
     QVERIFY(near(coefficient(*r, "embedding_bandwidth_gbps"), 5.0, 1e-3));
   }
@@ -361,7 +371,7 @@ class TestCalibrationFit : public QObject {
     QCOMPARE(back->fit.samples, r->calibration.fit.samples);
     const auto rj = profiler::calibrationReportJson(*r);
     QCOMPARE(rj["samples"].size(), r->samples.size());
-    QCOMPARE(rj["terms"].size(), std::size_t{5});
+    QCOMPARE(rj["terms"].size(), std::size_t{6});
   }
 
   void unusableRunsAreErrors() {

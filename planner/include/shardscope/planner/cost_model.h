@@ -23,10 +23,13 @@ struct CostConstants {
   double lookup_overhead_ns = 0.0;      // per looked-up id
   double kernel_overhead_us = 2.0;      // per shard and pass
   double backward_scale = 1.0;          // multiplier on the backward byte model
+  double backward_lookup_ns = 0.0;      // per looked-up id, backward only (deduplication: sorting ids by row)
+  double dim_penalty_narrow = 1.75;     // per-byte multiplier below 64 columns (TorchRec's)
+  double dim_penalty_mid = 1.15;        // ... from 64 to 127 columns (TorchRec's)
   // A cache that keeps a shard's hottest rows resident (row order is
-  // popularity order) and the extra time of a looked-up id (forward) or an
-  // updated row (backward) outside them. 0: not modelled (the default; a
-  // calibration fitted on CPUs sets both, see docs/cost-model.md).
+  // popularity order) and the extra time of each 64-byte line of a looked-up
+  // row (forward) or an updated row (backward) outside them. 0: not modelled
+  // (the default; a calibration fitted on CPUs sets both, docs/cost-model.md).
   double cache_bytes = 0.0;
   double cache_miss_ns = 0.0;
   double intra_node_bandwidth_gbps = 0;
@@ -124,10 +127,14 @@ struct CacheMissShare {
   double ids = 0.0;
   double unique_rows = 0.0;
 };
+// 64-byte cache lines of a row of `row_bytes` (what a miss costs, in units of cache_miss_ns).
+[[nodiscard]] double cacheLines(double row_bytes);
 [[nodiscard]] CacheMissShare cacheMissShare(const AccessProfile& profile, std::uint64_t row_offset, std::uint64_t rows,
                                             double row_bytes, double cache_bytes, double draws);
 
-// TorchRec's dim penalty on narrow rows: 1.75 below 64, 1.15 below 128.
+// TorchRec's dim penalty on narrow rows: 1.75 below 64, 1.15 below 128
+// (the defaults); with constants, a calibration's values.
 [[nodiscard]] double dimPenalty(std::uint32_t cols);
+[[nodiscard]] double dimPenalty(std::uint32_t cols, double narrow, double mid);
 
 }  // namespace shardscope::planner
