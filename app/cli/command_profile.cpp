@@ -29,6 +29,7 @@
 #include "shardscope/planner/sweep.h"
 #include "shardscope/profiler/calibration_fit.h"
 #include "shardscope/profiler/emulate.h"
+#include "shardscope/profiler/host_info.h"
 #include "shardscope/profiler/run_analysis.h"
 
 extern char** environ;
@@ -86,17 +87,6 @@ std::optional<std::uint64_t> parseSize(const std::string& text) {
   else return std::nullopt;
   if (v == 0 || v > (~0ull) / mult) return std::nullopt;
   return v * mult;
-}
-
-// MemAvailable from /proc/meminfo, 0 when unknown.
-std::uint64_t availableMemoryBytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  std::uint64_t kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
-  return 0;
 }
 
 std::vector<std::string> splitWords(const std::string& text) {
@@ -411,7 +401,7 @@ int runProfile(Args args) {
       argv.push_back(w);
     }
     if (argv.empty()) return usageError("profile: --launcher is empty");
-    const std::uint64_t per_process = budget.value_or(availableMemoryBytes() * 6 / 10 / std::max(1u, N));
+    const std::uint64_t per_process = budget.value_or(profiler::availableMemoryBytes() * 6 / 10 / std::max(1u, N));
     argv.push_back(findEngine(engine_arg));
     for (const std::string& a : std::vector<std::string>{"--model", (dir / "model.json").string(), "--cluster", (dir / "cluster.json").string(),
                           "--plan", (dir / "plan.json").string(), "--store", fs::absolute(store_path, ec).string(),

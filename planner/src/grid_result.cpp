@@ -11,21 +11,13 @@
 #include <map>
 
 #include "shardscope/core/summary.h"
+#include "shardscope/core/time_text.h"
 #include "shardscope/core/version.h"
 #include "shardscope/planner/partitioner.h"
 
 namespace shardscope::planner {
 
 namespace {
-std::string nowIso8601() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string ms(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f ms", v);
@@ -175,7 +167,7 @@ GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vect
     p.predicted.ranks.push_back({rr.group_rank, rr.fwd_ms + rr.bwd_ms, rr.served_comm_ms + gc.a2a_own_ms + gc.a2a_latency_ms + rr.sync_ms,
                                  rr.memory_bytes});
   p.provenance.tool = std::string("shardscope ") + core::versionString();
-  p.provenance.created = nowIso8601();
+  p.provenance.created = core::utcNowIso8601();
   return r;
 }
 

@@ -18,10 +18,12 @@
 #include <sstream>
 
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/time_text.h"
 #include "shardscope/planner/access_profile.h"
 #include "shardscope/planner/cost_model.h"
 #include "shardscope/profiler/engine_trace.h"
 #include "shardscope/profiler/run_analysis.h"
+#include "analysis_common.h"
 
 namespace shardscope::profiler {
 
@@ -29,20 +31,8 @@ namespace st = core::store;
 
 namespace {
 
-constexpr double kNsPerMs = 1e6;
+using namespace analysis_detail;
 
-// A config_json field, or `fallback` when absent or of another type
-// (config_json is written by other builds; readers ignore what they do not know).
-template <class T>
-T field(const nlohmann::json& j, const char* key, T fallback) {
-  const auto it = j.find(key);
-  if (it == j.end()) return fallback;
-  try {
-    return it->template get<T>();
-  } catch (const nlohmann::json::exception&) {
-    return fallback;
-  }
-}
 // 1/BW, backward_scale/BW, kernel overhead, lookup overhead, cache miss,
 // backward lookup (ms units)
 constexpr std::size_t kUnknowns = 6;
@@ -55,21 +45,6 @@ std::vector<double> cacheCandidates() {
 // ms per byte at 1 GB/s: bytes / (gbps * 1e9) * 1e3.
 constexpr double kMsPerByteAtOneGbps = 1e-6;
 
-std::string nowIso8601() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string runLabel(const st::TraceStore& store, st::RunId id) {
-  std::ostringstream o;
-  o << store.path().string() << ": run " << static_cast<std::int64_t>(id);
-  return o.str();
-}
-
 std::string idList(std::span<const st::RunId> ids) {
   std::string s;
   for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -77,12 +52,6 @@ std::string idList(std::span<const st::RunId> ids) {
     s += std::to_string(static_cast<std::int64_t>(ids[i]));
   }
   return s;
-}
-
-std::string fmt(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
 }
 
 std::string fmtSig(double v) {
@@ -107,31 +76,20 @@ core::Result<LoadedRun> loadRun(const st::TraceStore& store, st::RunId id) {
   if (!r.inputs.model || !r.inputs.cluster || !r.inputs.plan) {
     std::string why;
     for (const auto& p : r.inputs.problems) why += (why.empty() ? "" : "; ") + p;
-    return core::Error{runLabel(store, id) + ": not an engine run with a valid model, cluster and plan (" + why + ")"};
+    return core::Error{runName(store, id) + ": not an engine run with a valid model, cluster and plan (" + why + ")"};
   }
   return r;
-}
-
-// Median of per-step values: a step that the OS preempted (a shared machine)
-// does not move it, where it would move a mean.
-double medianOf(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  const std::size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  const double hi = v[mid];
-  if (v.size() % 2 == 1) return hi;
-  return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)) + hi) / 2.0;
 }
 
 // Measured embedding compute (fwd + bwd) of each measured rank: the median over its steps.
 core::Result<std::map<int, double>> measuredComputeMs(const st::TraceStore& store, st::RunId id) {
   auto summaries = store.stepSummaries(id);
   if (!summaries) return summaries.error();
-  if (summaries->empty()) return core::Error{runLabel(store, id) + ": has no engine step summaries"};
+  if (summaries->empty()) return core::Error{runName(store, id) + ": has no engine step summaries"};
   std::map<int, std::vector<double>> per_step;
   for (const auto& s : *summaries) per_step[s.rank].push_back(static_cast<double>(s.embFwdNs + s.embBwdNs));
   std::map<int, double> out;
-  for (auto& [rank, v] : per_step) out[rank] = medianOf(std::move(v)) / kNsPerMs;
+  for (auto& [rank, v] : per_step) out[rank] = median(std::move(v)) / kNsPerMs;
   return out;
 }
 
@@ -143,9 +101,9 @@ core::Result<std::vector<RankCheck>> checkRun(const st::TraceStore& store, st::R
   if (!measured) return measured.error();
   const auto& in = run->inputs;
   auto calibrated = predictedComputeMs(*in.model, *in.cluster, *in.plan, &cal);
-  if (!calibrated) return core::Error{runLabel(store, id) + ": " + calibrated.error().message};
+  if (!calibrated) return core::Error{runName(store, id) + ": " + calibrated.error().message};
   auto defaults = predictedComputeMs(*in.model, *in.cluster, *in.plan, nullptr);
-  if (!defaults) return core::Error{runLabel(store, id) + ": " + defaults.error().message};
+  if (!defaults) return core::Error{runName(store, id) + ": " + defaults.error().message};
   std::vector<RankCheck> out;
   for (const auto& [rank, ms] : *measured) {
     const int gr = groupRankOf(*in.plan, rank);
@@ -336,7 +294,7 @@ core::Result<std::vector<ShardSample>> shardSamples(const st::TraceStore& store,
   auto warn = [&](std::string w) {
     if (warnings) warnings->push_back(std::move(w));
   };
-  const std::string name = runLabel(store, id);
+  const std::string name = runName(store, id);
   auto run = loadRun(store, id);
   if (!run) return run.error();
   const auto& model = *run->inputs.model;
@@ -381,7 +339,7 @@ core::Result<std::vector<ShardSample>> shardSamples(const st::TraceStore& store,
     }
     const double n = static_cast<double>(steps[key.first].size());
     if (static_cast<double>(by_step.size()) == n) {
-      span_ns[key] = {medianOf(f) * n, medianOf(b) * n};
+      span_ns[key] = {median(f) * n, median(b) * n};
     } else {
       double fs = 0, bs = 0;
       for (double v : f) fs += v;
@@ -490,7 +448,7 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
   for (const st::RunId id : fit) {
     auto samples = shardSamples(store, id, &rep.warnings);
     if (!samples) return samples.error();
-    if (samples->empty()) rep.warnings.push_back(runLabel(store, id) + ": no usable shard samples");
+    if (samples->empty()) rep.warnings.push_back(runName(store, id) + ": no usable shard samples");
     rep.samples.insert(rep.samples.end(), samples->begin(), samples->end());
     if (auto run = loadRun(store, id)) {
       if (default_bw <= 0) default_bw = run->inputs.cluster->gpu.hbm_bandwidth_gbps;
@@ -663,7 +621,7 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
     src << ")";
   }
   cal.source = src.str();
-  cal.created = nowIso8601();
+  cal.created = core::utcNowIso8601();
   cal.fit.samples = rep.measurements;
   cal.fit.mape = rep.fit_mape;
 
@@ -678,7 +636,7 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
     auto run = store.run(id);
     if (!run) return run.error();
     if (!run->isComplete())
-      rep.warnings.push_back(runLabel(store, id) + " is " + std::string(st::toText(run->status)) + ": checking what it wrote");
+      rep.warnings.push_back(runName(store, id) + " is " + std::string(st::toText(run->status)) + ": checking what it wrote");
     auto c = checkRun(store, id, cal);
     if (!c) return c.error();
     rep.holdout.insert(rep.holdout.end(), c->begin(), c->end());

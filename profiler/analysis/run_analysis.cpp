@@ -16,27 +16,22 @@
 #include "shardscope/planner/grid.h"
 #include "shardscope/planner/grid_result.h"
 #include "shardscope/profiler/engine_trace.h"
+#include "analysis_common.h"
 
 namespace shardscope::profiler {
 
 namespace st = core::store;
 
+double analysis_detail::median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 namespace {
 
-constexpr double kNsPerMs = 1e6;
-
-// A config_json field, or `fallback` when absent or of another type
-// (config_json is written by other builds; readers ignore what they do not know).
-template <class T>
-T field(const nlohmann::json& j, const char* key, T fallback) {
-  const auto it = j.find(key);
-  if (it == j.end()) return fallback;
-  try {
-    return it->template get<T>();
-  } catch (const nlohmann::json::exception&) {
-    return fallback;
-  }
-}
+using namespace analysis_detail;
 
 // Collective span kinds, in the order reports show them.
 const std::vector<std::string_view>& commKinds() {
@@ -44,19 +39,6 @@ const std::vector<std::string_view>& commKinds() {
                                                       span_kind::kA2aGrads,     span_kind::kDpAllreduce,
                                                       span_kind::kReplicaSync,  span_kind::kDenseAllreduce};
   return kinds;
-}
-
-std::string runName(const st::TraceStore& store, st::RunId id) {
-  std::ostringstream o;
-  o << store.path().string() << ": run " << static_cast<std::int64_t>(id);
-  return o.str();
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 ComputeImbalance imbalanceOver(const std::vector<const RankAnalysis*>& ranks, int group) {
@@ -74,12 +56,6 @@ ComputeImbalance imbalanceOver(const std::vector<const RankAnalysis*>& ranks, in
   im.mean_ms = ranks.empty() ? 0.0 : sum / static_cast<double>(ranks.size());
   im.max_over_mean = im.mean_ms > 0 ? im.max_ms / im.mean_ms : 1.0;
   return im;
-}
-
-std::string fmt(double v, int decimals = 3) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
 }
 
 std::string pct(double fraction) {

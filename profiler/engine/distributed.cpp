@@ -21,6 +21,8 @@
 #include <utility>
 
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/time_text.h"
+#include "shardscope/profiler/host_info.h"
 #include "shardscope/core/presets.h"
 #include "shardscope/core/store/run_writer.h"
 #include "shardscope/planner/sweep.h"
@@ -131,33 +133,6 @@ std::string joinRanks(const std::vector<std::uint32_t>& ranks) {
 }
 
 // ---- host facts --------------------------------------------------------------
-
-std::string hostName() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
-  return buf;
-}
-
-std::string cpuName() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
-    }
-  }
-  return "unknown";
-}
-
-std::string utcNow() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::uint64_t mix64(std::uint64_t z) {
   z += 0x9E3779B97F4A7C15ULL;
@@ -974,7 +949,7 @@ std::string configJson(const Inputs& in, const DistributedConfig& c, std::uint32
   j["host"] = hosts.empty() ? std::string() : hosts.front();
   j["hosts"] = hosts;
   j["cpu"] = cpuName();
-  j["started"] = utcNow();
+  j["started"] = core::utcNowIso8601();
   return j.dump();
 }
 

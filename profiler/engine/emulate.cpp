@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/time_text.h"
+#include "shardscope/profiler/host_info.h"
 #include "shardscope/core/store/run_writer.h"
 #include "shardscope/profiler/engine_trace.h"
 #include "shardscope/profiler/shard_inputs.h"
@@ -24,35 +26,6 @@
 namespace shardscope::profiler {
 
 namespace {
-
-std::string hostName() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
-  return buf;
-}
-
-std::string cpuName() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) != 0) continue;
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) break;
-    std::string v = line.substr(colon + 1);
-    v.erase(0, v.find_first_not_of(" \t"));
-    return v;
-  }
-  return "unknown";
-}
-
-std::string utcNow() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // Most ids one sample can carry for table t: the pooling's upper end, or the
 // longest sample of a replayed trace.
@@ -341,21 +314,15 @@ std::string configJson(const core::ShardPlan& plan, const EmulateOptions& o, std
   j["capped"] = std::move(c);
   j["host"] = host;
   j["cpu"] = cpuName();
-  j["started"] = utcNow();
+  j["started"] = core::utcNowIso8601();
   return j.dump();
 }
 
 }  // namespace
 
 std::uint64_t autoMemoryBudgetBytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  std::uint64_t value = 0;
-  std::string unit;
-  while (in >> key >> value >> unit) {
-    if (key == "MemAvailable:" && unit == "kB") return value * 1024 / 10 * 6;
-  }
-  return std::uint64_t{1} << 30;
+  const std::uint64_t available = availableMemoryBytes();
+  return available > 0 ? available / 10 * 6 : std::uint64_t{1} << 30;
 }
 
 core::Result<EmulateResult> runEmulate(const core::ModelSpec& model, const core::ClusterSpec& cluster,

@@ -1,0 +1,51 @@
+// Helpers shared by the run analysis and the calibration fit (private to
+// profiler/analysis): reading engine-run config fields leniently, naming a
+// run in messages, medians and number formatting.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "shardscope/core/store/trace_store.h"
+
+namespace shardscope::profiler::analysis_detail {
+
+inline constexpr double kNsPerMs = 1e6;
+
+// A config_json field, or `fallback` when absent or of another type
+// (config_json is written by other builds; readers ignore what they do not know).
+template <class T>
+T field(const nlohmann::json& j, const char* key, T fallback) {
+  const auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  try {
+    return it->template get<T>();
+  } catch (const nlohmann::json::exception&) {
+    return fallback;
+  }
+}
+
+// "<store path>: run <id>", the prefix of every message about a run.
+inline std::string runName(const core::store::TraceStore& store, core::store::RunId id) {
+  std::ostringstream o;
+  o << store.path().string() << ": run " << static_cast<std::int64_t>(id);
+  return o.str();
+}
+
+// Median of per-step values (0 for none): a step that the OS preempted on a
+// shared machine does not move it, where it would move a mean.
+double median(std::vector<double> v);
+
+// Fixed-point text with `decimals` digits.
+inline std::string fmt(double v, int decimals = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+}  // namespace shardscope::profiler::analysis_detail
