@@ -45,6 +45,7 @@ int runEvaluate(Args args);
 int runProfile(Args args);    // command_profile.cpp: engine runs (emulate in-process, mpi through a launcher)
 int runReport(Args args);     // command_report.cpp: analysis of a run in a store
 int runCalibrate(Args args);  // command_calibrate.cpp: fit a calibration from runs, held-out check
+int runImport(Args args);     // command_import.cpp: traces of real trainers (Kineto, Nsight Systems) into a store
 
 int usageError(const std::string& message);  // prints to stderr, returns kExitUsage
 

@@ -35,6 +35,9 @@ commands:
                          predicted vs measured (the latest run when no id is given)
   calibrate --store F --runs IDS [--holdout IDS] --out cal.json
                          fit the cost model's coefficients from emulate runs; held-out error
+  import kineto|nsys FILE|DIR... --store F [--label L] [--rules R.json] [--json]
+                         import a trainer's PyTorch-profiler (Kineto) or Nsight Systems traces,
+                         one file per rank, as one run; then `report` analyses it
   validate <file>...     check shardscope model/cluster/plan/calibration/project/constraints files
   store info <file> [--check] [--json]
                          describe a trace store: schema, runs (complete or not), ranks, spans
@@ -130,6 +133,7 @@ int run(int argc, char** argv) {
   if (cmd == "profile") return runProfile(std::move(rest));
   if (cmd == "report") return runReport(std::move(rest));
   if (cmd == "calibrate") return runCalibrate(std::move(rest));
+  if (cmd == "import") return runImport(std::move(rest));
   return usageError("unknown command '" + cmd + "'");
 }
 

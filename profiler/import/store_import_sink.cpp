@@ -1,0 +1,528 @@
+// StoreImportSink: imported events -> one trace-store run with the engine's
+// conventions (docs/formats/import-trace.md). A rank's events are held in a
+// compact form until its file ends (steps of GPU work come from their
+// launches, which may appear anywhere in the file); past a cap the rank is
+// written as it streams.
+#include "shardscope/profiler/store_import_sink.h"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <sstream>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "shardscope/profiler/engine_trace.h"
+
+namespace shardscope::profiler {
+
+namespace st = core::store;
+
+namespace {
+// CPU threads get streams from here on (GPU events keep their CUDA stream).
+constexpr std::int64_t kCpuStreamBase = 100000;
+constexpr std::uint32_t kNoColl = std::numeric_limits<std::uint32_t>::max();
+
+struct Ev {
+  std::int64_t start = 0, end = 0, stream = 0, corr = 0, step = -1;
+  st::StringId name = st::kNoString;
+  TraceEventKind kind = TraceEventKind::Kernel;
+  KernelClass cls = KernelClass::Other;
+  std::uint32_t coll = kNoColl;
+};
+struct CollInfo {
+  std::int64_t bytes = 0;
+  st::StringId group = st::kNoString;
+  int peers = 0;
+};
+struct Marks {
+  std::int64_t fwd_first = std::numeric_limits<std::int64_t>::max();
+  std::int64_t fwd_last_end = std::numeric_limits<std::int64_t>::min();
+  std::int64_t bwd_first = std::numeric_limits<std::int64_t>::max();
+};
+
+// a - b, saturated (timestamps come from files: any int64).
+std::int64_t diff(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (!__builtin_sub_overflow(a, b, &r)) return r;
+  return a > b ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+}
+
+bool isGpu(TraceEventKind k) {
+  return k == TraceEventKind::Kernel || k == TraceEventKind::Memcpy || k == TraceEventKind::Memset ||
+         k == TraceEventKind::GpuAnnotation;
+}
+bool isGpuWork(TraceEventKind k) {
+  return k == TraceEventKind::Kernel || k == TraceEventKind::Memcpy || k == TraceEventKind::Memset;
+}
+
+// "[0, 2, 4]" -> ("0,2,4", 3); anything that is not a list of numbers -> ("", 0).
+std::pair<std::string, int> groupText(std::string_view s) {
+  std::string out;
+  int n = 0;
+  std::int64_t v = 0;
+  const char* p = s.data();
+  const char* e = p + s.size();
+  while (p < e) {
+    if (*p >= '0' && *p <= '9') {
+      auto r = std::from_chars(p, e, v);
+      if (!out.empty()) out += ',';
+      out += std::to_string(v);
+      ++n;
+      p = r.ptr;
+    } else if (*p == '[' || *p == ']' || *p == ',' || *p == ' ') {
+      ++p;
+    } else {
+      return {"", 0};
+    }
+  }
+  return {out, n};
+}
+}  // namespace
+
+int dtypeBytes(std::string_view d) {
+  std::string t(d);
+  for (char& c : t)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  if (t.starts_with("c10::")) t.erase(0, 5);
+  if (t.starts_with("torch.")) t.erase(0, 6);
+  if (t == "float" || t == "float32" || t == "int" || t == "int32" || t == "uint32") return 4;
+  if (t == "double" || t == "float64" || t == "long" || t == "int64" || t == "uint64" || t == "complexfloat") return 8;
+  if (t == "half" || t == "float16" || t == "bfloat16" || t == "short" || t == "int16") return 2;
+  if (t == "byte" || t == "char" || t == "bool" || t == "uint8" || t == "int8" || t.starts_with("float8")) return 1;
+  return 0;
+}
+
+struct StoreImportSink::State {
+  StoreImportOptions opts;
+  KernelClassifier cls;
+  st::RunWriter writer;
+  std::map<int, std::string> seen_ranks;  // rank -> source
+  int world_size = -1;
+  std::string world_source;
+  bool failed_or_done = false;
+  // Clock reference (set by the first rank that decides its offset).
+  bool have_ref = false;
+  std::int64_t ref_step = -1, ref_start = 0, ref_base = 0;
+  // The current rank.
+  bool in_rank = false;
+  ImportRankInfo info;
+  ImportedRank report;
+  std::vector<Ev> buf;
+  std::vector<CollInfo> colls;
+  std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> windows;  // start -> (end, step)
+  std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> step_windows;  // step -> (start, end)
+  std::unordered_map<std::int64_t, std::int64_t> launch;  // correlation -> launch start
+  std::map<std::int64_t, Marks> marks;
+  std::unordered_map<std::int64_t, std::int64_t> tids;  // CPU tid -> stream
+  std::map<std::int64_t, st::StepSummary> sums;
+  bool streaming = false;
+  bool offset_decided = false;
+  std::int64_t offset = 0;
+  std::vector<std::string>* warnings = nullptr;
+
+  explicit State(st::RunWriter w) : writer(std::move(w)) {}
+
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view x) const { return std::hash<std::string_view>{}(x); }
+  };
+  std::unordered_map<std::string, st::StringId, Hash, std::equal_to<>> ids;  // no copy per lookup
+
+  core::Result<st::StringId> intern(std::string_view s) {
+    if (auto it = ids.find(s); it != ids.end()) return it->second;
+    auto id = writer.intern(s);
+    if (id && ids.size() < 4'000'000) ids.emplace(std::string(s), *id);
+    return id;
+  }
+
+  void learn(const Ev& e) {
+    if (e.kind == TraceEventKind::ProfilerStep) {
+      windows[e.start] = {e.end, e.step};
+      step_windows[e.step] = {e.start, e.end};
+    } else if (e.kind == TraceEventKind::Runtime && e.corr != 0) {
+      launch[e.corr] = e.start;
+    }
+  }
+  std::int64_t stepAt(std::int64_t t) const {
+    auto it = windows.upper_bound(t);
+    if (it == windows.begin()) return -1;
+    --it;
+    return t < it->second.first ? it->second.second : -1;
+  }
+  std::int64_t stepOf(Ev& e) {
+    if (e.kind == TraceEventKind::ProfilerStep) return e.step;
+    if (isGpu(e.kind) && e.corr != 0) {
+      auto it = launch.find(e.corr);
+      if (it != launch.end()) return stepAt(it->second);
+    }
+    return stepAt(e.start);
+  }
+  void mark(const Ev& e, std::int64_t step) {
+    if (step < 0 || e.kind != TraceEventKind::Kernel) return;
+    if (e.cls == KernelClass::EmbFwd) {
+      Marks& m = marks[step];
+      m.fwd_first = std::min(m.fwd_first, e.start);
+      m.fwd_last_end = std::max(m.fwd_last_end, e.end);
+    } else if (e.cls == KernelClass::EmbBwd) {
+      Marks& m = marks[step];
+      m.bwd_first = std::min(m.bwd_first, e.start);
+    }
+  }
+  std::string_view a2aPhase(const Ev& e, std::int64_t step) const {
+    auto it = marks.find(step);
+    if (step < 0 || it == marks.end()) return span_kind::kA2aPooled;
+    const Marks& m = it->second;
+    if (m.fwd_first != std::numeric_limits<std::int64_t>::max() && e.start < m.fwd_first) return span_kind::kA2aIds;
+    if (m.bwd_first == std::numeric_limits<std::int64_t>::max()) return span_kind::kA2aPooled;
+    if (m.fwd_last_end == std::numeric_limits<std::int64_t>::min()) return span_kind::kA2aGrads;
+    const std::int64_t boundary = m.fwd_last_end + (m.bwd_first - m.fwd_last_end) / 2;
+    return e.start < boundary ? span_kind::kA2aPooled : span_kind::kA2aGrads;
+  }
+  std::string_view kindOf(const Ev& e, std::int64_t step) const {
+    switch (e.kind) {
+      case TraceEventKind::ProfilerStep: return span_kind::kStep;
+      case TraceEventKind::Runtime: return "cuda_runtime";
+      case TraceEventKind::CpuOp: return "cpu_op";
+      case TraceEventKind::Annotation: return "user_annotation";
+      case TraceEventKind::GpuAnnotation: return "gpu_user_annotation";
+      case TraceEventKind::Memcpy: return "memcpy";
+      case TraceEventKind::Memset: return "memset";
+      case TraceEventKind::Kernel: break;
+    }
+    switch (e.cls) {
+      case KernelClass::EmbFwd: return span_kind::kEmbFwd;
+      case KernelClass::EmbBwd: return span_kind::kEmbBwd;
+      case KernelClass::AllToAll: return a2aPhase(e, step);
+      case KernelClass::AllReduce: return span_kind::kDenseAllreduce;
+      case KernelClass::ReduceScatter: return "reduce_scatter";
+      case KernelClass::AllGather: return "all_gather";
+      case KernelClass::SendRecv: return "send_recv";
+      case KernelClass::Dense: return span_kind::kDense;
+      case KernelClass::Memory: return "memory";
+      case KernelClass::Other: break;
+    }
+    return "kernel";
+  }
+
+  void decideOffset() {
+    offset_decided = true;
+    const std::int64_t base = info.base_time_ns;
+    if (!have_ref) {
+      have_ref = true;
+      ref_base = base;
+      offset = 0;
+      if (!step_windows.empty()) {
+        ref_step = step_windows.begin()->first;
+        ref_start = step_windows.begin()->second.first;
+        report.clock_reference = "ProfilerStep#" + std::to_string(ref_step) + " start";
+      } else {
+        report.clock_reference = "none (first rank)";
+      }
+      return;
+    }
+    if (ref_step >= 0) {
+      if (auto it = step_windows.find(ref_step); it != step_windows.end()) {
+        offset = diff(ref_start, it->second.first);
+        report.clock_reference = "ProfilerStep#" + std::to_string(ref_step) + " start";
+        return;
+      }
+    }
+    if (base != 0 && ref_base != 0) {
+      offset = diff(base, ref_base);
+      report.clock_reference = "baseTimeNanoseconds";
+      if (ref_step >= 0)
+        warnings->push_back("rank " + std::to_string(info.rank) + " (" + info.source + ") has no ProfilerStep#" +
+                            std::to_string(ref_step) + ": aligned on baseTimeNanoseconds");
+      return;
+    }
+    if (ref_step >= 0 && !step_windows.empty()) {
+      offset = diff(ref_start, step_windows.begin()->second.first);
+      report.clock_reference = "ProfilerStep#" + std::to_string(step_windows.begin()->first) + " start";
+      warnings->push_back("rank " + std::to_string(info.rank) + ": first profiler step " +
+                          std::to_string(step_windows.begin()->first) + " differs from the reference step " +
+                          std::to_string(ref_step) + ": aligned on it anyway");
+      return;
+    }
+    offset = 0;
+    report.clock_reference = "none";
+    warnings->push_back("rank " + std::to_string(info.rank) + " (" + info.source +
+                        "): no common reference (profiler steps or baseTimeNanoseconds): clock left as is");
+  }
+
+  core::Status process(Ev& e) {
+    const std::int64_t step = stepOf(e);
+    if (isGpu(e.kind) && e.corr != 0 && streaming) launch.erase(e.corr);
+    const std::string_view kind = kindOf(e, step);
+    auto k = intern(kind);
+    if (!k) return k.error();
+    st::Span s;
+    s.rank = info.rank;
+    if (isGpu(e.kind)) {
+      s.stream = static_cast<int>(e.stream);
+    } else {
+      auto [it, inserted] = tids.emplace(e.stream, kCpuStreamBase + static_cast<std::int64_t>(tids.size()));
+      s.stream = static_cast<int>(it->second);
+    }
+    s.kind = *k;
+    s.name = e.name;
+    if (__builtin_add_overflow(e.start, offset, &s.startNs) || __builtin_add_overflow(e.end, offset, &s.endNs))
+      return core::Error{info.source + ": rank " + std::to_string(info.rank) +
+                         ": timestamps out of range after clock alignment (offset " + std::to_string(offset) + " ns)"};
+    s.step = step;
+    s.correlation = e.corr;
+    if (e.coll != kNoColl) s.bytes = colls[e.coll].bytes;
+    if (auto a = writer.addSpan(s); !a) return a.error();
+    ++report.spans_by_kind[std::string(kind)];
+    if (e.coll != kNoColl) {
+      const CollInfo& c = colls[e.coll];
+      st::Collective col;
+      col.rank = info.rank;
+      col.step = step;
+      auto op = intern(toText(e.cls));
+      if (!op) return op.error();
+      col.op = *op;
+      col.group = c.group;
+      col.bytes = c.bytes;
+      col.peers = c.peers;
+      col.startNs = s.startNs;
+      col.endNs = s.endNs;
+      if (auto a = writer.addCollective(col); !a) return a.error();
+      ++report.collectives;
+    }
+    if (step >= 0) {
+      st::StepSummary& sum = sums[step];
+      const std::int64_t d = diff(e.end, e.start);
+      if (e.kind == TraceEventKind::Kernel) {
+        if (e.cls == KernelClass::EmbFwd) sum.embFwdNs += d;
+        else if (e.cls == KernelClass::EmbBwd) sum.embBwdNs += d;
+        else if (e.cls == KernelClass::Dense) sum.denseNs += d;
+        else if (isCollective(e.cls)) sum.commNs += d;
+      } else if (e.kind == TraceEventKind::ProfilerStep) {
+        sum.totalNs = d;
+      }
+    }
+    return core::Ok{};
+  }
+
+  core::Status drain() {
+    for (const Ev& e : buf) learn(e);
+    if (!offset_decided) decideOffset();
+    for (Ev& e : buf) {
+      e.step = e.kind == TraceEventKind::ProfilerStep ? e.step : stepOf(e);
+      mark(e, e.step);
+    }
+    for (Ev& e : buf) {
+      if (e.kind != TraceEventKind::ProfilerStep) e.step = -1;  // recomputed in process()
+      if (auto s = process(e); !s) return s;
+    }
+    buf.clear();
+    buf.shrink_to_fit();
+    colls.clear();
+    colls.shrink_to_fit();
+    return core::Ok{};
+  }
+
+  void resetRank() {
+    in_rank = false;
+    info = {};
+    report = {};
+    buf.clear();
+    colls.clear();
+    windows.clear();
+    step_windows.clear();
+    launch.clear();
+    marks.clear();
+    tids.clear();
+    sums.clear();
+    streaming = false;
+    offset_decided = false;
+    offset = 0;
+  }
+};
+
+StoreImportSink::StoreImportSink(std::unique_ptr<State> s) : s_(std::move(s)) { s_->warnings = &warnings_; }
+StoreImportSink::~StoreImportSink() = default;
+
+core::Result<std::unique_ptr<StoreImportSink>> StoreImportSink::create(const std::filesystem::path& store,
+                                                                       const StoreImportOptions& options,
+                                                                       KernelClassifier classifier) {
+  st::RunHeader h;
+  h.kind = options.kind;
+  h.label = options.label;
+  if (options.config_json.empty()) {
+    nlohmann::ordered_json j;
+    j["schema"] = "shardscope.import/1";
+    j["mode"] = std::string(st::toText(options.kind));
+    h.configJson = j.dump();
+  } else {
+    h.configJson = options.config_json;
+  }
+  auto w = st::RunWriter::begin(store, h);
+  if (!w) return w.error();
+  auto state = std::make_unique<State>(std::move(w).value());
+  state->opts = options;
+  state->cls = std::move(classifier);
+  return std::unique_ptr<StoreImportSink>(new StoreImportSink(std::move(state)));
+}
+
+st::RunId StoreImportSink::run() const { return s_->writer.run(); }
+
+core::Status StoreImportSink::beginRank(const ImportRankInfo& rank) {
+  State& s = *s_;
+  if (s.failed_or_done) return core::Error{"import: the run is already finished"};
+  if (s.in_rank) return core::Error{rank.source + ": beginRank while rank " + std::to_string(s.info.rank) + " is open"};
+  if (rank.rank < 0) return core::Error{rank.source + ": rank: missing (expected a rank >= 0)"};
+  if (auto it = s.seen_ranks.find(rank.rank); it != s.seen_ranks.end())
+    return core::Error{rank.source + ": rank " + std::to_string(rank.rank) + " was already imported from " +
+                       it->second + " (duplicate rank: two files of the same rank?)"};
+  if (rank.world_size > 0) {
+    if (s.world_size > 0 && s.world_size != rank.world_size)
+      return core::Error{rank.source + ": distributedInfo.world_size: " + std::to_string(rank.world_size) + ", but " +
+                         s.world_source + " says " + std::to_string(s.world_size) +
+                         " (traces of different jobs? expected one world size)"};
+    if (rank.rank >= rank.world_size)
+      return core::Error{rank.source + ": distributedInfo.rank: " + std::to_string(rank.rank) +
+                         " (expected < world_size " + std::to_string(rank.world_size) + ")"};
+    s.world_size = rank.world_size;
+    s.world_source = rank.source;
+  }
+  s.resetRank();
+  s.in_rank = true;
+  s.info = rank;
+  s.report.rank = rank.rank;
+  s.report.source = rank.source;
+  s.seen_ranks[rank.rank] = rank.source;
+  return core::Ok{};
+}
+
+core::Status StoreImportSink::event(const TraceEvent& e) {
+  State& s = *s_;
+  if (!s.in_rank) return core::Error{"import: event outside a rank"};
+  auto name = s.intern(e.name);
+  if (!name) return name.error();
+  Ev v;
+  v.start = e.start_ns;
+  v.end = std::max(e.start_ns, e.end_ns);
+  v.stream = e.stream;
+  v.corr = e.correlation;
+  v.step = e.step;
+  v.name = *name;
+  v.kind = e.kind;
+  if (e.kind == TraceEventKind::Kernel) {
+    v.cls = s.cls.classify(e.name, e.collective);
+    if (isCollective(v.cls)) {
+      CollInfo c;
+      // Element counts beyond 2^50 are not real messages: no bytes rather than an overflow.
+      constexpr std::int64_t kMaxNelems = std::int64_t{1} << 50;
+      if (e.in_nelems >= 0 && e.in_nelems < kMaxNelems && e.out_nelems >= 0 && e.out_nelems < kMaxNelems)
+        c.bytes = (e.in_nelems + e.out_nelems) * dtypeBytes(e.dtype);
+      auto [text, n] = groupText(e.group_ranks);
+      c.peers = std::max(0, (n > 0 ? n : e.group_size) - 1);
+      if (!text.empty()) {
+        auto g = s.intern(text);
+        if (!g) return g.error();
+        c.group = *g;
+      }
+      v.coll = static_cast<std::uint32_t>(s.colls.size());
+      s.colls.push_back(c);
+    }
+    if (s.info.device < 0 && e.device >= 0) s.info.device = e.device;
+  } else if (isGpuWork(e.kind)) {
+    v.cls = KernelClass::Memory;
+  }
+  ++s.report.events;
+  if (e.kind == TraceEventKind::ProfilerStep) ++s.report.steps;
+  if (!s.streaming) {
+    s.buf.push_back(v);
+    if (s.buf.size() >= s.opts.max_buffered_events) {
+      s.streaming = true;
+      s.report.streamed = true;
+      warnings_.push_back("rank " + std::to_string(s.info.rank) + " (" + s.info.source + "): more than " +
+                          std::to_string(s.opts.max_buffered_events) +
+                          " events: written as streamed, steps and all-to-all phases from what came before");
+      return s.drain();
+    }
+    return core::Ok{};
+  }
+  s.learn(v);
+  std::int64_t step = v.kind == TraceEventKind::ProfilerStep ? v.step : s.stepOf(v);
+  s.mark(v, step);
+  if (v.coll != kNoColl) {
+    auto st = s.process(v);
+    s.colls.clear();
+    return st;
+  }
+  return s.process(v);
+}
+
+core::Status StoreImportSink::updateRank(const ImportRankInfo& rank) {
+  State& s = *s_;
+  if (!s.in_rank) return core::Error{"import: updateRank outside a rank"};
+  if (rank.rank != s.info.rank)
+    return core::Error{rank.source + ": rank changed from " + std::to_string(s.info.rank) + " to " +
+                       std::to_string(rank.rank) + " while importing"};
+  if (rank.world_size > 0 && s.world_size > 0 && rank.world_size != s.world_size)
+    return core::Error{rank.source + ": distributedInfo.world_size: " + std::to_string(rank.world_size) + ", but " +
+                       s.world_source + " says " + std::to_string(s.world_size) + " (expected one world size)"};
+  if (rank.world_size > 0 && s.world_size <= 0) {
+    s.world_size = rank.world_size;
+    s.world_source = rank.source;
+  }
+  const int device = s.info.device;
+  s.info = rank;
+  if (s.info.device < 0) s.info.device = device;
+  return core::Ok{};
+}
+
+core::Status StoreImportSink::endRank() {
+  State& s = *s_;
+  if (!s.in_rank) return core::Error{"import: endRank outside a rank"};
+  if (auto d = s.drain(); !d) return d;
+  for (auto& [step, sum] : s.sums) {
+    if (s.step_windows.count(step) == 0) continue;
+    sum.step = step;
+    sum.rank = s.info.rank;
+    if (auto a = s.writer.addStepSummary(sum); !a) return a;
+  }
+  st::RankInfo r;
+  r.rank = s.info.rank;
+  r.host = s.info.host;
+  r.device = s.info.device;
+  r.shardingGroup = 0;  // one group of every imported rank (docs/formats/import-trace.md)
+  r.replicaGroup = 0;
+  if (auto a = s.writer.addRank(r); !a) return a;
+  if (auto c = s.writer.commit(); !c) return c;
+  s.report.clock_offset_ns = s.offset;
+  if (s.report.steps == 0)
+    warnings_.push_back("rank " + std::to_string(s.info.rank) + " (" + s.info.source +
+                        "): no ProfilerStep events: no steps, report has nothing to analyse for it");
+  done_.push_back(s.report);
+  s.resetRank();
+  return core::Ok{};
+}
+
+core::Status StoreImportSink::finish() {
+  State& s = *s_;
+  if (s.failed_or_done) return core::Error{"import: the run is already finished"};
+  if (s.in_rank) return fail("a rank was not finished");
+  if (done_.empty()) {
+    (void)fail("no rank imported");
+    return core::Error{"import: no rank imported"};
+  }
+  if (s.world_size > 0 && static_cast<int>(done_.size()) < s.world_size)
+    warnings_.push_back("imported " + std::to_string(done_.size()) + " of world_size " + std::to_string(s.world_size) +
+                        " ranks");
+  s.failed_or_done = true;
+  return s.writer.finish();
+}
+
+core::Status StoreImportSink::fail(std::string_view reason) {
+  State& s = *s_;
+  if (s.failed_or_done) return core::Ok{};
+  s.failed_or_done = true;
+  return s.writer.fail(reason);
+}
+
+}  // namespace shardscope::profiler

@@ -1,0 +1,42 @@
+// PyTorch profiler (Kineto) JSON traces, one file per rank, plain or gzip:
+// streamed with a SAX parser over a decompressing reader, so memory does
+// not grow with the file. Events go to a TraceEventSink; docs/import.md.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "shardscope/core/result.h"
+#include "shardscope/profiler/trace_import.h"
+
+namespace shardscope::profiler {
+
+struct KinetoOptions {
+  // Rank when the file has no distributedInfo.rank (-1: that is an error).
+  int fallback_rank = -1;
+  // Called about every MiB read: (bytes of the file read so far, file size).
+  // Returning false cancels the import ("cancelled" error).
+  std::function<bool(std::uint64_t done, std::uint64_t total)> progress;
+};
+
+// What one import saw, for the CLI's summary and warnings.
+struct KinetoStats {
+  std::uint64_t bytes_json = 0;            // uncompressed JSON bytes parsed
+  std::uint64_t events = 0;                // events given to the sink
+  std::map<std::string, std::uint64_t> by_cat;         // imported events per category
+  std::map<std::string, std::uint64_t> unknown_cats;   // "X" events of other categories (skipped, warned)
+  std::map<std::string, std::uint64_t> other_phases;   // events with ph != "X" (M, s, f, i, C, ...; skipped)
+  std::uint64_t missing_time = 0;          // "X" events without a valid ts or dur (skipped, warned)
+  bool two_passes = false;                 // distributedInfo followed traceEvents: read twice
+  bool rank_from_fallback = false;
+};
+
+// Streams `path` into `sink` (beginRank, event..., updateRank, endRank).
+// Errors name the file and, for parse errors, the byte offset in the
+// uncompressed JSON: "<file>: byte 1234: ...". Never throws.
+[[nodiscard]] core::Result<KinetoStats> importKineto(const std::string& path, TraceEventSink& sink,
+                                                     const KinetoOptions& options = {});
+
+}  // namespace shardscope::profiler

@@ -1,0 +1,81 @@
+// Writes imported traces (any number of ranks, one TraceEventSink rank at a
+// time) as one trace-store run that `report` analyses like an engine run:
+// classified spans, NCCL collectives, steps from profiler steps, step
+// summaries, ranks aligned on a common clock. docs/formats/import-trace.md.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "shardscope/core/result.h"
+#include "shardscope/core/store/run_writer.h"
+#include "shardscope/core/store/store_types.h"
+#include "shardscope/profiler/import_classify.h"
+#include "shardscope/profiler/trace_import.h"
+
+namespace shardscope::profiler {
+
+struct StoreImportOptions {
+  core::store::RunKind kind = core::store::RunKind::ImportKineto;
+  std::string label;
+  std::string config_json;  // runs.config_json; empty: a shardscope.import/1 stub naming the kind
+  // Events of one rank held before they are written. Past it the rank is
+  // written as it streams (steps and a2a phases from what was seen so far).
+  std::size_t max_buffered_events = 1'000'000;
+};
+
+// What was imported for one rank (the CLI prints it).
+struct ImportedRank {
+  int rank = -1;
+  std::string source;
+  std::uint64_t events = 0;
+  std::map<std::string, std::uint64_t> spans_by_kind;  // span kind -> count
+  std::int64_t collectives = 0;
+  std::int64_t steps = 0;                                // profiler steps seen
+  std::int64_t clock_offset_ns = 0;                      // added to the file's clock
+  std::string clock_reference;                           // "ProfilerStep#3 start", "baseTimeNanoseconds", "none"
+  bool streamed = false;                                 // exceeded max_buffered_events
+};
+
+class StoreImportSink final : public TraceEventSink {
+ public:
+  // Begins the run (status 'running'). `classifier` may be null (defaults).
+  [[nodiscard]] static core::Result<std::unique_ptr<StoreImportSink>> create(const std::filesystem::path& store,
+                                                                             const StoreImportOptions& options,
+                                                                             KernelClassifier classifier = {});
+  ~StoreImportSink() override;
+
+  core::Status beginRank(const ImportRankInfo& rank) override;
+  core::Status event(const TraceEvent& event) override;
+  core::Status updateRank(const ImportRankInfo& rank) override;
+  core::Status endRank() override;
+
+  // After every file imported: checks (world sizes, missing ranks become
+  // warnings) and marks the run complete. fail() marks it failed.
+  [[nodiscard]] core::Status finish();
+  [[nodiscard]] core::Status fail(std::string_view reason);
+
+  [[nodiscard]] core::store::RunId run() const;
+  [[nodiscard]] const std::vector<ImportedRank>& ranks() const { return done_; }
+  [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
+
+ private:
+  struct State;
+  explicit StoreImportSink(std::unique_ptr<State> s);
+  std::unique_ptr<State> s_;
+  std::vector<ImportedRank> done_;
+  std::vector<std::string> warnings_;
+};
+
+// Bytes of one element of a trace dtype ("Float" 4, "BFloat16" 2, "Long" 8,
+// ...); 0 when unknown.
+[[nodiscard]] int dtypeBytes(std::string_view dtype);
+
+}  // namespace shardscope::profiler

@@ -1,0 +1,72 @@
+// Importing traces of real trainers (PyTorch profiler / Kineto JSON, Nsight
+// Systems SQLite export): each importer streams a file's events, one rank at
+// a time, into a TraceEventSink; StoreImportSink classifies them
+// (import_classify.h) and writes one trace-store run that `report` analyses
+// like an engine run (docs/formats/import-trace.md). Events are passed by
+// view: a sink copies what it keeps, so memory stays bounded for huge files.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "shardscope/core/result.h"
+
+namespace shardscope::profiler {
+
+// What one imported file says about its rank.
+struct ImportRankInfo {
+  int rank = -1;        // distributedInfo.rank (Kineto) or the one given on the command line
+  int world_size = -1;  // -1 when the file does not say
+  std::string source;   // file path
+  std::string host;     // when the file says
+  int device = -1;
+  std::string backend;  // "nccl", ...
+  std::int64_t base_time_ns = 0;  // the file's clock origin (Kineto baseTimeNanoseconds), 0 when absent
+};
+
+enum class TraceEventKind {
+  Kernel,         // GPU kernel (Kineto cat "kernel"; nsys CUPTI_ACTIVITY_KIND_KERNEL)
+  Memcpy,         // gpu_memcpy / CUPTI_ACTIVITY_KIND_MEMCPY
+  Memset,         // gpu_memset / CUPTI_ACTIVITY_KIND_MEMSET
+  Runtime,        // cuda_runtime, cuda_driver / CUPTI_ACTIVITY_KIND_RUNTIME
+  CpuOp,          // cpu_op
+  Annotation,     // user_annotation / NVTX range on the CPU
+  GpuAnnotation,  // gpu_user_annotation
+  ProfilerStep,   // "ProfilerStep#N" (Kineto) or an NVTX range named so: a training step
+};
+
+struct TraceEvent {
+  TraceEventKind kind = TraceEventKind::Kernel;
+  std::string_view name;
+  std::int64_t start_ns = 0;  // on the file's clock
+  std::int64_t end_ns = 0;
+  int device = -1;            // GPU events
+  std::int64_t stream = 0;    // GPU: CUDA stream; CPU: thread id
+  std::int64_t correlation = 0;  // launch <-> kernel, 0 when none
+  std::int64_t step = -1;        // ProfilerStep events: N; others: -1 (the sink assigns steps)
+  // NCCL kernels, when the trace carries them (Kineto args).
+  std::string_view collective;     // "all_to_all", "allreduce", ... ("" when unknown)
+  std::int64_t in_nelems = 0, out_nelems = 0;
+  std::string_view dtype;          // "Float", "BFloat16", ...
+  int group_size = 0;
+  std::string_view group_ranks;    // "[0, 2, 4, 6]" as in the trace
+};
+
+// Receives one rank's events. Every call may fail (a store error, a limit);
+// an importer stops at the first error and returns it.
+class TraceEventSink {
+ public:
+  virtual ~TraceEventSink() = default;
+  virtual core::Status beginRank(const ImportRankInfo& rank) = 0;
+  virtual core::Status event(const TraceEvent& event) = 0;
+  // What a file says after its events (Kineto writes baseTimeNanoseconds at
+  // the end): the rank's info again, complete, before endRank. Same rank.
+  virtual core::Status updateRank(const ImportRankInfo& rank) {
+    (void)rank;
+    return core::Ok{};
+  }
+  virtual core::Status endRank() = 0;
+};
+
+}  // namespace shardscope::profiler

@@ -1,0 +1,386 @@
+// Kineto importer and the store sink on fixtures that follow the PyTorch
+// profiler's JSON (tests/data/import/make_fixtures.py): events per kind,
+// steps via correlation, NCCL collectives, step summaries, clock offsets,
+// the analysis of the imported run, and every malformed input as an error.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <zlib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "shardscope/core/store/trace_store.h"
+#include "shardscope/profiler/kineto_import.h"
+#include "shardscope/profiler/run_analysis.h"
+#include "shardscope/profiler/store_import_sink.h"
+
+using namespace shardscope;
+namespace st = core::store;
+using profiler::TraceEventKind;
+
+namespace {
+
+const std::string kData = std::string(SHARDSCOPE_TEST_DATA_DIR) + "/import/";
+
+struct Recorded {
+  TraceEventKind kind;
+  std::string name, collective, dtype, group;
+  std::int64_t start, end, stream, correlation, step, in_nelems;
+  int device, group_size;
+};
+
+class RecordingSink : public profiler::TraceEventSink {
+ public:
+  core::Status beginRank(const profiler::ImportRankInfo& r) override {
+    begins.push_back(r);
+    return core::Ok{};
+  }
+  core::Status event(const profiler::TraceEvent& e) override {
+    events.push_back({e.kind, std::string(e.name), std::string(e.collective), std::string(e.dtype),
+                      std::string(e.group_ranks), e.start_ns, e.end_ns, e.stream, e.correlation, e.step, e.in_nelems,
+                      e.device, e.group_size});
+    return core::Ok{};
+  }
+  core::Status updateRank(const profiler::ImportRankInfo& r) override {
+    updates.push_back(r);
+    return core::Ok{};
+  }
+  core::Status endRank() override {
+    ++ends;
+    return core::Ok{};
+  }
+  std::vector<profiler::ImportRankInfo> begins, updates;
+  std::vector<Recorded> events;
+  int ends = 0;
+};
+
+std::size_t countKind(const std::vector<Recorded>& ev, TraceEventKind k) {
+  std::size_t n = 0;
+  for (const auto& e : ev) n += e.kind == k ? 1 : 0;
+  return n;
+}
+
+// Imports files into a fresh store; returns the sink's error or finish().
+struct Imported {
+  std::unique_ptr<profiler::StoreImportSink> sink;
+  core::Status status = core::Ok{};
+};
+
+Imported importFiles(const std::string& store, const std::vector<std::string>& files,
+                     profiler::KernelClassifier cls = {}) {
+  Imported out;
+  profiler::StoreImportOptions o;
+  o.label = "test";
+  auto s = profiler::StoreImportSink::create(store, o, std::move(cls));
+  if (!s) {
+    out.status = s.error();
+    return out;
+  }
+  out.sink = std::move(s).value();
+  for (const auto& f : files) {
+    auto r = profiler::importKineto(f, *out.sink);
+    if (!r) {
+      (void)out.sink->fail(r.error().message);
+      out.status = r.error();
+      return out;
+    }
+  }
+  out.status = out.sink->finish();
+  return out;
+}
+
+}  // namespace
+
+class TestKinetoImport : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void parsesPlainJsonEvents() {
+    RecordingSink sink;
+    auto r = profiler::importKineto(kData + "rank0.json", sink);
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+    QCOMPARE(sink.begins.size(), std::size_t{1});
+    QCOMPARE(sink.begins[0].rank, 0);
+    QCOMPARE(sink.begins[0].world_size, 2);
+    QCOMPARE(sink.begins[0].backend, std::string("nccl"));
+    QCOMPARE(sink.updates.size(), std::size_t{1});
+    QCOMPARE(sink.updates[0].base_time_ns, std::int64_t{1733000000000000000});  // written after traceEvents
+    QCOMPARE(sink.ends, 1);
+    QVERIFY(!r->two_passes);
+    // Per step: 7 kernels, 1 memcpy, 8 launches, 1 cpu op, 1 annotation, 1 profiler step.
+    QCOMPARE(countKind(sink.events, TraceEventKind::Kernel), std::size_t{14});
+    QCOMPARE(countKind(sink.events, TraceEventKind::Memcpy), std::size_t{2});
+    QCOMPARE(countKind(sink.events, TraceEventKind::Runtime), std::size_t{16});
+    QCOMPARE(countKind(sink.events, TraceEventKind::CpuOp), std::size_t{2});
+    QCOMPARE(countKind(sink.events, TraceEventKind::Annotation), std::size_t{2});
+    QCOMPARE(countKind(sink.events, TraceEventKind::ProfilerStep), std::size_t{2});
+    QCOMPARE(r->events, std::uint64_t{38});
+    QCOMPARE(r->unknown_cats.at("python_function"), std::uint64_t{1});
+    QCOMPARE(r->other_phases.at("M"), std::uint64_t{1});
+    QCOMPARE(r->other_phases.at("s"), std::uint64_t{1});
+    bool saw_nccl = false;
+    for (const auto& e : sink.events) {
+      if (e.kind == TraceEventKind::ProfilerStep) QVERIFY(e.step == 5 || e.step == 6);
+      if (e.collective == "allreduce") {
+        saw_nccl = true;
+        QCOMPARE(e.in_nelems, std::int64_t{1000000});
+        QCOMPARE(e.dtype, std::string("Float"));
+        QCOMPARE(e.group_size, 2);
+        QCOMPARE(e.group, std::string("[0, 1]"));
+        QCOMPARE(e.stream, std::int64_t{7});
+        QCOMPARE(e.device, 0);
+        QVERIFY(e.correlation > 0);
+        QCOMPARE(e.end - e.start, std::int64_t{400'000});  // us -> ns
+      }
+    }
+    QVERIFY(saw_nccl);
+  }
+
+  void gzipWithDistributedInfoLastReadsTwice() {
+    RecordingSink sink;
+    auto r = profiler::importKineto(kData + "rank1.json.gz", sink);
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+    QVERIFY(r->two_passes);
+    QCOMPARE(sink.begins.size(), std::size_t{1});
+    QCOMPARE(sink.begins[0].rank, 1);
+    QCOMPARE(countKind(sink.events, TraceEventKind::Kernel), std::size_t{14});
+    QCOMPARE(countKind(sink.events, TraceEventKind::ProfilerStep), std::size_t{2});
+    // Fractional microseconds are exact: 6000123.5 us.
+    for (const auto& e : sink.events)
+      if (e.kind == TraceEventKind::ProfilerStep && e.step == 5) QCOMPARE(e.start, std::int64_t{6'000'123'500});
+  }
+
+  void importsTwoRanksIntoAStore() {
+    QTemporaryDir dir;
+    const std::string store = dir.filePath("s.sqlite").toStdString();
+    auto imp = importFiles(store, {kData + "rank0.json", kData + "rank1.json.gz"});
+    QVERIFY2(imp.status.ok(), imp.status.ok() ? "" : imp.status.error().message.c_str());
+    if (imp.sink == nullptr) QFAIL("no sink");
+    const auto& ranks = imp.sink->ranks();
+    QCOMPARE(ranks.size(), std::size_t{2});
+    QCOMPARE(ranks[0].clock_offset_ns, std::int64_t{0});
+    QCOMPARE(ranks[1].clock_offset_ns, std::int64_t{1'000'000'000 - 6'000'123'500});
+    QCOMPARE(ranks[1].clock_reference, std::string("ProfilerStep#5 start"));
+    QCOMPARE(ranks[0].spans_by_kind.at("emb_fwd"), std::uint64_t{2});
+    QCOMPARE(ranks[0].spans_by_kind.at("emb_bwd"), std::uint64_t{2});
+    QCOMPARE(ranks[0].spans_by_kind.at("a2a_ids"), std::uint64_t{2});
+    QCOMPARE(ranks[0].spans_by_kind.at("a2a_pooled"), std::uint64_t{2});
+    QCOMPARE(ranks[0].spans_by_kind.at("a2a_grads"), std::uint64_t{2});
+    QCOMPARE(ranks[1].spans_by_kind.at("a2a_pooled"), std::uint64_t{2});
+    QCOMPARE(ranks[0].spans_by_kind.at("dense_allreduce"), std::uint64_t{2});
+    QCOMPARE(ranks[0].spans_by_kind.at("dense"), std::uint64_t{2});
+    QCOMPARE(ranks[0].spans_by_kind.at("memcpy"), std::uint64_t{2});
+    QCOMPARE(ranks[0].spans_by_kind.at("step"), std::uint64_t{2});
+    QCOMPARE(ranks[0].spans_by_kind.at("cuda_runtime"), std::uint64_t{16});
+    QCOMPARE(ranks[0].collectives, std::int64_t{8});
+
+    auto ts = st::openStore(store, st::OpenMode::ReadOnly);
+    QVERIFY2(ts.ok(), ts.ok() ? "" : ts.error().message.c_str());
+    const st::RunId run = imp.sink->run();
+    auto rec = ts->run(run);
+    QVERIFY(rec.ok());
+    QVERIFY(rec->kind == st::RunKind::ImportKineto);
+    QVERIFY(rec->isComplete());
+    auto strings = ts->strings();
+    QVERIFY(strings.ok());
+
+    // Collectives: op, bytes = (in + out) nelems x dtype size, group, peers, steps via correlation.
+    auto colls = ts->collectives(run);
+    QVERIFY(colls.ok());
+    QCOMPARE(colls->size(), std::size_t{16});
+    std::map<std::pair<std::string, std::int64_t>, int> per;
+    for (const auto& c : *colls) {
+      const std::string op(strings->at(c.op));
+      QCOMPARE(std::string(strings->at(c.group)), std::string("0,1"));
+      QCOMPARE(c.peers, 1);
+      if (op == "all_reduce") QCOMPARE(c.bytes, std::int64_t{8'000'000});
+      else if (op == "all_to_all") QVERIFY(c.bytes == 16384 || c.bytes == 32768);
+      else QFAIL(("unexpected op " + op).c_str());
+      QVERIFY(c.step == 5 || c.step == 6);  // the allreduce runs after the CPU window: its launch decides
+      ++per[{op, c.step}];
+    }
+    QCOMPARE(per[std::make_pair(std::string("all_reduce"), std::int64_t{5})], 2);
+    QCOMPARE(per[std::make_pair(std::string("all_reduce"), std::int64_t{6})], 2);
+
+    // Step summaries per (step, rank).
+    auto sums = ts->stepSummaries(run);
+    QVERIFY(sums.ok());
+    QCOMPARE(sums->size(), std::size_t{4});
+    for (const auto& s : *sums) {
+      QCOMPARE(s.totalNs, std::int64_t{10'000'000});
+      QCOMPARE(s.denseNs, std::int64_t{500'000});
+      if (s.rank == 0) {
+        QCOMPARE(s.embFwdNs, std::int64_t{1'000'000});
+        QCOMPARE(s.embBwdNs, std::int64_t{1'500'000});
+        QCOMPARE(s.commNs, std::int64_t{1'200'000});
+      } else {
+        QCOMPARE(s.embFwdNs, std::int64_t{3'000'000});
+        QCOMPARE(s.embBwdNs, std::int64_t{2'500'000});
+        QCOMPARE(s.commNs, std::int64_t{1'150'000});
+      }
+    }
+    // Aligned clocks: both ranks' ProfilerStep#5 start at the same time.
+    auto spans = ts->spansInWindow(run, {}, std::numeric_limits<std::int64_t>::min(),
+                                   std::numeric_limits<std::int64_t>::max());
+    QVERIFY(spans.ok());
+    std::map<int, std::int64_t> step5;
+    for (const auto& s : *spans) {
+      if (strings->at(s.kind) == "step" && s.step == 5) step5[s.rank] = s.startNs;
+      if (strings->at(s.kind) == "cpu_op") QVERIFY(s.stream >= 100000);
+      if (strings->at(s.kind) == "emb_fwd") {
+        QCOMPARE(s.stream, 7);
+        QVERIFY(strings->at(s.name).find("split_embedding_codegen_forward") != std::string_view::npos);
+        QVERIFY(s.correlation != 0);
+      }
+    }
+    QCOMPARE(step5.size(), std::size_t{2});
+    QCOMPARE(step5[0], step5[1]);
+
+    // The analysis reads it like an engine run.
+    auto a = profiler::analyzeRun(*ts, run);
+    QVERIFY2(a.ok(), a.ok() ? "" : a.error().message.c_str());
+    QCOMPARE(a->steps, std::int64_t{2});
+    QCOMPARE(a->ranks.size(), std::size_t{2});
+    QVERIFY(std::abs(a->ranks[0].compute_ms - 2.5) < 1e-9);
+    QVERIFY(std::abs(a->ranks[1].compute_ms - 5.5) < 1e-9);
+    QVERIFY(std::abs(a->overall.max_over_mean - 5.5 / 4.0) < 1e-9);
+    QCOMPARE(a->overall.slowest_rank, 1);
+    bool ids_wait = false;
+    for (const auto& c : a->ranks[0].comm)
+      if (c.kind == "a2a_ids") {
+        ids_wait = true;
+        QVERIFY(std::abs(c.ms - 0.2) < 1e-9);
+        QVERIFY(std::abs(c.wait_ms - 0.05) < 1e-9);  // 200 us vs the peer's 150 us
+      }
+    QVERIFY(ids_wait);
+    const std::string text = profiler::formatReport(*a);
+    QVERIFY(text.find("a2a_pooled") != std::string::npos);
+  }
+
+  void customRulesPrependToDefaults() {
+    auto cls = profiler::KernelClassifier::fromFile(kData + "rules.json");
+    QVERIFY2(cls.ok(), cls.ok() ? "" : cls.error().message.c_str());
+    QTemporaryDir dir;
+    auto imp = importFiles(dir.filePath("s.sqlite").toStdString(), {kData + "rank0.json"}, std::move(cls).value());
+    QVERIFY(imp.status.ok());
+    if (imp.sink == nullptr) QFAIL("no sink");
+    QCOMPARE(imp.sink->ranks()[0].spans_by_kind.at("emb_fwd"), std::uint64_t{4});  // the sgemm now counts
+    QCOMPARE(imp.sink->ranks()[0].spans_by_kind.count("dense"), std::size_t{0});
+  }
+
+  void malformedInputsAreErrors_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("truncated") << "truncated.json" << "truncated.json: byte ";
+    QTest::newRow("truncated gzip") << "truncated.json.gz" << "truncated.json.gz: byte ";
+    QTest::newRow("wrong json") << "wrong.json" << "wrong.json: byte ";
+    QTest::newRow("no traceEvents") << "no_events.json" << "traceEvents: missing";
+    QTest::newRow("traceEvents object") << "events_object.json" << "traceEvents: expected an array";
+    QTest::newRow("top-level array") << "top_array.json" << "expected a JSON object at the top level";
+    QTest::newRow("no rank") << "no_rank.json" << "distributedInfo.rank: missing";
+    QTest::newRow("missing file") << "does_not_exist.json" << "does_not_exist.json: cannot read";
+  }
+  void malformedInputsAreErrors() {
+    QFETCH(QString, file);
+    QFETCH(QString, expected);
+    RecordingSink sink;
+    auto r = profiler::importKineto(kData + file.toStdString(), sink);
+    QVERIFY(!r.ok());
+    QVERIFY2(r.error().message.find(expected.toStdString()) != std::string::npos, r.error().message.c_str());
+    QVERIFY2(r.error().message.find(file.toStdString()) != std::string::npos, r.error().message.c_str());
+  }
+
+  void fallbackRankWhenFileHasNone() {
+    RecordingSink sink;
+    profiler::KinetoOptions o;
+    o.fallback_rank = 3;
+    auto r = profiler::importKineto(kData + "no_rank.json", sink, o);
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+    QVERIFY(r->rank_from_fallback);
+    QCOMPARE(sink.begins.at(0).rank, 3);
+  }
+
+  void duplicateRanksAndMixedWorldSizesFail() {
+    QTemporaryDir dir;
+    const std::string store = dir.filePath("s.sqlite").toStdString();
+    auto dup = importFiles(store, {kData + "rank0.json", kData + "rank0.json"});
+    QVERIFY(!dup.status.ok());
+    QVERIFY2(dup.status.error().message.find("rank 0 was already imported") != std::string::npos,
+             dup.status.error().message.c_str());
+    auto mixed = importFiles(store, {kData + "rank0.json", kData + "mixed_world.json"});
+    QVERIFY(!mixed.status.ok());
+    QVERIFY2(mixed.status.error().message.find("mixed_world.json: distributedInfo.world_size: 4") != std::string::npos,
+             mixed.status.error().message.c_str());
+    auto ts = st::openStore(store, st::OpenMode::ReadOnly);
+    QVERIFY(ts.ok());
+    auto runs = ts->listRuns();
+    QVERIFY(runs.ok());
+    QCOMPARE(runs->size(), std::size_t{2});
+    for (const auto& run : *runs) QVERIFY(run.status == st::RunStatus::Failed);
+  }
+
+  void cancelViaProgress() {
+    RecordingSink sink;
+    profiler::KinetoOptions o;
+    o.progress = [](std::uint64_t, std::uint64_t) { return false; };
+    auto r = profiler::importKineto(kData + "rank0.json", sink, o);
+    QVERIFY(!r.ok());
+    QVERIFY2(r.error().message.find("cancelled") != std::string::npos, r.error().message.c_str());
+  }
+
+  void streamedPastTheCapGivesTheSameSummaries() {
+    QTemporaryDir dir;
+    const std::string store = dir.filePath("s.sqlite").toStdString();
+    profiler::StoreImportOptions o;
+    o.max_buffered_events = 20;  // rank0's ProfilerSteps and launches come first in the file
+    auto s = profiler::StoreImportSink::create(store, o);
+    QVERIFY(s.ok());
+    auto& sink = **s;
+    auto r = profiler::importKineto(kData + "rank0.json", sink);
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+    QVERIFY(sink.finish().ok());
+    QVERIFY(sink.ranks()[0].streamed);
+    auto ts = st::openStore(store, st::OpenMode::ReadOnly);
+    QVERIFY(ts.ok());
+    auto sums = ts->stepSummaries(sink.run());
+    QVERIFY(sums.ok());
+    QCOMPARE(sums->size(), std::size_t{2});
+    std::int64_t fwd = 0;
+    for (const auto& x : *sums) fwd += x.embFwdNs;
+    QCOMPARE(fwd, std::int64_t{2'000'000});
+  }
+
+  void outOfRangeTimesAreSkipped() {
+    QTemporaryDir dir;
+    const std::string p = dir.filePath("huge.json").toStdString();
+    std::ofstream(p) << R"({"distributedInfo": {"rank": 0, "world_size": 1}, "traceEvents": [
+      {"ph": "X", "cat": "kernel", "name": "k", "ts": 1e300, "dur": 1},
+      {"ph": "X", "cat": "kernel", "name": "k", "ts": -9223372036854775808, "dur": 1},
+      {"ph": "X", "cat": "kernel", "name": "k", "ts": 5, "dur": 99999999999999999999999},
+      {"ph": "X", "cat": "kernel", "name": "k", "ts": 5.0005, "dur": 1.25},
+      {"ph": "X", "cat": "kernel", "name": "k", "ts": 7}]})";
+    RecordingSink sink;
+    auto r = profiler::importKineto(p, sink);
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+    QCOMPARE(r->missing_time, std::uint64_t{4});
+    QCOMPARE(sink.events.size(), std::size_t{1});
+    QCOMPARE(sink.events[0].start, std::int64_t{5001});  // 5.0005 us rounds half up
+    QCOMPARE(sink.events[0].end, std::int64_t{5001 + 1250});
+  }
+
+  void dtypeSizes() {
+    QCOMPARE(profiler::dtypeBytes("Float"), 4);
+    QCOMPARE(profiler::dtypeBytes("BFloat16"), 2);
+    QCOMPARE(profiler::dtypeBytes("Long"), 8);
+    QCOMPARE(profiler::dtypeBytes("c10::Half"), 2);
+    QCOMPARE(profiler::dtypeBytes("Mystery"), 0);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestKinetoImport)
+#include "test_kineto_import.moc"
