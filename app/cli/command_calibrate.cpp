@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "trainer_plan.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/profiler/calibration_fit.h"
@@ -15,18 +16,26 @@ namespace shardscope::app::cli {
 
 namespace {
 constexpr const char* kCalibrateHelp = R"(usage: shardscope-cli calibrate --store F --runs 1,2,3 [--holdout 4,5] [--out cal.json] [--json]
+                              [--plan P --model M [--cluster C] [--world-size N] [--layout L]]
 
 Fits the cost model's embedding constants (embedding_bandwidth_gbps,
-backward_scale, kernel_overhead_us, lookup_overhead_ns) to the measured
-forward/backward time of every shard of the --runs engine runs (non-negative
-least squares on relative error, with the measured lookups and unique rows),
-then predicts the per-rank embedding compute of the --holdout runs with the
-planner's cost model, calibrated and with the default constants, and prints
-both errors (MAPE). --out writes the calibration (shardscope.calibration/1);
-`plan --calibration cal.json` uses it. A coefficient that fits to 0 is not
-written (the planner keeps its default). --json prints the whole report.
-Exit 0 ok, 1 store/runs unreadable or not fit-able, 2 usage, 3 writing --out failed.
+backward_scale, kernel_overhead_us, lookup_overhead_ns, ...) by non-negative
+least squares on relative error: for engine runs to the measured
+forward/backward time of every shard (with the measured lookups and unique
+rows); for imported traces to each rank's measured embedding forward/backward
+time against the sum of the shards the plan gives it (lookups expected from
+the tables' access profiles). Then predicts the per-rank embedding compute of
+the --holdout runs with the planner's cost model, calibrated and with the
+default constants, and prints both errors (MAPE). --out writes the
+calibration (shardscope.calibration/1); `plan --calibration cal.json` uses it.
+A coefficient that fits to 0 is not written (the planner keeps its default).
+--json prints the whole report.
+
+An imported trace has no plan unless `import` was given one; these give the
+plan the trainer ran, used for every run that lacks one:
 )";
+constexpr const char* kCalibrateExit =
+    "\nExit 0 ok, 1 store/runs/plan unreadable or not fit-able, 2 usage, 3 writing --out failed.\n";
 
 // "1,2,3" -> ids; nullopt on anything else (empty items, signs, zero, duplicates).
 std::optional<std::vector<core::store::RunId>> parseRunList(const std::string& text) {
@@ -46,7 +55,7 @@ std::optional<std::vector<core::store::RunId>> parseRunList(const std::string& t
 
 int runCalibrate(Args args) {
   if (args.flag("--help")) {
-    std::cout << kCalibrateHelp;
+    std::cout << kCalibrateHelp << kTrainerPlanHelp << kCalibrateExit;
     return kExitOk;
   }
   const bool json = args.flag("--json");
@@ -54,6 +63,7 @@ int runCalibrate(Args args) {
   auto runs_arg = args.option("--runs");
   auto holdout_arg = args.option("--holdout");
   auto out_arg = args.option("--out");
+  const TrainerPlanArgs trainer = takeTrainerPlanArgs(args);
   if (!args.error().empty()) return usageError("calibrate: " + args.error());
   if (auto u = args.unknownOption()) return usageError("calibrate: unknown option " + *u);
   if (!args.positional().empty()) return usageError("calibrate: unexpected argument " + args.positional().front());
@@ -78,7 +88,19 @@ int runCalibrate(Args args) {
     std::cerr << store.error().message << "\n";
     return kExitInvalid;
   }
-  auto report = profiler::calibrateFromRuns(*store, *fit, holdout);
+  std::optional<profiler::RunInputs> supplied;
+  if (trainer.any()) {
+    auto ranks = store->ranks(fit->front());
+    bool usage = false;
+    auto in = loadTrainerPlan(trainer, ranks ? static_cast<std::uint32_t>(ranks->size()) : 0u, &usage);
+    if (!in) {
+      if (usage) return usageError("calibrate: " + in.error().message);
+      std::cerr << in.error().message << "\n";
+      return kExitInvalid;
+    }
+    supplied = std::move(in).value();
+  }
+  auto report = profiler::calibrateFromRuns(*store, *fit, holdout, supplied ? &*supplied : nullptr);
   if (!report) {
     std::cerr << report.error().message << "\n";
     return kExitInvalid;

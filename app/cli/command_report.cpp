@@ -1,5 +1,5 @@
-// shardscope-cli report --store F [--run ID] [--calibration C] [--json]:
-// the analysis of one engine run (docs/analysis.md).
+// shardscope-cli report --store F [--run ID] [--calibration C] [--plan P --model M ...] [--json]:
+// the analysis of one engine run or imported trace (docs/analysis.md).
 #include <iostream>
 #include <limits>
 
@@ -7,33 +7,41 @@
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/profiler/run_analysis.h"
+#include "trainer_plan.h"
 
 namespace shardscope::app::cli {
 
 namespace {
 constexpr const char* kReportHelp = R"(usage: shardscope-cli report --store F [--run ID] [--calibration C] [--json]
+                           [--plan P --model M [--cluster C] [--world-size N] [--layout L]]
 
-Analyses one engine run (emulate or mpi) of a trace store: per rank the
-embedding forward/backward time, compute, collective time per kind and the
-part spent waiting for peers, dense and step time; measured vs predicted
-compute (the plan's prediction and the cost model's now, with --calibration
-C instead of the default constants); imbalance (max/mean) of compute overall
-and per sharding group; stragglers (compute > min(mean + 2 sd, 1.10 x median));
-per table lookups, unique rows and time per step. Without --run: the latest
-run. A run that is not complete is analysed and flagged. docs/analysis.md.
-Exit 0 ok, 1 store/run/calibration unreadable or not an engine run, 2 usage.
+Analyses one engine run (emulate or mpi) or imported trace (import kineto|nsys)
+of a trace store: per rank the embedding forward/backward time, compute,
+collective time per kind and the part spent waiting for peers, dense and step
+time; busy and idle time and how much collective time overlaps compute;
+collective bus bandwidth by message size; measured vs predicted compute (the
+plan's prediction and the cost model's now, with --calibration C instead of
+the default constants); imbalance (max/mean) of compute overall and per
+sharding group; stragglers (compute > min(mean + 2 sd, 1.10 x median)); per
+table lookups, unique rows and time per step. Without --run: the latest run.
+A run that is not complete is analysed and flagged. docs/analysis.md.
+
+For a run without a plan (an imported trace), these give the one the trainer ran:
 )";
+constexpr const char* kReportExit =
+    "\nExit 0 ok, 1 store/run/calibration/plan unreadable or the run has no step summaries, 2 usage.\n";
 }  // namespace
 
 int runReport(Args args) {
   if (args.flag("--help")) {
-    std::cout << kReportHelp;
+    std::cout << kReportHelp << kTrainerPlanHelp << kReportExit;
     return kExitOk;
   }
   const bool json = args.flag("--json");
   auto store_arg = args.option("--store");
   auto run_arg = args.option("--run");
   auto cal_arg = args.option("--calibration");
+  const TrainerPlanArgs trainer = takeTrainerPlanArgs(args);
   if (!args.error().empty()) return usageError("report: " + args.error());
   if (auto u = args.unknownOption()) return usageError("report: unknown option " + *u);
   if (!args.positional().empty()) return usageError("report: unexpected argument " + args.positional().front());
@@ -74,8 +82,21 @@ int runReport(Args args) {
               << (ids.empty() ? std::string("it has no runs") : "runs: " + ids) << ")\n";
     return kExitInvalid;
   }
+  std::optional<profiler::RunInputs> supplied;
+  if (trainer.any()) {
+    auto ranks = store->ranks(*run_id);
+    bool usage = false;
+    auto in = loadTrainerPlan(trainer, ranks ? static_cast<std::uint32_t>(ranks->size()) : 0u, &usage);
+    if (!in) {
+      if (usage) return usageError("report: " + in.error().message);
+      std::cerr << in.error().message << "\n";
+      return kExitInvalid;
+    }
+    supplied = std::move(in).value();
+  }
   profiler::AnalysisOptions options;
   options.calibration = calibration ? &*calibration : nullptr;
+  options.supplied = supplied ? &*supplied : nullptr;
   auto analysis = profiler::analyzeRun(*store, *run_id, options);
   if (!analysis) {
     std::cerr << analysis.error().message << "\n";

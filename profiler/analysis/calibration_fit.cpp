@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -68,14 +69,18 @@ struct LoadedRun {
   RunInputs inputs;
 };
 
-core::Result<LoadedRun> loadRun(const st::TraceStore& store, st::RunId id) {
+core::Result<LoadedRun> loadRun(const st::TraceStore& store, st::RunId id, const RunInputs* supplied) {
   auto record = store.run(id);
   if (!record) return record.error();
   LoadedRun r{std::move(record).value(), {}};
-  r.inputs = runInputs(r.record);
+  r.inputs = runInputs(r.record, supplied);
   if (!r.inputs.model || !r.inputs.cluster || !r.inputs.plan) {
     std::string why;
     for (const auto& p : r.inputs.problems) why += (why.empty() ? "" : "; ") + p;
+    if (isImportedRun(r.record))
+      return core::Error{runName(store, id) + " (" + r.record.kindText + ") lacks the " +
+                         (!r.inputs.plan ? "plan" : !r.inputs.model ? "model" : "cluster") +
+                         " the trainer ran: give --plan, --model and --cluster (" + why + ")"};
     return core::Error{runName(store, id) + ": not an engine run with a valid model, cluster and plan (" + why + ")"};
   }
   return r;
@@ -94,8 +99,9 @@ core::Result<std::map<int, double>> measuredComputeMs(const st::TraceStore& stor
 }
 
 // Per-rank analytic check of a run: measured compute vs the planner's, with and without `cal`.
-core::Result<std::vector<RankCheck>> checkRun(const st::TraceStore& store, st::RunId id, const core::Calibration& cal) {
-  auto run = loadRun(store, id);
+core::Result<std::vector<RankCheck>> checkRun(const st::TraceStore& store, st::RunId id, const core::Calibration& cal,
+                                              const RunInputs* supplied) {
+  auto run = loadRun(store, id, supplied);
   if (!run) return run.error();
   auto measured = measuredComputeMs(store, id);
   if (!measured) return measured.error();
@@ -289,13 +295,41 @@ core::Result<LinearFit> fitNonNegative(const std::vector<std::vector<double>>& r
   return fit;
 }
 
+namespace {
+
+// The cost model's byte counts of one shard (docs/cost-model.md, "One
+// shard") from its lookups k and unique rows U, and its price with the
+// default constants. Needs rows, cols, row_offset, samples_per_step, k, U.
+void priceShard(ShardSample& s, const core::TableSpec& t, const core::ModelSpec& model,
+                const planner::CostConstants& defaults) {
+  const double k = s.lookups_per_step, u = s.unique_rows_per_step, c = s.cols;
+  const double dtype = core::dtypeBytes(t.dtype);
+  const double row_bytes = std::max<double>(c, 32.0) * dtype;
+  const double state_row_bytes =
+      static_cast<double>(planner::stateBytesOf(t, model.optimizer, 1, s.cols)) - c * dtype;
+  s.penalty = planner::dimPenalty(s.cols);
+  s.fwd_bytes = k * defaults.index_bytes + k * row_bytes + s.samples_per_step * c * defaults.output_bytes;
+  s.bwd_bytes = k * defaults.index_bytes + k * c * defaults.output_bytes + u * 2.0 * (row_bytes + state_row_bytes);
+  const double inv_bw = kMsPerByteAtOneGbps / defaults.embedding_bandwidth_gbps;
+  const double overhead = defaults.kernel_overhead_us / 1e3 + k * defaults.lookup_overhead_ns / 1e6;
+  s.default_fwd_ms = s.penalty * s.fwd_bytes * inv_bw + overhead;
+  s.default_bwd_ms = defaults.backward_scale * s.penalty * s.bwd_bytes * inv_bw + overhead;
+  s.default_ms = s.default_fwd_ms + s.default_bwd_ms;
+  s.access = t.access;
+  s.table_rows = t.rows;
+  s.row_bytes = c * dtype;
+  s.draws = s.samples_per_step * t.pooling.mean;
+}
+
+}  // namespace
+
 core::Result<std::vector<ShardSample>> shardSamples(const st::TraceStore& store, st::RunId id,
                                                     std::vector<std::string>* warnings) {
   auto warn = [&](std::string w) {
     if (warnings) warnings->push_back(std::move(w));
   };
   const std::string name = runName(store, id);
-  auto run = loadRun(store, id);
+  auto run = loadRun(store, id, nullptr);
   if (!run) return run.error();
   const auto& model = *run->inputs.model;
   const auto& plan = *run->inputs.plan;
@@ -412,33 +446,114 @@ core::Result<std::vector<ShardSample>> shardSamples(const st::TraceStore& store,
         warn(where + ": no measured time; skipped");
         continue;
       }
-      // The cost model's byte counts (docs/cost-model.md, "One shard"), with measured k and U.
-      const double k = s.lookups_per_step, u = s.unique_rows_per_step, c = s.cols;
-      const double dtype = core::dtypeBytes(t.dtype);
-      const double row_bytes = std::max<double>(c, 32.0) * dtype;
-      const double state_row_bytes =
-          static_cast<double>(planner::stateBytesOf(t, model.optimizer, 1, s.cols)) - c * dtype;
-      s.penalty = planner::dimPenalty(s.cols);
-      s.fwd_bytes = k * defaults.index_bytes + k * row_bytes + s.samples_per_step * c * defaults.output_bytes;
-      s.bwd_bytes = k * defaults.index_bytes + k * c * defaults.output_bytes + u * 2.0 * (row_bytes + state_row_bytes);
-      const double inv_bw = kMsPerByteAtOneGbps / defaults.embedding_bandwidth_gbps;
-      const double overhead = defaults.kernel_overhead_us / 1e3 + k * defaults.lookup_overhead_ns / 1e6;
-      s.default_fwd_ms = s.penalty * s.fwd_bytes * inv_bw + overhead;
-      s.default_bwd_ms = defaults.backward_scale * s.penalty * s.bwd_bytes * inv_bw + overhead;
-      s.default_ms = s.default_fwd_ms + s.default_bwd_ms;
-      s.access = t.access;
-      s.table_rows = t.rows;
       s.row_offset = mine.front()->row_offset;
-      s.row_bytes = c * dtype;
-      s.draws = s.samples_per_step * t.pooling.mean;
+      priceShard(s, t, model, defaults);
       out.push_back(std::move(s));
     }
   }
   return out;
 }
 
+core::Result<RankSamples> rankSamples(const st::TraceStore& store, st::RunId id, const RunInputs* supplied,
+                                      std::vector<std::string>* warnings) {
+  auto warn = [&](std::string w) {
+    if (warnings) warnings->push_back(std::move(w));
+  };
+  const std::string name = runName(store, id);
+  auto run = loadRun(store, id, supplied);
+  if (!run) return run.error();
+  const auto& model = *run->inputs.model;
+  const auto& cluster = *run->inputs.cluster;
+  const auto& plan = *run->inputs.plan;
+  if (!run->record.isComplete())
+    warn(name + " is " + std::string(st::toText(run->record.status)) + ": fitting what it wrote");
+  if (plan.sharding_group_size == 0 || plan.world_size % plan.sharding_group_size != 0)
+    return core::Error{name + ": plan: sharding group size " + std::to_string(plan.sharding_group_size) +
+                       " does not divide world size " + std::to_string(plan.world_size)};
+
+  // Measured embedding time per rank: medians over its steps, fwd and bwd.
+  auto summaries = store.stepSummaries(id);
+  if (!summaries) return summaries.error();
+  if (summaries->empty()) return core::Error{name + ": has no step summaries (no profiler steps in the trace)"};
+  std::map<int, std::pair<std::vector<double>, std::vector<double>>> per_rank;
+  for (const auto& sm : *summaries) {
+    per_rank[sm.rank].first.push_back(static_cast<double>(sm.embFwdNs) / kNsPerMs);
+    per_rank[sm.rank].second.push_back(static_cast<double>(sm.embBwdNs) / kNsPerMs);
+  }
+
+  // The planner's expected lookups and unique rows of every shard (access profiles).
+  const planner::CostConstants defaults = planner::CostConstants::from(cluster, nullptr);
+  const planner::CostModel cm(model, cluster, defaults);
+  const std::uint32_t gpn = plan.gpus_per_node ? plan.gpus_per_node : std::max<std::uint32_t>(1, cluster.gpus_per_node);
+  const planner::Grid grid = planner::makeGrid(plan.world_size, gpn, plan.sharding_group_size, plan.layout);
+  const planner::GridCosts gc = cm.gridCosts(grid);
+  std::map<std::string, std::size_t> model_table;
+  for (std::size_t t = 0; t < model.tables.size(); ++t) model_table[model.tables[t].name] = t;
+  const double batch = model.batch_size_per_gpu;
+
+  RankSamples out;
+  std::map<int, std::vector<std::size_t>> by_group_rank;  // group rank -> sample indexes
+  for (const auto& placement : plan.tables) {
+    const auto mt = model_table.find(placement.name);
+    if (mt == model_table.end()) {
+      warn(name + ": table " + placement.name + " of the plan is not in the model; left out");
+      continue;
+    }
+    const core::TableSpec& t = model.tables[mt->second];
+    const bool dp = placement.sharding_type == core::ShardingType::DataParallel;
+    for (const auto& sh : placement.shards) {
+      ShardSample smp;
+      smp.run = id;
+      smp.rank = -1;
+      smp.group_rank = static_cast<int>(sh.group_rank);
+      smp.table = placement.name;
+      smp.rows = sh.rows;
+      smp.cols = sh.cols;
+      smp.row_offset = sh.row_offset;
+      smp.data_parallel = dp;
+      smp.expected = true;
+      smp.samples_per_step = dp ? batch : batch * plan.sharding_group_size;
+      const planner::ShardCost c =
+          dp ? cm.dataParallelCost(mt->second, grid, gc) : cm.shardCost(mt->second, sh.row_offset, sh.rows, sh.cols, grid, gc);
+      smp.lookups_per_step = c.ids;
+      smp.unique_rows_per_step = c.unique_rows;
+      priceShard(smp, t, model, defaults);
+      by_group_rank[smp.group_rank].push_back(out.samples.size());
+      out.samples.push_back(std::move(smp));
+    }
+  }
+  for (auto& [rank, v] : per_rank) {
+    const int gr = groupRankOf(plan, rank);
+    if (gr < 0) {
+      warn(name + ": rank " + std::to_string(rank) + " is in no sharding group of the plan (world size " +
+           std::to_string(plan.world_size) + "); skipped");
+      continue;
+    }
+    const auto shards = by_group_rank.find(gr);
+    if (shards == by_group_rank.end()) {
+      warn(name + ": rank " + std::to_string(rank) + " holds no table in the plan; skipped");
+      continue;
+    }
+    Measurement m;
+    m.run = id;
+    m.rank = rank;
+    m.shards = shards->second;
+    m.measured_fwd_ms = median(v.first);
+    m.measured_bwd_ms = median(v.second);
+    m.measured_ms = m.measured_fwd_ms + m.measured_bwd_ms;
+    if (m.measured_ms <= 0.0) {
+      warn(name + ": rank " + std::to_string(rank) + " has no embedding kernel time; skipped");
+      continue;
+    }
+    if (m.measured_fwd_ms <= 0.0 || m.measured_bwd_ms <= 0.0) m.measured_fwd_ms = m.measured_bwd_ms = -1.0;
+    out.measured.push_back(std::move(m));
+  }
+  if (out.measured.empty()) return core::Error{name + ": no rank with embedding time that the plan places tables on"};
+  return out;
+}
+
 core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, std::span<const st::RunId> fit,
-                                                  std::span<const st::RunId> holdout) {
+                                                  std::span<const st::RunId> holdout, const RunInputs* supplied) {
   if (fit.empty()) return core::Error{store.path().string() + ": no runs to fit"};
   CalibrationReport rep;
   rep.fit_runs.assign(fit.begin(), fit.end());
@@ -446,11 +561,35 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
   double default_bw = 0.0;
   std::string host, cpu;
   for (const st::RunId id : fit) {
-    auto samples = shardSamples(store, id, &rep.warnings);
-    if (!samples) return samples.error();
-    if (samples->empty()) rep.warnings.push_back(runName(store, id) + ": no usable shard samples");
-    rep.samples.insert(rep.samples.end(), samples->begin(), samples->end());
-    if (auto run = loadRun(store, id)) {
+    auto record = store.run(id);
+    if (!record) return record.error();
+    if (isImportedRun(*record)) {
+      auto rs = rankSamples(store, id, supplied, &rep.warnings);
+      if (!rs) return rs.error();
+      const std::size_t base = rep.samples.size();
+      for (auto& m : rs->measured) {
+        for (auto& i : m.shards) i += base;
+        rep.measured.push_back(std::move(m));
+      }
+      rep.samples.insert(rep.samples.end(), rs->samples.begin(), rs->samples.end());
+    } else {
+      auto samples = shardSamples(store, id, &rep.warnings);
+      if (!samples) return samples.error();
+      if (samples->empty()) rep.warnings.push_back(runName(store, id) + ": no usable shard samples");
+      for (const auto& smp : *samples) {
+        Measurement m;
+        m.run = id;
+        m.rank = smp.rank;
+        m.table = smp.table;
+        m.shards = {rep.samples.size()};
+        m.measured_fwd_ms = smp.measured_fwd_ms;
+        m.measured_bwd_ms = smp.measured_bwd_ms;
+        m.measured_ms = smp.measured_ms;
+        rep.measured.push_back(std::move(m));
+        rep.samples.push_back(smp);
+      }
+    }
+    if (auto run = loadRun(store, id, supplied)) {
       if (default_bw <= 0) default_bw = run->inputs.cluster->gpu.hbm_bandwidth_gbps;
       if (host.empty()) host = field(run->inputs.config, "host", std::string());
       if (cpu.empty()) cpu = field(run->inputs.config, "cpu", std::string());
@@ -475,6 +614,8 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
       rows.push_back(std::move(f));
       targets.push_back(y / w);
     };
+    // Per shard: forward and backward features (columns as kUnknowns).
+    std::vector<std::array<double, kUnknowns>> fwd(rep.samples.size()), bwd(rep.samples.size());
     for (std::size_t i = 0; i < rep.samples.size(); ++i) {
       auto& s = rep.samples[i];
       const auto miss = planner::cacheMissShare(profiles[i], s.row_offset, s.rows, s.row_bytes, cache_bytes, s.draws);
@@ -482,12 +623,23 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
       s.miss_unique_rows = miss.unique_rows;
       const double k = s.lookups_per_step;
       const double lines = planner::cacheLines(s.row_bytes);
-      const double fwd_miss = k * miss.ids * lines, bwd_miss = s.unique_rows_per_step * miss.unique_rows * lines;
-      if (s.measured_fwd_ms > 0 && s.measured_bwd_ms > 0) {
-        addRow({s.penalty * s.fwd_bytes, 0.0, 1.0, k, fwd_miss, 0.0}, s.measured_fwd_ms);
-        addRow({0.0, s.penalty * s.bwd_bytes, 1.0, k, bwd_miss, k}, s.measured_bwd_ms);
+      fwd[i] = {s.penalty * s.fwd_bytes, 0.0, 1.0, k, k * miss.ids * lines, 0.0};
+      bwd[i] = {0.0, s.penalty * s.bwd_bytes, 1.0, k, s.unique_rows_per_step * miss.unique_rows * lines, k};
+    }
+    // A measurement's features: the sum over its shards.
+    for (const auto& m : rep.measured) {
+      std::vector<double> f(kUnknowns, 0.0), b(kUnknowns, 0.0);
+      for (const std::size_t i : m.shards)
+        for (std::size_t j = 0; j < kUnknowns; ++j) {
+          f[j] += fwd[i][j];
+          b[j] += bwd[i][j];
+        }
+      if (m.measured_fwd_ms > 0 && m.measured_bwd_ms > 0) {
+        addRow(std::move(f), m.measured_fwd_ms);
+        addRow(std::move(b), m.measured_bwd_ms);
       } else {
-        addRow({s.penalty * s.fwd_bytes, s.penalty * s.bwd_bytes, 2.0, 2.0 * k, fwd_miss + bwd_miss, k}, s.measured_ms);
+        for (std::size_t j = 0; j < kUnknowns; ++j) f[j] += b[j];
+        addRow(std::move(f), m.measured_ms);
       }
     }
   };
@@ -504,15 +656,21 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
     has_mid = has_mid || (s.cols >= 64 && s.cols < 128);
   }
   const std::vector<double> penalty_grid{0.5, 0.625, 0.75, 0.875, 1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.5};
+  // Whole-rank measurements (imported runs) are few and sum many shards: the
+  // grids would fit noise, so the penalties stay TorchRec's and no cache term.
+  const bool rank_level = std::all_of(rep.measured.begin(), rep.measured.end(),
+                                      [](const Measurement& m) { return m.table.empty(); });
+  if (rank_level) has_narrow = has_mid = false;
   const std::vector<double> narrow_grid = has_narrow ? penalty_grid : std::vector<double>{1.75};
   const std::vector<double> mid_grid = has_mid ? penalty_grid : std::vector<double>{1.15};
+  const std::vector<double> cache_grid = rank_level ? std::vector<double>{0.0} : cacheCandidates();
   std::optional<LinearFit> best;
   double best_narrow = 1.75, best_mid = 1.15;
   for (const double narrow : narrow_grid)
     for (const double mid : mid_grid) {
       std::optional<LinearFit> best_here;
       double cache_here = 0.0;
-      for (const double candidate : cacheCandidates()) {
+      for (const double candidate : cache_grid) {
         buildRows(candidate, narrow, mid);
         auto trial = fitNonNegative(rows, targets);
         if (!trial) return trial.error();
@@ -552,7 +710,6 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
   for (std::size_t j = 0; j < kUnknowns; ++j) rep.terms.push_back({kTermNames[j], x[j], lf->std_error[j], lf->at_zero[j]});
 
   // Fitted values and errors.
-  double err = 0.0, err_default = 0.0;
   for (auto& s : rep.samples) {
     const double over = x[2] + x[3] * s.lookups_per_step;
     const double lines = planner::cacheLines(s.row_bytes);
@@ -560,13 +717,25 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
     s.fitted_bwd_ms = x[1] * s.penalty * s.bwd_bytes + over + x[4] * s.unique_rows_per_step * s.miss_unique_rows * lines +
                       x[5] * s.lookups_per_step;
     s.fitted_ms = s.fitted_fwd_ms + s.fitted_bwd_ms;
-    if (s.measured_fwd_ms > 0 && s.measured_bwd_ms > 0) {
-      err += std::abs(s.fitted_fwd_ms / s.measured_fwd_ms - 1.0) + std::abs(s.fitted_bwd_ms / s.measured_bwd_ms - 1.0);
-      err_default += std::abs(s.default_fwd_ms / s.measured_fwd_ms - 1.0) +
-                     std::abs(s.default_bwd_ms / s.measured_bwd_ms - 1.0);
+  }
+  double err = 0.0, err_default = 0.0;
+  for (auto& m : rep.measured) {
+    double ff = 0, fb = 0, df = 0, db = 0;
+    for (const std::size_t i : m.shards) {
+      const auto& s = rep.samples[i];
+      ff += s.fitted_fwd_ms;
+      fb += s.fitted_bwd_ms;
+      df += s.default_fwd_ms;
+      db += s.default_bwd_ms;
+    }
+    m.fitted_ms = ff + fb;
+    m.default_ms = df + db;
+    if (m.measured_fwd_ms > 0 && m.measured_bwd_ms > 0) {
+      err += std::abs(ff / m.measured_fwd_ms - 1.0) + std::abs(fb / m.measured_bwd_ms - 1.0);
+      err_default += std::abs(df / m.measured_fwd_ms - 1.0) + std::abs(db / m.measured_bwd_ms - 1.0);
     } else {
-      err += std::abs(s.fitted_ms / s.measured_ms - 1.0);
-      err_default += std::abs(s.default_ms / s.measured_ms - 1.0);
+      err += std::abs(m.fitted_ms / m.measured_ms - 1.0);
+      err_default += std::abs(m.default_ms / m.measured_ms - 1.0);
     }
   }
   rep.fit_mape = err / static_cast<double>(rep.measurements);
@@ -613,7 +782,10 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
     return core::Error{store.path().string() + ": runs " + idList(fit) + ": every coefficient fit to 0"};
 
   std::ostringstream src;
-  src << "engine runs " << idList(fit) << " of " << store.path().string();
+  const bool any_import = std::any_of(rep.measured.begin(), rep.measured.end(), [](const Measurement& m) { return m.table.empty(); });
+  const bool any_engine = std::any_of(rep.measured.begin(), rep.measured.end(), [](const Measurement& m) { return !m.table.empty(); });
+  src << (any_import && any_engine ? "engine and imported runs " : any_import ? "imported runs " : "engine runs ")
+      << idList(fit) << " of " << store.path().string();
   if (!host.empty() || !cpu.empty()) {
     src << " (";
     if (!host.empty()) src << "host " << host;
@@ -627,7 +799,7 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
 
   // The planner's analytic per-rank predictions, fit runs and held-out runs.
   for (const st::RunId id : fit) {
-    auto c = checkRun(store, id, cal);
+    auto c = checkRun(store, id, cal, supplied);
     if (!c) return c.error();
     rep.fit_ranks.insert(rep.fit_ranks.end(), c->begin(), c->end());
   }
@@ -637,7 +809,7 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
     if (!run) return run.error();
     if (!run->isComplete())
       rep.warnings.push_back(runName(store, id) + " is " + std::string(st::toText(run->status)) + ": checking what it wrote");
-    auto c = checkRun(store, id, cal);
+    auto c = checkRun(store, id, cal, supplied);
     if (!c) return c.error();
     rep.holdout.insert(rep.holdout.end(), c->begin(), c->end());
   }
@@ -649,21 +821,26 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
 }
 
 core::Result<CalibrationReport> calibrateFromRuns(const std::filesystem::path& path, std::span<const st::RunId> fit,
-                                                  std::span<const st::RunId> holdout) {
+                                                  std::span<const st::RunId> holdout, const RunInputs* supplied) {
   auto store = st::openStore(path, st::OpenMode::ReadOnly);
   if (!store) return store.error();
-  return calibrateFromRuns(*store, fit, holdout);
+  return calibrateFromRuns(*store, fit, holdout, supplied);
 }
 
 std::string formatCalibrationReport(const CalibrationReport& r, std::size_t worst) {
   std::ostringstream o;
-  std::size_t with_spans = 0;
-  for (const auto& s : r.samples) with_spans += s.measured_fwd_ms > 0 && s.measured_bwd_ms > 0;
+  std::size_t with_spans = 0, ranks = 0;
+  for (const auto& m : r.measured) {
+    with_spans += m.measured_fwd_ms > 0 && m.measured_bwd_ms > 0;
+    ranks += m.table.empty();
+  }
   o << "Calibration from " << r.calibration.source << "\n";
-  o << "  " << r.samples.size() << " shard samples, " << r.measurements << " measurements ("
-    << (with_spans == r.samples.size() ? "forward and backward each"
-        : with_spans == 0           ? "forward + backward together: no spans"
-                                    : "forward and backward where spans exist")
+  o << "  " << r.samples.size() << " shard samples";
+  if (ranks > 0) o << " (" << ranks << " whole ranks: lookups expected from the access profiles)";
+  o << ", " << r.measurements << " measurements ("
+    << (with_spans == r.measured.size() ? "forward and backward each"
+        : with_spans == 0            ? "forward + backward together: no spans"
+                                     : "forward and backward where spans exist")
     << ")\n";
   for (const auto& w : r.warnings) o << "warning: " << w << "\n";
   o << "\n  coefficient                      value    std error\n";
@@ -681,27 +858,34 @@ std::string formatCalibrationReport(const CalibrationReport& r, std::size_t wors
       << pct(r.fit_rank_mape_default) << " default\n";
 
   // Worst residuals by relative error of fwd + bwd.
-  std::vector<const ShardSample*> order;
-  for (const auto& s : r.samples) order.push_back(&s);
-  auto rel = [](const ShardSample* s) { return std::abs(s->fitted_ms / s->measured_ms - 1.0); };
+  std::vector<const Measurement*> order;
+  for (const auto& m : r.measured) order.push_back(&m);
+  auto rel = [](const Measurement* m) { return std::abs(m->fitted_ms / m->measured_ms - 1.0); };
   std::stable_sort(order.begin(), order.end(), [&](auto* a, auto* b) { return rel(a) > rel(b); });
   if (!order.empty()) {
     std::vector<double> errs;
     for (const auto* s : order) errs.push_back(rel(s));
     std::sort(errs.begin(), errs.end());
-    o << "  residuals of fwd + bwd per shard: median " << pct(errs[errs.size() / 2]) << ", 90th percentile "
+    o << "  residuals of fwd + bwd per measurement: median " << pct(errs[errs.size() / 2]) << ", 90th percentile "
       << pct(errs[std::min(errs.size() - 1, errs.size() * 9 / 10)]) << ", worst " << pct(errs.back()) << "\n";
-    o << "\n  worst samples:\n";
+    o << "\n  worst measurements:\n";
     char line[256];
-    std::snprintf(line, sizeof line, "  %5s %5s %-16s %5s %10s %10s %10s %10s %8s\n", "run", "rank", "table", "cols",
+    std::snprintf(line, sizeof line, "  %5s %5s %-16s %6s %10s %10s %10s %10s %8s\n", "run", "rank", "table", "shards",
                   "lookups", "unique", "measured", "fitted", "err");
     o << line;
     for (std::size_t i = 0; i < order.size() && i < worst; ++i) {
-      const auto* s = order[i];
-      std::snprintf(line, sizeof line, "  %5lld %5d %-16s %5u %10.0f %10.0f %10.4f %10.4f %8s%s\n",
-                    static_cast<long long>(s->run), s->rank, s->table.c_str(), s->cols, s->lookups_per_step,
-                    s->unique_rows_per_step, s->measured_ms, s->fitted_ms,
-                    (fmt((s->fitted_ms / s->measured_ms - 1.0) * 100.0, 1) + "%").c_str(), s->capped ? " capped" : "");
+      const auto* m = order[i];
+      double k = 0, u = 0;
+      bool capped = false;
+      for (const std::size_t j : m->shards) {
+        k += r.samples[j].lookups_per_step;
+        u += r.samples[j].unique_rows_per_step;
+        capped = capped || r.samples[j].capped;
+      }
+      std::snprintf(line, sizeof line, "  %5lld %5d %-16s %6zu %10.0f %10.0f %10.4f %10.4f %8s%s\n",
+                    static_cast<long long>(m->run), m->rank, m->table.empty() ? "(all)" : m->table.c_str(),
+                    m->shards.size(), k, u, m->measured_ms, m->fitted_ms,
+                    (fmt((m->fitted_ms / m->measured_ms - 1.0) * 100.0, 1) + "%").c_str(), capped ? " capped" : "");
       o << line;
     }
   }
@@ -761,6 +945,7 @@ nlohmann::ordered_json calibrationReportJson(const CalibrationReport& r) {
                        {"cols", s.cols},
                        {"data_parallel", s.data_parallel},
                        {"capped", s.capped},
+                       {"expected", s.expected},
                        {"samples_per_step", s.samples_per_step},
                        {"lookups_per_step", s.lookups_per_step},
                        {"unique_rows_per_step", s.unique_rows_per_step},
@@ -771,6 +956,17 @@ nlohmann::ordered_json calibrationReportJson(const CalibrationReport& r) {
                        {"fitted_bwd_ms", s.fitted_bwd_ms},
                        {"fitted_ms", s.fitted_ms},
                        {"default_ms", s.default_ms}});
+  auto& measured = j["measured"] = J::array();
+  for (const auto& m : r.measured)
+    measured.push_back({{"run", static_cast<std::int64_t>(m.run)},
+                        {"rank", m.rank},
+                        {"table", m.table.empty() ? J(nullptr) : J(m.table)},
+                        {"shards", m.shards.size()},
+                        {"measured_fwd_ms", optional(m.measured_fwd_ms)},
+                        {"measured_bwd_ms", optional(m.measured_bwd_ms)},
+                        {"measured_ms", m.measured_ms},
+                        {"fitted_ms", m.fitted_ms},
+                        {"default_ms", m.default_ms}});
   auto checks = [](const std::vector<RankCheck>& v) {
     J a = J::array();
     for (const auto& h : v)

@@ -33,12 +33,66 @@ namespace {
 
 using namespace analysis_detail;
 
-// Collective span kinds, in the order reports show them.
+// Collective span kinds, in the order reports show them (the last three
+// come from imported traces only: docs/formats/import-trace.md).
 const std::vector<std::string_view>& commKinds() {
-  static const std::vector<std::string_view> kinds = {span_kind::kA2aIds,       span_kind::kA2aPooled,
-                                                      span_kind::kA2aGrads,     span_kind::kDpAllreduce,
-                                                      span_kind::kReplicaSync,  span_kind::kDenseAllreduce};
+  static const std::vector<std::string_view> kinds = {
+      span_kind::kA2aIds,       span_kind::kA2aPooled,     span_kind::kA2aGrads, span_kind::kDpAllreduce,
+      span_kind::kReplicaSync,  span_kind::kDenseAllreduce, "reduce_scatter",     "all_gather",
+      "send_recv"};
   return kinds;
+}
+
+// Span kinds that are device work besides collectives: the engine's compute
+// and the kernels and copies of imported traces. Everything else (the step
+// span, CPU ops, runtime calls, annotations) is not work on the device.
+bool isComputeWork(std::string_view kind) {
+  static const std::set<std::string_view, std::less<>> kinds = {
+      span_kind::kEmbFwd, span_kind::kEmbBwd, span_kind::kDense, span_kind::kInput, "kernel", "memory",
+      "memcpy", "memset"};
+  return kinds.contains(kind);
+}
+
+using Interval = std::pair<std::int64_t, std::int64_t>;
+
+// Sorted, disjoint union of `v` (sorted in place).
+std::vector<Interval> unite(std::vector<Interval>& v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const auto& iv : v) {
+    if (iv.second <= iv.first) continue;
+    if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
+    else out.push_back(iv);
+  }
+  return out;
+}
+std::int64_t lengthOf(const std::vector<Interval>& u) {
+  std::int64_t n = 0;
+  for (const auto& iv : u) n += iv.second - iv.first;
+  return n;
+}
+// Length of the intersection of two disjoint sorted unions.
+std::int64_t overlapOf(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::int64_t n = 0;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const std::int64_t lo = std::max(a[i].first, b[j].first), hi = std::min(a[i].second, b[j].second);
+    if (hi > lo) n += hi - lo;
+    (a[i].second < b[j].second ? i : j)++;
+  }
+  return n;
+}
+
+std::string bytesText(double b) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024.0 && u < 4) {
+    b /= 1024.0;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, b < 10 && u > 0 ? "%.1f %s" : "%.0f %s", b, kUnits[u]);
+  return buf;
 }
 
 ComputeImbalance imbalanceOver(const std::vector<const RankAnalysis*>& ranks, int group) {
@@ -132,6 +186,45 @@ RunInputs runInputs(const st::RunRecord& run) {
   return in;
 }
 
+RunInputs runInputs(const st::RunRecord& run, const RunInputs* supplied) {
+  RunInputs in = runInputs(run);
+  if (supplied == nullptr) return in;
+  const std::string id = "run " + std::to_string(static_cast<std::int64_t>(run.id));
+  auto drop = [&](const char* field) {  // "run 1: model_json is empty", "run 1 model_json: ..."
+    const std::string a = id + ": " + field, b = id + " " + field;
+    std::erase_if(in.problems, [&](const std::string& p) { return p.starts_with(a) || p.starts_with(b); });
+  };
+  if (!in.model && supplied->model) {
+    in.model = supplied->model;
+    drop("model_json");
+  }
+  if (!in.cluster && supplied->cluster) {
+    in.cluster = supplied->cluster;
+    drop("cluster_json");
+  }
+  if (!in.plan && supplied->plan) {
+    in.plan = supplied->plan;
+    drop("plan_json");
+  }
+  return in;
+}
+
+bool isImportedRun(const st::RunRecord& run) { return run.kindText.starts_with("import"); }
+
+double collectiveSizeBytes(std::string_view op, double bytes) {
+  // The store holds bytes sent + received for all-to-alls (both conventions,
+  // engine-trace.md and import-trace.md); NCCL-tests' size is one buffer.
+  return op == "all_to_all" ? bytes / 2.0 : bytes;
+}
+
+double busBandwidthFactor(std::string_view op, int ranks) {
+  if (ranks <= 1) return 1.0;
+  const double n = ranks;
+  if (op == "all_reduce") return 2.0 * (n - 1.0) / n;
+  if (op == "all_to_all" || op == "all_gather" || op == "reduce_scatter") return (n - 1.0) / n;
+  return 1.0;  // send/recv, broadcast, reduce
+}
+
 int groupRankOf(const core::ShardPlan& plan, int global_rank) {
   for (const auto& g : plan.sharding_groups)
     for (std::size_t i = 0; i < g.size(); ++i)
@@ -172,7 +265,8 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
   RunAnalysis a;
   a.run = std::move(record).value();
   a.store = store.path().string();
-  RunInputs in = runInputs(a.run);
+  RunInputs in = runInputs(a.run, options.supplied);
+  const bool imported = isImportedRun(a.run);
   a.mode = in.config.contains("mode") && in.config["mode"].is_string() ? in.config["mode"].get<std::string>()
                                                                        : a.run.kindText;
 
@@ -180,7 +274,9 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
   if (!summaries) return summaries.error();
   if (summaries->empty())
     return core::Error{name + " (" + a.run.kindText + ", " + std::string(st::toText(a.run.status)) +
-                       ") has no engine step summaries; report reads engine runs (emulate, mpi)"};
+                       ") has no step summaries" +
+                       (imported ? std::string(": the trace has no profiler steps (ProfilerStep#N ranges)")
+                                 : std::string("; report reads engine runs (emulate, mpi) and imported traces"))};
 
   if (a.run.status != st::RunStatus::Complete) {
     std::string w = "run is " + std::string(st::toText(a.run.status));
@@ -189,7 +285,13 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
     w += "; analysed what was written, numbers may be partial";
     a.warnings.push_back(std::move(w));
   }
-  for (const auto& p : in.problems) a.warnings.push_back(p);
+  if (imported && !in.model && !in.cluster && !in.plan) {
+    // An import carries no plan: one line instead of three "is empty".
+    a.warnings.push_back("imported run without the trainer's plan: give --plan (and --model, --cluster) to compare "
+                         "measured with predicted compute");
+  } else {
+    for (const auto& p : in.problems) a.warnings.push_back(p);
+  }
 
   // Per-rank means from step summaries.
   std::map<int, RankAnalysis> ranks;
@@ -222,7 +324,10 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
   // Groups: the ranks table, else the plan.
   auto infos = store.ranks(id);
   if (!infos) return infos.error();
+  // An import's ranks table holds one placeholder group; a supplied plan knows better.
+  const bool groups_from_plan = imported && in.plan;
   for (const auto& info : *infos) {
+    if (groups_from_plan) break;
     auto it = ranks.find(info.rank);
     if (it == ranks.end()) continue;
     it->second.sharding_group = info.shardingGroup;
@@ -248,14 +353,11 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
     a.plan_summary = ps.str();
   }
 
-  // Collective spans: time per kind and the wait inside each call.
+  // Spans, one rank at a time (memory: one rank's spans): collective time per
+  // kind and the wait inside each call; per step the union of work, of
+  // collectives, and their overlap with compute.
   auto strings = store.strings();
   if (!strings) return strings.error();
-  auto spans = store.spansInWindow(id, {}, std::numeric_limits<std::int64_t>::min(),
-                                   std::numeric_limits<std::int64_t>::max());
-  if (!spans) return spans.error();
-  a.has_spans = !spans->empty();
-  if (!a.has_spans) a.warnings.push_back("run has no spans (tracing off): collective times per kind and waits are not available");
   {
     // One call = (step, kind, group, n-th call of that kind in the step on a rank).
     struct Call {
@@ -265,24 +367,50 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
       std::tuple<std::int64_t, std::size_t, int, int> key;
     };
     std::vector<Call> calls;
-    std::map<std::tuple<int, std::int64_t, std::size_t>, int> seen;  // (rank, step, kind) -> calls so far
     std::map<std::tuple<std::int64_t, std::size_t, int, int>, std::int64_t> shortest;
     const auto& kinds = commKinds();
-    for (const auto& s : *spans) {
-      const std::string_view kind = strings->at(s.kind);
-      const auto k = std::find(kinds.begin(), kinds.end(), kind);
-      if (k == kinds.end()) continue;
-      const auto ki = static_cast<std::size_t>(k - kinds.begin());
-      auto r = ranks.find(s.rank);
-      if (r == ranks.end()) continue;
-      int group = 0;  // dense_allreduce spans every rank
-      if (kind == span_kind::kReplicaSync) group = r->second.replica_group;
-      else if (kind != span_kind::kDenseAllreduce) group = r->second.sharding_group;
-      const int nth = seen[{s.rank, s.step, ki}]++;
-      Call c{s.rank, ki, s.endNs - s.startNs, {s.step, ki, group, nth}};
-      auto [it, inserted] = shortest.emplace(c.key, c.duration);
-      if (!inserted) it->second = std::min(it->second, c.duration);
-      calls.push_back(c);
+    for (auto& [rank, r] : ranks) {
+      const int rank_list[] = {rank};
+      auto spans = store.spansInWindow(id, rank_list, std::numeric_limits<std::int64_t>::min(),
+                                       std::numeric_limits<std::int64_t>::max());
+      if (!spans) return spans.error();
+      if (spans->empty()) continue;
+      a.has_spans = true;
+      std::map<std::tuple<std::int64_t, std::size_t>, int> seen;  // (step, kind) -> calls so far
+      std::map<std::int64_t, std::pair<std::vector<Interval>, std::vector<Interval>>> by_step;  // compute, comm
+      for (const auto& sp : *spans) {
+        const std::string_view kind = strings->at(sp.kind);
+        const auto k = std::find(kinds.begin(), kinds.end(), kind);
+        if (k == kinds.end()) {
+          if (sp.step >= 0 && isComputeWork(kind)) by_step[sp.step].first.emplace_back(sp.startNs, sp.endNs);
+          continue;
+        }
+        if (sp.step >= 0) by_step[sp.step].second.emplace_back(sp.startNs, sp.endNs);
+        const auto ki = static_cast<std::size_t>(k - kinds.begin());
+        int group = 0;  // dense_allreduce spans every rank
+        if (kind == span_kind::kReplicaSync) group = r.replica_group;
+        else if (kind != span_kind::kDenseAllreduce) group = r.sharding_group;
+        const int nth = seen[{sp.step, ki}]++;
+        Call c{rank, ki, sp.endNs - sp.startNs, {sp.step, ki, group, nth}};
+        auto [it, inserted] = shortest.emplace(c.key, c.duration);
+        if (!inserted) it->second = std::min(it->second, c.duration);
+        calls.push_back(c);
+      }
+      if (by_step.empty()) continue;
+      std::int64_t busy = 0, comm = 0, overlap = 0;
+      for (auto& [step, v] : by_step) {
+        const auto compute = unite(v.first), coll = unite(v.second);
+        std::vector<Interval> all = compute;
+        all.insert(all.end(), coll.begin(), coll.end());
+        busy += lengthOf(unite(all));
+        comm += lengthOf(coll);
+        overlap += overlapOf(compute, coll);
+      }
+      const double d = static_cast<double>(std::max<std::int64_t>(1, r.steps)) * kNsPerMs;
+      r.busy_ms = static_cast<double>(busy) / d;
+      r.idle_ms = std::max(0.0, r.step_ms - r.busy_ms);
+      r.comm_union_ms = static_cast<double>(comm) / d;
+      r.overlap_ms = static_cast<double>(overlap) / d;
     }
     std::map<std::pair<int, std::size_t>, std::pair<double, double>> per;  // (rank, kind) -> (ns, wait ns)
     for (const auto& c : calls) {
@@ -295,6 +423,61 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
       const double d = static_cast<double>(std::max<std::int64_t>(1, r.steps)) * kNsPerMs;
       r.comm.push_back({std::string(kinds[key.second]), v.first / d, v.second / d});
       r.wait_ms += v.second / d;
+    }
+  }
+  if (!a.has_spans) a.warnings.push_back("run has no spans (tracing off): collective times per kind and waits are not available");
+
+  // Bus bandwidth per op and message size, from the collectives table.
+  {
+    auto colls = store.collectives(id);
+    if (!colls) return colls.error();
+    struct CallAcc {
+      std::int64_t shortest = std::numeric_limits<std::int64_t>::max();
+      double size = 0.0;
+      int ranks = 0;
+    };
+    // (op, group, step, n-th call of the op in the group and step on a rank) -> the call
+    std::map<std::tuple<st::StringId, st::StringId, std::int64_t, int>, CallAcc> by_call;
+    std::map<std::tuple<int, st::StringId, st::StringId, std::int64_t>, int> seen;
+    std::map<std::tuple<std::string, int, int>, std::vector<double>> rank_ms;  // (op, ranks, bin) -> durations
+    for (const auto& c : *colls) {
+      if (c.endNs <= c.startNs || c.bytes <= 0) continue;
+      const std::string_view op = strings->at(c.op);
+      const int nth = seen[{c.rank, c.op, c.group, c.step}]++;
+      CallAcc& acc = by_call[{c.op, c.group, c.step, nth}];
+      acc.shortest = std::min(acc.shortest, c.endNs - c.startNs);
+      acc.size = std::max(acc.size, collectiveSizeBytes(op, static_cast<double>(c.bytes)));
+      acc.ranks = c.peers + 1;
+      const int bin = static_cast<int>(std::floor(std::log2(acc.size)));
+      rank_ms[{std::string(op), acc.ranks, bin}].push_back(static_cast<double>(c.endNs - c.startNs) / kNsPerMs);
+    }
+    struct BinAcc {
+      std::vector<double> sizes, transfer_ms, algbw;
+    };
+    std::map<std::tuple<std::string, int, int>, BinAcc> bins;
+    for (const auto& [key, acc] : by_call) {
+      const std::string op(strings->at(std::get<0>(key)));
+      const int bin = static_cast<int>(std::floor(std::log2(acc.size)));
+      BinAcc& b = bins[{op, acc.ranks, bin}];
+      b.sizes.push_back(acc.size);
+      b.transfer_ms.push_back(static_cast<double>(acc.shortest) / kNsPerMs);
+      b.algbw.push_back(acc.size / static_cast<double>(acc.shortest));  // bytes per ns = GB/s
+    }
+    for (auto& [key, b] : bins) {
+      CollectiveBin cb;
+      cb.op = std::get<0>(key);
+      cb.group_size = std::get<1>(key);
+      cb.size_lo = std::ldexp(1.0, std::get<2>(key));
+      cb.size_hi = 2.0 * cb.size_lo;
+      cb.calls = b.sizes.size();
+      cb.median_bytes = median(b.sizes);
+      cb.median_ms = median(rank_ms[key]);
+      cb.median_transfer_ms = median(b.transfer_ms);
+      cb.algbw_gbps = median(b.algbw);
+      const double factor = busBandwidthFactor(cb.op, cb.group_size);
+      cb.busbw_gbps = cb.algbw_gbps * factor;
+      cb.max_busbw_gbps = *std::max_element(b.algbw.begin(), b.algbw.end()) * factor;
+      a.bandwidth.push_back(std::move(cb));
     }
   }
 
@@ -310,7 +493,7 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
     }
   } else if (in.plan) {
     a.warnings.push_back("the run lacks a valid model or cluster: the plan is not re-priced");
-  } else {
+  } else if (!imported || in.model || in.cluster) {
     a.warnings.push_back("the run has no valid plan: no predicted compute to compare with");
   }
   double plan_err = 0.0, model_err = 0.0;
@@ -469,6 +652,35 @@ std::string formatReport(const RunAnalysis& a) {
     t.print(o);
   }
 
+  if (std::any_of(a.ranks.begin(), a.ranks.end(), [](const RankAnalysis& r) { return r.busy_ms >= 0; })) {
+    o << "\nTimeline, ms per step (busy = union of device work; comm = union of collectives;\n"
+         "  overlap = collectives running during compute; exposed = comm - overlap; hidden = overlap / comm):\n";
+    TextTable t({"rank", "step", "busy", "idle", "idle %", "comm", "overlap", "exposed", "hidden %"});
+    for (const auto& r : a.ranks) {
+      if (r.busy_ms < 0) {
+        t.add({std::to_string(r.rank), fmt(r.step_ms), "-", "-", "-", "-", "-", "-", "-"});
+        continue;
+      }
+      t.add({std::to_string(r.rank), fmt(r.step_ms), fmt(r.busy_ms), fmt(r.idle_ms),
+             r.step_ms > 0 ? fmt(100.0 * r.idle_ms / r.step_ms, 1) : std::string("-"), fmt(r.comm_union_ms),
+             fmt(r.overlap_ms), fmt(r.comm_union_ms - r.overlap_ms),
+             r.comm_union_ms > 0 ? fmt(100.0 * r.overlap_ms / r.comm_union_ms, 1) : std::string("-")});
+    }
+    t.print(o);
+  }
+
+  if (!a.bandwidth.empty()) {
+    o << "\nCollective bandwidth by message size (size as NCCL-tests count it; transfer = the shortest duration\n"
+         "  of a call in its group; algbw = size / transfer; busbw = algbw x the op's bus factor):\n";
+    TextTable t({"op", "ranks", "size", "calls", "median size", "ms/rank", "transfer ms", "algbw GB/s",
+                 "busbw GB/s", "best busbw"});
+    for (const auto& b : a.bandwidth)
+      t.add({b.op, std::to_string(b.group_size), bytesText(b.size_lo) + "-" + bytesText(b.size_hi),
+             std::to_string(b.calls), bytesText(b.median_bytes), fmt(b.median_ms), fmt(b.median_transfer_ms),
+             fmt(b.algbw_gbps, 2), fmt(b.busbw_gbps, 2), fmt(b.max_busbw_gbps, 2)});
+    t.print(o);
+  }
+
   o << "\nImbalance of embedding compute (max / mean): overall " << fmt(a.overall.max_over_mean) << " over "
     << a.overall.ranks << " rank(s), slowest rank " << a.overall.slowest_rank << "\n";
   if (a.groups.size() > 1 || (a.groups.size() == 1 && a.groups.front().sharding_group >= 0))
@@ -536,6 +748,10 @@ nlohmann::ordered_json reportJson(const RunAnalysis& a) {
                      {"wait_ms", r.wait_ms},
                      {"step_ms", r.step_ms},
                      {"comm", std::move(comm)},
+                     {"busy_ms", optional(r.busy_ms)},
+                     {"idle_ms", optional(r.idle_ms)},
+                     {"comm_union_ms", optional(r.comm_union_ms)},
+                     {"overlap_ms", optional(r.overlap_ms)},
                      {"straggler", r.straggler}});
   }
   auto imb = [](const ComputeImbalance& g) {
@@ -558,6 +774,19 @@ nlohmann::ordered_json reportJson(const RunAnalysis& a) {
                       {"lookups_per_step", t.lookups_per_step},
                       {"unique_rows_per_step", t.unique_rows_per_step},
                       {"ms_per_step", t.ms_per_step}});
+  auto& bandwidth = j["collective_bandwidth"] = J::array();
+  for (const auto& b : a.bandwidth)
+    bandwidth.push_back({{"op", b.op},
+                         {"ranks", b.group_size},
+                         {"size_lo_bytes", b.size_lo},
+                         {"size_hi_bytes", b.size_hi},
+                         {"calls", b.calls},
+                         {"median_bytes", b.median_bytes},
+                         {"median_ms", b.median_ms},
+                         {"median_transfer_ms", b.median_transfer_ms},
+                         {"algbw_gbps", b.algbw_gbps},
+                         {"busbw_gbps", b.busbw_gbps},
+                         {"max_busbw_gbps", b.max_busbw_gbps}});
   auto& capped = j["capped"] = J::array();
   for (const auto& c : a.capped)
     capped.push_back({{"table", c.table},

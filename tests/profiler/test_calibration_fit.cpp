@@ -166,6 +166,53 @@ st::RunId writeModelledRun(const std::filesystem::path& path, const core::ModelS
   return id;
 }
 
+// An imported trace of a trainer that ran `plan`: every rank of every
+// sharding group takes what the cost model with `truth` gives its shards in
+// sum (times 1 + noise), as step summaries only; no model, cluster or plan
+// in the run, no table statistics (what `import kineto` writes).
+st::RunId writeImportedRun(const std::filesystem::path& path, const core::ModelSpec& model,
+                           const core::ShardPlan& plan, const core::Calibration& truth,
+                           double noise_amplitude = 0.0) {
+  const auto cluster = cpu4();
+  st::RunHeader h;
+  h.kind = st::RunKind::ImportKineto;
+  h.label = "kineto rank0.json";
+  auto w = st::RunWriter::begin(path, h);
+  if (!w) qFatal("%s", w.error().message.c_str());
+  const planner::CostModel cm(model, cluster, planner::CostConstants::from(cluster, &truth));
+  const planner::Grid grid = planner::makeGrid(plan.world_size, plan.gpus_per_node, plan.sharding_group_size, plan.layout);
+  const planner::GridCosts gc = cm.gridCosts(grid);
+  std::uint64_t n = static_cast<std::uint64_t>(static_cast<std::int64_t>(w->run())) * 7919;
+  for (std::uint32_t rank = 0; rank < plan.world_size; ++rank) {
+    const int gr = profiler::groupRankOf(plan, static_cast<int>(rank));
+    if (!w->addRank({static_cast<int>(rank), "", -1, 0, 0}).ok()) qFatal("addRank");
+    double fwd_ms = 0, bwd_ms = 0;
+    for (const auto& p : plan.tables)
+      for (const auto& sh : p.shards) {
+        if (static_cast<int>(sh.group_rank) != gr) continue;
+        std::size_t t = 0;
+        while (model.tables[t].name != p.name) ++t;
+        const planner::ShardCost c = p.sharding_type == core::ShardingType::DataParallel
+                                         ? cm.dataParallelCost(t, grid, gc)
+                                         : cm.shardCost(t, sh.row_offset, sh.rows, sh.cols, grid, gc);
+        fwd_ms += c.fwd_ms;
+        bwd_ms += c.bwd_ms;
+      }
+    for (std::int64_t step = 3; step < 8; ++step) {
+      st::StepSummary s;
+      s.step = step;
+      s.rank = static_cast<int>(rank);
+      s.embFwdNs = std::llround(fwd_ms * (1.0 + noise(++n, noise_amplitude)) * 1e6);
+      s.embBwdNs = std::llround(bwd_ms * (1.0 + noise(++n, noise_amplitude)) * 1e6);
+      s.totalNs = 2 * (s.embFwdNs + s.embBwdNs);
+      if (!w->addStepSummary(s).ok()) qFatal("addStepSummary");
+    }
+  }
+  const st::RunId id = w->run();
+  if (!w->finish().ok()) qFatal("finish");
+  return id;
+}
+
 double coefficient(const profiler::CalibrationReport& r, const char* name) {
   const auto it = r.calibration.coefficients.find(name);
   return it == r.calibration.coefficients.end() ? -1.0 : it->second.value;
@@ -374,6 +421,72 @@ class TestCalibrationFit : public QObject {
     QCOMPARE(rj["terms"].size(), std::size_t{6});
   }
 
+  void importedRunsFitPerRankWithTheTrainersPlan() {
+    Fixture f;
+    const auto model = mixedModel(64);
+    const auto plan4 = planFor(model, 4), plan2 = planFor(model, 2);
+    const st::RunId a = writeImportedRun(f.path, model, plan4, trueConstants());
+    const std::vector<st::RunId> fit{a};
+    // Without the plan the trainer ran: an error that says what to give.
+    auto bare = profiler::calibrateFromRuns(f.path, fit, {});
+    QVERIFY(!bare.ok());
+    QVERIFY2(bare.error().message.find("give --plan, --model and --cluster") != std::string::npos,
+             bare.error().message.c_str());
+
+    profiler::RunInputs in;
+    in.model = model;
+    in.cluster = cpu4();
+    in.plan = plan4;
+    auto r = profiler::calibrateFromRuns(f.path, fit, {}, &in);
+    if (!r) QFAIL(r.error().message.c_str());
+    // One measurement per rank (fwd and bwd rows), priced as the sum of its shards.
+    QCOMPARE(r->measured.size(), std::size_t{4});
+    for (const auto& m : r->measured) {
+      QVERIFY(m.table.empty());
+      QVERIFY(!m.shards.empty());
+      QVERIFY(m.measured_fwd_ms > 0 && m.measured_bwd_ms > 0);
+    }
+    QCOMPARE(r->measurements, std::size_t{8});
+    for (const auto& smp : r->samples) QVERIFY(smp.expected);
+    QVERIFY(near(coefficient(*r, "embedding_bandwidth_gbps"), 5.0, 1e-3));
+    QVERIFY(near(coefficient(*r, "backward_scale"), 1.5, 1e-3));
+    QVERIFY(near(coefficient(*r, "kernel_overhead_us"), 20.0, 1e-3));
+    QVERIFY(near(coefficient(*r, "lookup_overhead_ns"), 50.0, 1e-3));
+    // Penalties and the cache term are not searched on whole ranks.
+    QCOMPARE(coefficient(*r, "dim_penalty_narrow"), -1.0);
+    QCOMPARE(coefficient(*r, "cache_bytes"), -1.0);
+    QVERIFY(r->fit_rank_mape < 1e-4);
+    QVERIFY(r->fit_rank_mape_default > 0.2);
+    QVERIFY(r->calibration.source.find("imported runs") != std::string::npos);
+    const std::string text = profiler::formatCalibrationReport(*r);
+    QVERIFY(text.find("whole ranks") != std::string::npos);
+    QVERIFY(text.find("(all)") != std::string::npos);
+    QVERIFY(profiler::calibrationReportJson(*r)["measured"][0]["table"].is_null());
+
+    // Noisy ranks; the calibration then prices another plan's import (the
+    // report's re-priced prediction) better than the defaults do.
+    Fixture g;
+    const st::RunId n4 = writeImportedRun(g.path, model, plan4, trueConstants(), 0.05);
+    const st::RunId h2 = writeImportedRun(g.path, model, plan2, trueConstants(), 0.05);
+    const std::vector<st::RunId> fit4{n4};
+    auto noisy = profiler::calibrateFromRuns(g.path, fit4, {}, &in);
+    if (!noisy) QFAIL(noisy.error().message.c_str());
+    QVERIFY(noisy->fit_mape > 0 && noisy->fit_mape < 0.1);
+    QVERIFY(near(coefficient(*noisy, "embedding_bandwidth_gbps"), 5.0, 0.25));
+    auto store = st::openStore(g.path);
+    QVERIFY(store.ok());
+    profiler::RunInputs other = in;
+    other.plan = plan2;
+    profiler::AnalysisOptions calibrated, defaults;
+    calibrated.supplied = defaults.supplied = &other;
+    calibrated.calibration = &noisy->calibration;
+    auto with = profiler::analyzeRun(*store, h2, calibrated);
+    auto without = profiler::analyzeRun(*store, h2, defaults);
+    QVERIFY(with.ok() && without.ok());
+    QVERIFY(with->model_mape >= 0 && with->model_mape < 0.1);
+    QVERIFY(with->model_mape < without->model_mape);
+  }
+
   void unusableRunsAreErrors() {
     Fixture f;
     const auto model = mixedModel(64);
@@ -387,7 +500,10 @@ class TestCalibrationFit : public QObject {
     QVERIFY(!profiler::calibrateFromRuns(f.path, missing, {}).ok());
     auto r = profiler::calibrateFromRuns(f.path, imported, {});
     QVERIFY(!r.ok());
-    QVERIFY(r.error().message.find("not an engine run") != std::string::npos);
+    // An import without the trainer's plan says what to give.
+    QVERIFY2(r.error().message.find("lacks the plan the trainer ran: give --plan, --model and --cluster") !=
+                 std::string::npos,
+             r.error().message.c_str());
     QVERIFY(!profiler::calibrateFromRuns(f.path, ok, bad_holdout).ok());
     QVERIFY(!profiler::calibrateFromRuns(f.path, std::span<const st::RunId>{}, {}).ok());
     QVERIFY(!profiler::calibrateFromRuns(f.path / "nope.db", ok, {}).ok());

@@ -324,6 +324,132 @@ class TestRunAnalysis : public QObject {
     QCOMPARE(a.warnings.size(), std::size_t{1});
   }
 
+  void timelineGivesBusyIdleAndOverlapPerStep() {
+    Fixture f;
+    writeRun(f.path, config(), true);
+    const auto a = analyse(f.path, st::RunId{1});
+    // Rank 0 per step: compute 1 ms fwd + 1 ms bwd; collectives a2a_ids 0.1 ms
+    // (inside the forward), a2a_pooled 0.1 + 0.4 ms, dense_allreduce 0.01 ms.
+    const auto& r0 = rankOf(a, 0);
+    QVERIFY(std::abs(r0.comm_union_ms - 0.61) < 1e-9);
+    QVERIFY(std::abs(r0.overlap_ms - 0.1) < 1e-9);
+    QVERIFY(std::abs(r0.busy_ms - 2.51) < 1e-9);
+    QVERIFY(std::abs(r0.idle_ms - 7.49) < 1e-9);
+    // Rank 1: a2a_ids 0.5 ms, all of it inside the 1 ms forward; allreduce 0.02 ms.
+    const auto& r1 = rankOf(a, 1);
+    QVERIFY(std::abs(r1.comm_union_ms - 0.52) < 1e-9);
+    QVERIFY(std::abs(r1.overlap_ms - 0.5) < 1e-9);
+    QVERIFY(std::abs(r1.busy_ms - 2.02) < 1e-9);
+    const std::string text = profiler::formatReport(a);
+    QVERIFY(text.find("Timeline, ms per step") != std::string::npos);
+    const auto j = profiler::reportJson(a);
+    QVERIFY(std::abs(j["ranks"][0]["idle_ms"].get<double>() - 7.49) < 1e-9);
+    // Without spans there is no timeline.
+    Fixture g;
+    writeRun(g.path, config(), false);
+    const auto b = analyse(g.path, st::RunId{1});
+    QCOMPARE(rankOf(b, 0).busy_ms, -1.0);
+    QVERIFY(profiler::formatReport(b).find("Timeline") == std::string::npos);
+    QVERIFY(profiler::reportJson(b)["ranks"][0]["idle_ms"].is_null());
+  }
+
+  void busBandwidthPerOpAndMessageSize() {
+    QCOMPARE(profiler::busBandwidthFactor("all_reduce", 4), 1.5);
+    QCOMPARE(profiler::busBandwidthFactor("all_to_all", 4), 0.75);
+    QCOMPARE(profiler::busBandwidthFactor("all_gather", 2), 0.5);
+    QCOMPARE(profiler::busBandwidthFactor("send_recv", 8), 1.0);
+    QCOMPARE(profiler::busBandwidthFactor("all_reduce", 1), 1.0);
+    QCOMPARE(profiler::collectiveSizeBytes("all_to_all", 2048), 1024.0);
+    QCOMPARE(profiler::collectiveSizeBytes("all_reduce", 2048), 2048.0);
+
+    Fixture f;
+    {
+      auto w = st::RunWriter::begin(f.path, header(config()));
+      QVERIFY(w.ok());
+      const auto ar = w->intern("all_reduce").value(), a2a = w->intern("all_to_all").value();
+      const auto world = w->intern("0,1,2,3").value(), g0 = w->intern("0,2").value();
+      for (int rank = 0; rank < 4; ++rank) {
+        QVERIFY(w->addRank({rank, "host", -1, rank % 2, rank / 2}).ok());
+        QVERIFY(w->addStepSummary({0, rank, 1 * kMs, 1 * kMs, 0, 0, 0, 10 * kMs}).ok());
+        // One 4 MiB all-reduce over the world: rank r takes (1 + r) x 1 ms; the call's transfer is 1 ms.
+        QVERIFY(w->addCollective({rank, 0, ar, world, st::kNoString, 4 << 20, 3, 0, (1 + rank) * kMs}).ok());
+        // Group 0's ranks: two all-to-alls, 64 KiB sent + received (32 KiB size), 0.1 and 0.2 ms.
+        if (rank % 2 == 0) {
+          QVERIFY(w->addCollective({rank, 0, a2a, g0, st::kNoString, 64 << 10, 1, 0, 100 * kUs}).ok());
+          QVERIFY(w->addCollective({rank, 0, a2a, g0, st::kNoString, 64 << 10, 1, kMs, kMs + 200 * kUs}).ok());
+        }
+      }
+      QVERIFY(w->finish().ok());
+    }
+    const auto a = analyse(f.path, st::RunId{1});
+    QCOMPARE(a.bandwidth.size(), std::size_t{2});
+    const auto& ar = a.bandwidth[0];
+    QCOMPARE(ar.op, std::string("all_reduce"));
+    QCOMPARE(ar.group_size, 4);
+    QCOMPARE(ar.calls, std::size_t{1});
+    QCOMPARE(ar.size_lo, double(4 << 20));
+    QCOMPARE(ar.median_transfer_ms, 1.0);
+    QCOMPARE(ar.median_ms, 2.5);  // ranks took 1, 2, 3, 4 ms
+    QVERIFY(std::abs(ar.algbw_gbps - (4 << 20) / 1e6) < 1e-9);
+    QVERIFY(std::abs(ar.busbw_gbps - 1.5 * (4 << 20) / 1e6) < 1e-9);
+    const auto& a2 = a.bandwidth[1];
+    QCOMPARE(a2.op, std::string("all_to_all"));
+    QCOMPARE(a2.group_size, 2);
+    QCOMPARE(a2.calls, std::size_t{2});  // two calls, each seen on two ranks
+    QCOMPARE(a2.median_bytes, double(32 << 10));
+    QVERIFY(std::abs(a2.median_transfer_ms - 0.15) < 1e-9);
+    // algbw per call: 32 KiB / 0.1 ms and / 0.2 ms; median of two = their mean.
+    const double expect = 0.5 * ((32 << 10) / 1e5 + (32 << 10) / 2e5);
+    QVERIFY(std::abs(a2.algbw_gbps - expect) < 1e-9);
+    QVERIFY(std::abs(a2.busbw_gbps - 0.5 * expect) < 1e-9);
+    QVERIFY(std::abs(a2.max_busbw_gbps - 0.5 * (32 << 10) / 1e5) < 1e-9);
+    QVERIFY(profiler::formatReport(a).find("Collective bandwidth by message size") != std::string::npos);
+    QCOMPARE(profiler::reportJson(a)["collective_bandwidth"].size(), std::size_t{2});
+  }
+
+  void importedRunTakesTheSuppliedPlan() {
+    Fixture f;
+    {
+      st::RunHeader h;
+      h.kind = st::RunKind::ImportKineto;
+      h.label = "kineto rank0.json (+3)";
+      auto w = st::RunWriter::begin(f.path, h);
+      QVERIFY(w.ok());
+      for (int rank = 0; rank < 4; ++rank) {
+        QVERIFY(w->addRank({rank, "", -1, 0, 0}).ok());
+        QVERIFY(w->addStepSummary({5, rank, 1 * kMs, 2 * kMs, 0, 0, 0, 10 * kMs}).ok());
+      }
+      QVERIFY(w->finish().ok());
+    }
+    // Without a plan: one warning that says what to give, no per-field noise.
+    const auto bare = analyse(f.path, st::RunId{1});
+    auto count = [](const std::vector<std::string>& w, const char* what) {
+      return std::count_if(w.begin(), w.end(), [&](const std::string& x) { return x.find(what) != std::string::npos; });
+    };
+    QCOMPARE(count(bare.warnings, "give --plan"), 1);
+    QCOMPARE(count(bare.warnings, "is empty"), 0);
+    QCOMPARE(count(bare.warnings, "no valid plan"), 0);
+    QCOMPARE(rankOf(bare, 0).predicted_model_ms, -1.0);
+    profiler::RunInputs in;
+    in.model = twoTables();
+    in.cluster = cpu4();
+    in.plan = plan2x2();
+    profiler::AnalysisOptions o;
+    o.supplied = &in;
+    const auto a = analyse(f.path, st::RunId{1}, o);
+    QCOMPARE(count(a.warnings, "plan"), 0);
+    QCOMPARE(a.plan_summary, std::string("M=2 R=2 strided"));
+    for (const auto& r : a.ranks) {
+      // Groups from the plan, not the import's placeholder group 0.
+      QCOMPARE(r.group_rank, r.rank / 2);
+      QCOMPARE(r.sharding_group, r.rank % 2);
+      QCOMPARE(r.replica_group, r.rank / 2);
+      QVERIFY(r.predicted_model_ms > 0);
+      QVERIFY(r.predicted_plan_ms > 0);
+    }
+    QVERIFY(a.model_mape >= 0);
+  }
+
   void runWithoutStepSummariesIsAnError() {
     Fixture f;
     st::RunHeader h;
@@ -335,7 +461,7 @@ class TestRunAnalysis : public QObject {
     QVERIFY(store.ok());
     auto a = profiler::analyzeRun(*store, st::RunId{1});
     QVERIFY(!a.ok());
-    QVERIFY(a.error().message.find("has no engine step summaries") != std::string::npos);
+    QVERIFY(a.error().message.find("has no step summaries: the trace has no profiler steps") != std::string::npos);
     QVERIFY(a.error().message.find("import-kineto") != std::string::npos);
     QVERIFY(!profiler::analyzeRun(*store, st::RunId{7}).ok());
   }

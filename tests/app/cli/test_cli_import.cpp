@@ -23,6 +23,64 @@ struct Run {
   QString out, err;
 };
 
+void writeText(const QString& path, const std::string& text) {
+  std::ofstream f(path.toStdString(), std::ios::binary);
+  f << text;
+}
+
+// A 4-rank TorchRec job: one table per rank (TorchRec's table-wise plan),
+// Kineto traces whose embedding kernels take longer on higher ranks.
+struct TrainerJob {
+  QString model, plan, traces[4];
+};
+TrainerJob writeTrainerJob(const QTemporaryDir& dir) {
+  TrainerJob job;
+  nlohmann::json model = {{"schema", "shardscope.model/1"}, {"name", "four tables"}, {"batch_size_per_gpu", 512},
+                          {"optimizer", "rowwise_adagrad"},
+                          {"dense", {{"parameters", 100000}, {"flops_per_sample", 100000}}},
+                          {"tables", nlohmann::json::array()}};
+  nlohmann::json plan = {{"plan", {{"sparse_arch.embedding_bag_collection", nlohmann::json::object()}}}};
+  for (int t = 0; t < 4; ++t) {
+    const std::string name = QString("t%1").arg(t).toStdString();
+    const int rows = 100000 * (t + 1), dim = t < 2 ? 64 : 128;
+    model["tables"].push_back({{"name", name}, {"rows", rows}, {"dim", dim}, {"pooling", 2 + 4 * t}});
+    nlohmann::json shard = {{"shard_offsets", {0, 0}},
+                            {"shard_sizes", {rows, dim}},
+                            {"placement", QString("rank:%1/cuda:%1").arg(t).toStdString()}};
+    nlohmann::json entry = {{"sharding_type", "table_wise"}, {"compute_kernel", "fused"}};
+    entry["ranks"] = nlohmann::json::array({t});
+    entry["shards"] = nlohmann::json::array({shard});
+    plan["plan"]["sparse_arch.embedding_bag_collection"][name] = entry;
+  }
+  job.model = dir.filePath("model.json");
+  job.plan = dir.filePath("torchrec_plan.json");
+  writeText(job.model, model.dump());
+  writeText(job.plan, plan.dump());
+  for (int r = 0; r < 4; ++r) {
+    nlohmann::json events = nlohmann::json::array();
+    for (int step = 1; step <= 3; ++step) {
+      const double t0 = 1000.0 * step * 10;
+      events.push_back({{"ph", "X"}, {"cat", "user_annotation"}, {"name", QString("ProfilerStep#%1").arg(step).toStdString()},
+                        {"pid", 1}, {"tid", 1}, {"ts", t0}, {"dur", 9000}});
+      events.push_back({{"ph", "X"}, {"cat", "kernel"},
+                        {"name", "void fbgemm_gpu::split_embedding_codegen_forward_unweighted_kernel<float>()"},
+                        {"pid", 0}, {"tid", 7}, {"ts", t0 + 100}, {"dur", 150 + 90 * r + 40 * r * r},
+                        {"args", {{"device", 0}, {"stream", 7}}}});
+      events.push_back({{"ph", "X"}, {"cat", "kernel"},
+                        {"name", "void fbgemm_gpu::split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_"
+                                 "warp_per_row_1<float>()"},
+                        {"pid", 0}, {"tid", 7}, {"ts", t0 + 5000}, {"dur", 300 + 200 * r + 60 * r * r},
+                        {"args", {{"device", 0}, {"stream", 7}}}});
+    }
+    nlohmann::json trace = {{"schemaVersion", 1},
+                            {"distributedInfo", {{"backend", "nccl"}, {"rank", r}, {"world_size", 4}}},
+                            {"traceEvents", events}};
+    job.traces[r] = dir.filePath(QString("rank%1.json").arg(r));
+    writeText(job.traces[r], trace.dump());
+  }
+  return job;
+}
+
 Run cli(const QStringList& args) {
   QProcess p;
   p.start(kCli, args);
@@ -107,6 +165,58 @@ class TestCliImport : public QObject {
     auto help = cli({"import", "--help"});
     QCOMPARE(help.code, 0);
     QVERIFY(help.out.contains("import kineto"));
+  }
+
+  void trainerPlanGivesPredictionsAndACalibration() {
+    QTemporaryDir dir;
+    const TrainerJob job = writeTrainerJob(dir);
+    const QString store = dir.filePath("s.sqlite");
+    auto imp = cli({"import", "kineto", job.traces[0], job.traces[1], job.traces[2], job.traces[3], "--store", store});
+    QVERIFY2(imp.code == 0, qPrintable(imp.err));
+    // Without the plan: measured only, and one line saying what to give.
+    auto bare = cli({"report", "--store", store});
+    QVERIFY2(bare.code == 0, qPrintable(bare.err));
+    QVERIFY2(bare.out.contains("give --plan"), qPrintable(bare.out));
+    QVERIFY(!bare.out.contains("is empty"));
+    // With the trainer's TorchRec plan and model: predicted vs measured per rank.
+    auto rep = cli({"report", "--store", store, "--plan", job.plan, "--model", job.model, "--json"});
+    QVERIFY2(rep.code == 0, qPrintable(rep.err));
+    const auto j = nlohmann::json::parse(rep.out.toStdString(), nullptr, false);
+    QVERIFY(!j.is_discarded());
+    QCOMPARE(j["plan"].get<std::string>(), std::string("M=4 R=1 strided"));
+    QCOMPARE(j["ranks"].size(), std::size_t{4});
+    for (const auto& r : j["ranks"]) QVERIFY(r["predicted_model_ms"].is_number());
+    QVERIFY(j["prediction_mape"]["model"].is_number());
+    // A calibration from the imported run, which the planner reads.
+    const QString cal = dir.filePath("cal.json");
+    auto c = cli({"calibrate", "--store", store, "--runs", "1", "--plan", job.plan, "--model", job.model, "--out", cal});
+    QVERIFY2(c.code == 0, qPrintable(c.err + c.out));
+    QVERIFY2(c.out.contains("imported runs 1"), qPrintable(c.out));
+    QVERIFY2(c.out.contains("4 whole ranks"), qPrintable(c.out));
+    QCOMPARE(cli({"validate", cal}).code, 0);
+    auto plan = cli({"plan", "--model", job.model, "--cluster", "h100x8", "--calibration", cal});
+    QVERIFY2(plan.code == 0, qPrintable(plan.err));
+    // The calibrated model prices the measured ranks better than the defaults.
+    auto calibrated = cli({"report", "--store", store, "--plan", job.plan, "--model", job.model, "--calibration", cal,
+                           "--json"});
+    QVERIFY2(calibrated.code == 0, qPrintable(calibrated.err));
+    const auto jc = nlohmann::json::parse(calibrated.out.toStdString(), nullptr, false);
+    QVERIFY(jc["prediction_mape"]["model"].get<double>() < j["prediction_mape"]["model"].get<double>());
+    // Errors: options without --plan, --plan without --model, a plan that is not there,
+    // a cluster of another size, --world-size on a shardscope plan.
+    QCOMPARE(cli({"report", "--store", store, "--model", job.model}).code, 2);
+    QCOMPARE(cli({"report", "--store", store, "--plan", job.plan}).code, 2);
+    QCOMPARE(cli({"calibrate", "--store", store, "--runs", "1", "--plan", job.plan}).code, 2);
+    auto missing = cli({"report", "--store", store, "--plan", dir.filePath("nope.json"), "--model", job.model});
+    QCOMPARE(missing.code, 1);
+    QVERIFY(missing.err.contains("nope.json"));
+    auto size = cli({"report", "--store", store, "--plan", job.plan, "--model", job.model, "--cluster", "h100x8",
+                     "--world-size", "4"});
+    QCOMPARE(size.code, 1);
+    QVERIFY2(size.err.contains("the plan is for 4 GPUs but cluster"), qPrintable(size.err));
+    auto nocal = cli({"calibrate", "--store", store, "--runs", "1"});
+    QCOMPARE(nocal.code, 1);
+    QVERIFY2(nocal.err.contains("give --plan, --model and --cluster"), qPrintable(nocal.err));
   }
 
   void importsNsysExport() {

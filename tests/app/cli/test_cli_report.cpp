@@ -210,7 +210,7 @@ class TestCliReport : public QObject {
     }
     const Run r = cli({"report", "--store", path});
     QCOMPARE(r.code, 1);
-    QVERIFY2(r.err.contains("has no engine step summaries"), qPrintable(r.err));
+    QVERIFY2(r.err.contains("has no step summaries: the trace has no profiler steps"), qPrintable(r.err));
     const QString empty = dir.filePath("empty.db");
     QVERIFY(st::openStore(empty.toStdString(), st::OpenMode::Create).ok());
     const Run e = cli({"report", "--store", empty});

@@ -17,6 +17,7 @@
 #include "shardscope/core/result.h"
 #include "shardscope/core/store/store_types.h"
 #include "shardscope/core/store/trace_store.h"
+#include "shardscope/profiler/run_analysis.h"  // RunInputs
 
 namespace shardscope::profiler {
 
@@ -31,6 +32,10 @@ struct ShardSample {
   std::uint32_t cols = 0;
   bool data_parallel = false;
   bool capped = false;
+  // Lookups and unique rows are the planner's expectation from the table's
+  // access profile, not measured (imported runs: traces do not say which
+  // table a kernel served); measured_* are then < 0 / 0.
+  bool expected = false;
   double samples_per_step = 0.0;  // S: samples whose ids the shard served (M x B, or B when data-parallel)
   double lookups_per_step = 0.0;  // k, measured (table_stats)
   double unique_rows_per_step = 0.0;  // U, measured
@@ -55,6 +60,21 @@ struct ShardSample {
   double draws = 0.0;            // ids drawn from the whole table per step (S x mean pooling)
   double miss_ids = 0.0;         // share of k outside the cache-resident rows, at the chosen cache size
   double miss_unique_rows = 0.0; // share of U outside them
+};
+
+// One fitted measurement: a shard's time on a rank (engine runs, table
+// statistics) or a rank's whole embedding time, priced as the sum of its
+// shards (imported runs).
+struct Measurement {
+  core::store::RunId run{};
+  int rank = 0;
+  std::string table;                // empty: the whole rank
+  std::vector<std::size_t> shards;  // indexes into CalibrationReport::samples
+  double measured_fwd_ms = -1.0;    // < 0: only the total is known
+  double measured_bwd_ms = -1.0;
+  double measured_ms = 0.0;
+  double fitted_ms = 0.0;
+  double default_ms = 0.0;
 };
 
 // A measured rank of a run: its embedding compute per step against the
@@ -84,7 +104,8 @@ struct CalibrationReport {
   std::vector<core::store::RunId> holdout_runs;
   std::vector<FitTerm> terms;
   std::vector<ShardSample> samples;  // fit samples, with fitted values
-  std::size_t measurements = 0;      // rows fitted: fwd and bwd per sample with spans, one total without
+  std::vector<Measurement> measured;  // what was fitted, with fitted values
+  std::size_t measurements = 0;      // rows fitted: fwd and bwd per measurement that has both, one total without
   double fit_mape = 0.0;             // fraction, over the fitted rows
   double fit_mape_default = 0.0;     // the same rows priced with the default constants
   std::vector<RankCheck> fit_ranks;  // the same check on the fit runs
@@ -103,15 +124,30 @@ struct CalibrationReport {
                                                                   core::store::RunId run,
                                                                   std::vector<std::string>* warnings = nullptr);
 
-// Fits on `fit`, checks on `holdout` (may be empty). Errors: a run that is
-// missing or is not an engine run with model, cluster and plan; fewer
+// Shard samples (expected lookups) and one per-rank measurement for each
+// measured rank of an imported run, with the model, cluster and plan the
+// trainer ran (`supplied` where the run lacks them).
+struct RankSamples {
+  std::vector<ShardSample> samples;
+  std::vector<Measurement> measured;  // shards index into `samples`
+};
+[[nodiscard]] core::Result<RankSamples> rankSamples(const core::store::TraceStore& store, core::store::RunId run,
+                                                    const RunInputs* supplied = nullptr,
+                                                    std::vector<std::string>* warnings = nullptr);
+
+// Fits on `fit`, checks on `holdout` (may be empty). Engine runs give one
+// measurement per table shard; imported runs one per rank (rankSamples),
+// which needs the plan the trainer ran: from the run, else `supplied`.
+// Errors: a run that is missing or lacks a model, cluster or plan; fewer
 // measurements than unknowns; nothing positive to fit.
 [[nodiscard]] core::Result<CalibrationReport> calibrateFromRuns(const core::store::TraceStore& store,
                                                                 std::span<const core::store::RunId> fit,
-                                                                std::span<const core::store::RunId> holdout);
+                                                                std::span<const core::store::RunId> holdout,
+                                                                const RunInputs* supplied = nullptr);
 [[nodiscard]] core::Result<CalibrationReport> calibrateFromRuns(const std::filesystem::path& store,
                                                                 std::span<const core::store::RunId> fit,
-                                                                std::span<const core::store::RunId> holdout);
+                                                                std::span<const core::store::RunId> holdout,
+                                                                const RunInputs* supplied = nullptr);
 
 // Non-negative least squares (Lawson-Hanson active set) of rows x = y, with
 // columns scaled to unit norm internally. std_error from the residual

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -35,6 +36,14 @@ struct RunInputs {
 };
 
 [[nodiscard]] RunInputs runInputs(const core::store::RunRecord& run);
+
+// runInputs, with `supplied` filling what the run lacks (an imported run has
+// no model, cluster or plan; the user gives the ones the trainer ran).
+// Problems of the parts `supplied` replaces are dropped.
+[[nodiscard]] RunInputs runInputs(const core::store::RunRecord& run, const RunInputs* supplied);
+
+// Imported runs (import-kineto, import-nsys) carry no plan of their own.
+[[nodiscard]] bool isImportedRun(const core::store::RunRecord& run);
 
 // Position of a global rank inside its sharding group of `plan` (-1: not in any).
 [[nodiscard]] int groupRankOf(const core::ShardPlan& plan, int global_rank);
@@ -69,6 +78,13 @@ struct RankAnalysis {
   double wait_ms = 0.0;     // sum of the waits in `comm` (0 without spans)
   double step_ms = 0.0;
   std::vector<CommTime> comm;  // kinds the rank has spans of, in a fixed order
+  // From spans, means per measured step (< 0 without spans). Work = spans of
+  // device work (kernels, copies, the engine's compute and collectives; not
+  // CPU ops, runtime calls, annotations or the step span itself).
+  double busy_ms = -1.0;      // union of the step's work spans
+  double idle_ms = -1.0;      // step - busy (0 when work spills past the step window)
+  double comm_union_ms = -1.0;  // union of the step's collective spans
+  double overlap_ms = -1.0;   // time collectives run while compute runs (union intersection)
   bool straggler = false;
   double predicted_plan_ms = -1.0;   // plan's predicted.ranks[group_rank].compute_ms; < 0 when unknown
   double predicted_model_ms = -1.0;  // the cost model's, re-priced now; < 0 when unknown
@@ -93,6 +109,27 @@ struct TableAnalysis {
   double ms_per_step = 0.0;  // forward + backward
 };
 
+// Collectives of one op in one message-size bin (powers of two of the
+// NCCL-tests "size": docs/analysis.md#bus-bandwidth).
+struct CollectiveBin {
+  std::string op;            // all_to_all, all_reduce, reduce_scatter, all_gather, send_recv, ...
+  int group_size = 0;        // ranks in the call (peers + 1); bins split by it too
+  double size_lo = 0.0;      // bytes, [lo, hi)
+  double size_hi = 0.0;
+  std::size_t calls = 0;     // distinct calls (one per group, not per rank)
+  double median_bytes = 0.0;       // size of the median call
+  double median_ms = 0.0;          // duration per rank, median over ranks and calls (includes waiting)
+  double median_transfer_ms = 0.0;  // per call the shortest duration in its group, median over calls
+  double algbw_gbps = 0.0;          // median over calls of size / transfer time
+  double busbw_gbps = 0.0;          // algbw x the op's bus factor (docs/analysis.md)
+  double max_busbw_gbps = 0.0;
+};
+
+// NCCL-tests size of a collective whose store row says `bytes` (the
+// trace-store convention per op) and bus-bandwidth factor for `ranks`.
+[[nodiscard]] double collectiveSizeBytes(std::string_view op, double bytes);
+[[nodiscard]] double busBandwidthFactor(std::string_view op, int ranks);
+
 struct RunAnalysis {
   core::store::RunRecord run;
   std::string store;  // path
@@ -112,6 +149,7 @@ struct RunAnalysis {
   double plan_mape = -1.0;               // fractions; < 0 when not available
   double model_mape = -1.0;
   std::vector<TableAnalysis> tables;     // heaviest first
+  std::vector<CollectiveBin> bandwidth;  // by op, group size, size
   std::vector<CappedShard> capped;        // config_json capped
   std::vector<std::string> warnings;
 };
@@ -119,13 +157,15 @@ struct RunAnalysis {
 struct AnalysisOptions {
   // Re-price the plan with these constants instead of the defaults.
   const core::Calibration* calibration = nullptr;
+  // Model, cluster and plan for a run that lacks them (an import).
+  const RunInputs* supplied = nullptr;
 };
 
 inline constexpr double kStragglerSigmas = 2.0;
 inline constexpr double kStragglerOverMedian = 1.10;
 
-// Errors: the run does not exist, or holds no engine step summaries (an
-// import, or an engine run that wrote nothing).
+// Errors: the run does not exist, or holds no step summaries (an engine run
+// that wrote nothing, an import without profiler steps).
 [[nodiscard]] core::Result<RunAnalysis> analyzeRun(const core::store::TraceStore& store, core::store::RunId run,
                                                    const AnalysisOptions& options = {});
 
