@@ -89,17 +89,8 @@ int runCalibrate(Args args) {
     return kExitInvalid;
   }
   std::optional<profiler::RunInputs> supplied;
-  if (trainer.any()) {
-    auto ranks = store->ranks(fit->front());
-    bool usage = false;
-    auto in = loadTrainerPlan(trainer, ranks ? static_cast<std::uint32_t>(ranks->size()) : 0u, &usage);
-    if (!in) {
-      if (usage) return usageError("calibrate: " + in.error().message);
-      std::cerr << in.error().message << "\n";
-      return kExitInvalid;
-    }
-    supplied = std::move(in).value();
-  }
+  if (const int code = trainerPlanForRun(trainer, *store, fit->front(), "calibrate", supplied); code != kExitOk)
+    return code;
   auto report = profiler::calibrateFromRuns(*store, *fit, holdout, supplied ? &*supplied : nullptr);
   if (!report) {
     std::cerr << report.error().message << "\n";

@@ -83,17 +83,7 @@ int runReport(Args args) {
     return kExitInvalid;
   }
   std::optional<profiler::RunInputs> supplied;
-  if (trainer.any()) {
-    auto ranks = store->ranks(*run_id);
-    bool usage = false;
-    auto in = loadTrainerPlan(trainer, ranks ? static_cast<std::uint32_t>(ranks->size()) : 0u, &usage);
-    if (!in) {
-      if (usage) return usageError("report: " + in.error().message);
-      std::cerr << in.error().message << "\n";
-      return kExitInvalid;
-    }
-    supplied = std::move(in).value();
-  }
+  if (const int code = trainerPlanForRun(trainer, *store, *run_id, "report", supplied); code != kExitOk) return code;
   profiler::AnalysisOptions options;
   options.calibration = calibration ? &*calibration : nullptr;
   options.supplied = supplied ? &*supplied : nullptr;

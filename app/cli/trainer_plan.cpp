@@ -1,6 +1,7 @@
 #include "trainer_plan.h"
 
 #include <algorithm>
+#include <iostream>
 
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/presets.h"
@@ -85,6 +86,21 @@ core::Result<profiler::RunInputs> loadTrainerPlan(const TrainerPlanArgs& a, std:
   }
   in.cluster = std::move(cluster);
   return in;
+}
+
+int trainerPlanForRun(const TrainerPlanArgs& a, const core::store::TraceStore& store, core::store::RunId run,
+                      const char* command, std::optional<profiler::RunInputs>& out) {
+  if (!a.any()) return kExitOk;
+  auto ranks = store.ranks(run);
+  bool usage = false;
+  auto in = loadTrainerPlan(a, ranks ? static_cast<std::uint32_t>(ranks->size()) : 0u, &usage);
+  if (!in) {
+    if (usage) return usageError(std::string(command) + ": " + in.error().message);
+    std::cerr << in.error().message << "\n";
+    return kExitInvalid;
+  }
+  out = std::move(in).value();
+  return kExitOk;
 }
 
 }  // namespace shardscope::app::cli

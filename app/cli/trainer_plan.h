@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "shardscope/core/result.h"
+#include "shardscope/core/store/trace_store.h"
 #include "shardscope/profiler/run_analysis.h"
 
 namespace shardscope::app::cli {
@@ -31,5 +32,13 @@ extern const char* const kTrainerPlanHelp;
 // `usage` is set when the command line itself is wrong (exit 2, not 1).
 [[nodiscard]] core::Result<profiler::RunInputs> loadTrainerPlan(const TrainerPlanArgs& a, std::uint32_t ranks,
                                                                 bool* usage = nullptr);
+
+// What `report` and `calibrate` do with the options: nothing when none was
+// given; else load them for `run` (its ranks are the TorchRec plan's default
+// world size) into `out`. On failure prints "<command>: ..." and returns the
+// exit code (2 usage, 1 invalid input); kExitOk otherwise.
+[[nodiscard]] int trainerPlanForRun(const TrainerPlanArgs& a, const core::store::TraceStore& store,
+                                    core::store::RunId run, const char* command,
+                                    std::optional<profiler::RunInputs>& out);
 
 }  // namespace shardscope::app::cli
