@@ -251,11 +251,27 @@ struct StoreImportSink::State {
                         "): no common reference (profiler steps or baseTimeNanoseconds): clock left as is");
   }
 
+  // Span kinds are a few string constants (kindOf): their string id and
+  // counter are found by the constant's address, not hashed per span.
+  struct KindSlot {
+    const char* text = nullptr;
+    st::StringId id = st::kNoString;
+    std::uint64_t* count = nullptr;
+  };
+  std::vector<KindSlot> kind_slots;  // of the current rank (counters are in its report)
+  core::Result<KindSlot*> kindSlot(std::string_view kind) {
+    for (KindSlot& k : kind_slots)
+      if (k.text == kind.data()) return &k;
+    auto id = intern(kind);
+    if (!id) return id.error();
+    kind_slots.push_back({kind.data(), *id, &report.spans_by_kind[std::string(kind)]});
+    return &kind_slots.back();
+  }
+
   core::Status process(Ev& e) {
     const std::int64_t step = stepOf(e);
     if (isGpu(e.kind) && e.corr != 0 && streaming) launch.erase(e.corr);
-    const std::string_view kind = kindOf(e, step);
-    auto k = intern(kind);
+    auto k = kindSlot(kindOf(e, step));
     if (!k) return k.error();
     st::Span s;
     s.rank = info.rank;
@@ -265,7 +281,7 @@ struct StoreImportSink::State {
       auto [it, inserted] = tids.emplace(e.stream, kCpuStreamBase + static_cast<std::int64_t>(tids.size()));
       s.stream = static_cast<int>(it->second);
     }
-    s.kind = *k;
+    s.kind = (*k)->id;
     s.name = e.name;
     if (__builtin_add_overflow(e.start, offset, &s.startNs) || __builtin_add_overflow(e.end, offset, &s.endNs))
       return core::Error{info.source + ": rank " + std::to_string(info.rank) +
@@ -274,7 +290,7 @@ struct StoreImportSink::State {
     s.correlation = e.corr;
     if (e.coll != kNoColl) s.bytes = colls[e.coll].bytes;
     if (auto a = writer.addSpan(s); !a) return a.error();
-    ++report.spans_by_kind[std::string(kind)];
+    ++*(*k)->count;
     if (e.coll != kNoColl) {
       const CollInfo& c = colls[e.coll];
       st::Collective col;
@@ -336,6 +352,7 @@ struct StoreImportSink::State {
     marks.clear();
     tids.clear();
     sums.clear();
+    kind_slots.clear();
     streaming = false;
     offset_decided = false;
     offset = 0;
@@ -389,6 +406,9 @@ core::Status StoreImportSink::beginRank(const ImportRankInfo& rank) {
     s.world_source = rank.source;
   }
   s.resetRank();
+  // Untouched capacity costs no memory; growing by doubling would copy the
+  // buffer and briefly hold it twice.
+  s.buf.reserve(std::min<std::size_t>(s.opts.max_buffered_events, std::size_t{1} << 20));
   s.in_rank = true;
   s.info = rank;
   s.report.rank = rank.rank;

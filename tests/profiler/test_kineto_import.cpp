@@ -2,6 +2,8 @@
 // profiler's JSON (tests/data/import/make_fixtures.py): events per kind,
 // steps via correlation, NCCL collectives, step summaries, clock offsets,
 // the analysis of the imported run, and every malformed input as an error.
+// The JSON scanner is checked against nlohmann::json::accept and with values
+// cut by chunk boundaries (KinetoOptions::chunk_bytes).
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -13,6 +15,8 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/profiler/kineto_import.h"
@@ -93,6 +97,70 @@ Imported importFiles(const std::string& store, const std::vector<std::string>& f
   out.status = out.sink->finish();
   return out;
 }
+
+// A printed form of an import: the outcome, the counts and every event.
+std::string describe(const core::Result<profiler::KinetoStats>& r, const RecordingSink& sink) {
+  std::string s;
+  const auto add = [&s](auto... parts) {
+    for (const std::string& p : {std::string(parts)...}) s += p;
+  };
+  const auto num = [](std::int64_t v) { return std::to_string(v); };
+  if (!r.ok()) {
+    add("error: ", r.error().message);
+  } else {
+    add("ok ", num(static_cast<std::int64_t>(r->events)), " ", num(static_cast<std::int64_t>(r->missing_time)), " ",
+        num(r->two_passes), " ", num(static_cast<std::int64_t>(r->bytes_json)));
+    for (const auto* m : {&r->by_cat, &r->unknown_cats, &r->other_phases})
+      for (const auto& [k, v] : *m) add(" ", k, "=", num(static_cast<std::int64_t>(v)));
+  }
+  for (const auto& b : sink.begins) add("\nbegin ", num(b.rank), " ", b.backend);
+  for (const auto& e : sink.events) {
+    add("\n", num(static_cast<int>(e.kind)));
+    for (std::int64_t v : {e.start, e.end, e.stream, e.correlation, e.step, e.in_nelems, std::int64_t{e.device},
+                           std::int64_t{e.group_size}})
+      add(" ", num(v));
+    add("|", e.name, "|", e.collective, "|", e.dtype, "|", e.group);
+  }
+  for (const auto& u : sink.updates) add("\nupdate ", num(u.base_time_ns));
+  return s;
+}
+
+std::string importPrinted(const std::string& path, std::size_t chunk, RecordingSink* out = nullptr) {
+  RecordingSink sink;
+  profiler::KinetoOptions o;
+  o.chunk_bytes = chunk;
+  auto r = profiler::importKineto(path, sink, o);
+  std::string s = describe(r, sink);
+  if (out != nullptr) *out = std::move(sink);
+  return s;
+}
+
+// Writes `text` to a file in `dir`; returns its path.
+std::string writeText(const QTemporaryDir& dir, const std::string& name, const std::string& text) {
+  const std::string p = dir.filePath(QString::fromStdString(name)).toStdString();
+  std::ofstream(p, std::ios::binary) << text;
+  return p;
+}
+
+// A small trace with most of what the scanner meets: a byte order mark,
+// escapes, non-ASCII names, numbers of every shape, nested args, skipped
+// values of every kind, and distributedInfo after traceEvents (two passes).
+const std::string kTricky =
+    "\xEF\xBB\xBF{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, \"x\": [true, false, null, -0, 1E+2, "
+    "0.5e-3, {}, []]}],\r\n\t\"traceEvents\": [\n"
+    "  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#3\", \"pid\": 1, \"tid\": \"thread 9\", "
+    "\"ts\": 1733000000123456.789, \"dur\": 2000.0005},\n"
+    "  {\"ph\": \"X\", \"cat\": \"Kernel\", \"n\\u0061me\": \"k\\\"1\\\\\\/\\n\\u00e9\\ud83d\\ude00\xC3\xA9\", \"ts\": "
+    "1.5e3, "
+    "\"dur\": 7, \"args\": {\"device\": 2, \"stream\": 7, \"correlation\": 42, \"grid\": [[1, 2], {\"a\": \"\\t\"}], "
+    "\"Collective name\": \"allreduce\", \"In msg nelems\": 10, \"Out msg nelems\": 10.9, \"dtype\": \"Float\", "
+    "\"Group size\": 4, \"Process Group Ranks\": [0, 2, \"x\", [9], 4]}},\n"
+    "  {\"ph\": \"f\", \"id\": 1}, 17, \"text\", {\"ph\": \"X\", \"cat\": \"python_function\", \"ts\": 1, \"dur\": "
+    "1},\n"
+    "  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": -0.0005, \"dur\": 0, "
+    "\"args\": {\"correlation\": 42}}\n"
+    "], \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 1, \"world_size\": 2}, "
+    "\"baseTimeNanoseconds\": \"1733000000000000000\"}";
 
 }  // namespace
 
@@ -371,6 +439,195 @@ class TestKinetoImport : public QObject {
     QCOMPARE(sink.events.size(), std::size_t{1});
     QCOMPARE(sink.events[0].start, std::int64_t{5001});  // 5.0005 us rounds half up
     QCOMPARE(sink.events[0].end, std::int64_t{5001 + 1250});
+  }
+
+  void trickyTraceIsReadExactly() {
+    QTemporaryDir dir;
+    RecordingSink sink;
+    const std::string out = importPrinted(writeText(dir, "tricky.json", kTricky), 0, &sink);
+    QVERIFY2(out.starts_with("ok "), out.c_str());
+    QCOMPARE(sink.begins.size(), std::size_t{1});
+    QCOMPARE(sink.begins[0].rank, 1);
+    QCOMPARE(sink.begins[0].backend, std::string("nccl"));
+    QCOMPARE(sink.updates.at(0).base_time_ns, std::int64_t{1733000000000000000});
+    QCOMPARE(sink.events.size(), std::size_t{3});
+    const Recorded& step = sink.events[0];
+    QCOMPARE(step.kind, TraceEventKind::ProfilerStep);
+    QCOMPARE(step.step, std::int64_t{3});
+    QCOMPARE(step.start, std::int64_t{1733000000123456789});  // exact: the text, not a double
+    QCOMPARE(step.end - step.start, std::int64_t{2000001});   // the 4th decimal rounds half up
+    QCOMPARE(step.stream, std::int64_t{9});                   // "thread 9"
+    const Recorded& k = sink.events[1];
+    // Escapes decoded (a surrogate pair too); the key "n\u0061me" is "name".
+    QCOMPARE(k.name, std::string("k\"1\\/\n\xC3\xA9\xF0\x9F\x98\x80\xC3\xA9"));
+    QCOMPARE(k.start, std::int64_t{1500000});
+    QCOMPARE(k.end, std::int64_t{1507000});
+    QCOMPARE(k.device, 2);
+    QCOMPARE(k.stream, std::int64_t{7});
+    QCOMPARE(k.correlation, std::int64_t{42});
+    QCOMPARE(k.collective, std::string("allreduce"));
+    QCOMPARE(k.in_nelems, std::int64_t{10});
+    QCOMPARE(k.group, std::string("[0, 2, 4]"));
+    QCOMPARE(k.group_size, 4);
+    QCOMPARE(sink.events[2].start, std::int64_t{-1});
+  }
+
+  void everyChunkSizeGivesTheSameResult() {
+    QTemporaryDir dir;
+    const std::vector<std::string> files = {kData + "rank0.json", kData + "rank1.json.gz",
+                                            writeText(dir, "tricky.json", kTricky)};
+    for (const auto& f : files) {
+      const std::string whole = importPrinted(f, 0);
+      QVERIFY2(whole.starts_with("ok "), whole.c_str());
+      for (std::size_t chunk : {1, 2, 3, 4, 5, 7, 11, 16, 17, 64, 4093})
+        QVERIFY2(importPrinted(f, chunk) == whole, (f + ", chunk " + std::to_string(chunk)).c_str());
+    }
+  }
+
+  void everyTruncationIsAnErrorAtItsEnd() {
+    QTemporaryDir dir;
+    for (std::size_t len = 0; len < kTricky.size(); ++len) {
+      const std::string p = writeText(dir, "cut.json", kTricky.substr(0, len));
+      for (std::size_t chunk : {std::size_t{0}, std::size_t{3}}) {
+        const std::string out = importPrinted(p, chunk);
+        const std::string at = ": byte " + std::to_string(len) + ": syntax error at line ";
+        QVERIFY2(out.starts_with("error: ") && out.find(at) != std::string::npos &&
+                     out.find("unexpected end of input") != std::string::npos,
+                 (std::to_string(len) + ": " + out).c_str());
+      }
+    }
+  }
+
+  void invalidJsonIsRejected_data() {
+    QTest::addColumn<QByteArray>("event");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("trailing comma in array") << QByteArray(R"({"ph": "X"},)") << "expected a value, found ']'";
+    QTest::newRow("trailing comma in object") << QByteArray(R"({"ph": "X",})") << "expected a string key, found '}'";
+    QTest::newRow("missing colon") << QByteArray(R"({"ph" "X"})") << "expected ':' after an object key";
+    QTest::newRow("single quotes") << QByteArray(R"({'ph': 'X'})") << "expected a string key, found '''";
+    QTest::newRow("unquoted key") << QByteArray(R"({ph: "X"})") << "expected a string key, found 'p'";
+    QTest::newRow("leading zero") << QByteArray(R"({"ts": 01})") << "found '1'";
+    QTest::newRow("no fraction digits") << QByteArray(R"({"ts": 1.})")
+                                        << "expected a digit (invalid number), found '}'";
+    QTest::newRow("no integer part") << QByteArray(R"({"ts": .5})") << "expected a value, found '.'";
+    QTest::newRow("lone minus") << QByteArray(R"({"ts": -})") << "expected a digit (invalid number), found '}'";
+    QTest::newRow("empty exponent") << QByteArray(R"({"ts": 1e+})") << "expected a digit (invalid number), found '}'";
+    QTest::newRow("plus sign") << QByteArray(R"({"ts": +1})") << "expected a value, found '+'";
+    QTest::newRow("NaN") << QByteArray(R"({"ts": NaN})") << "expected a value, found 'N'";
+    QTest::newRow("misspelt literal") << QByteArray(R"({"x": tru})") << "expected the literal true, found '}'";
+    QTest::newRow("raw tab in string") << QByteArray("{\"name\": \"a\tb\"}") << "control character U+0009";
+    QTest::newRow("raw newline in a skipped string") << QByteArray("{\"x\": \"a\nb\"}") << "control character U+000A";
+    QTest::newRow("bad escape") << QByteArray(R"({"name": "\x41"})") << "expected an escape";
+    QTest::newRow("short unicode escape") << QByteArray(R"({"name": "\u12G4"})") << "4 hex digits after '\\u'";
+    QTest::newRow("lone high surrogate") << QByteArray(R"({"name": "\ud800"})") << "low surrogate";
+    QTest::newRow("high surrogate then letter") << QByteArray(R"({"x": "\ud800\u0041"})") << "low surrogate";
+    QTest::newRow("lone low surrogate") << QByteArray(R"({"name": "\udc00"})") << "lone low surrogate";
+    QTest::newRow("overlong UTF-8") << QByteArray("{\"name\": \"\xC0\x80\"}") << "ill-formed UTF-8";
+    QTest::newRow("UTF-8 surrogate") << QByteArray("{\"x\": \"\xED\xA0\x80\"}") << "ill-formed UTF-8";
+    QTest::newRow("UTF-8 past U+10FFFF") << QByteArray("{\"x\": \"\xF4\x90\x80\x80\"}") << "ill-formed UTF-8";
+    QTest::newRow("lone continuation byte") << QByteArray("{\"x\": \"\x80\"}") << "ill-formed UTF-8";
+    QTest::newRow("cut UTF-8 sequence") << QByteArray("{\"x\": \"\xE2\x82\"}") << "ill-formed UTF-8";
+    QTest::newRow("comment") << QByteArray(R"({"ph": "X"} // c)") << "expected ',' or ']' after a trace event";
+    QTest::newRow("nesting bomb") << QByteArray("{\"args\": {\"x\": " + QByteArray(2000, '[') + QByteArray(2000, ']') +
+                                                "}}")
+                                  << "nested more than 1024 deep";
+  }
+  void invalidJsonIsRejected() {
+    QFETCH(QByteArray, event);
+    QFETCH(QString, expected);
+    const std::string text = R"({"distributedInfo": {"rank": 0}, "traceEvents": [{"ph": "X", "cat": "kernel"}, )" +
+                             event.toStdString() + "]}";
+    QTemporaryDir dir;
+    const std::string p = writeText(dir, "bad.json", text);
+    const std::string whole = importPrinted(p, 0);
+    QVERIFY2(whole.starts_with("error: ") && whole.find(expected.toStdString()) != std::string::npos, whole.c_str());
+    QVERIFY2(whole.find("bad.json: byte ") != std::string::npos, whole.c_str());
+    QCOMPARE(importPrinted(p, 1), whole);
+    if (!expected.contains("nested"))  // nlohmann has no depth limit
+      QVERIFY(!nlohmann::json::accept(text));
+  }
+
+  void wholeDocumentIsChecked_data() {
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QString>("expected");
+    const QByteArray ok = R"({"distributedInfo": {"rank": 0}, "traceEvents": []})";
+    QTest::newRow("empty file") << QByteArray() << "unexpected end of input; expected '{'";
+    QTest::newRow("only whitespace") << QByteArray(" \n\t ") << "line 2, column 3: unexpected end of input";
+    QTest::newRow("top-level string") << QByteArray(R"("x")")
+                                      << "expected a JSON object at the top level (a Kineto trace), found a string";
+    QTest::newRow("trailing garbage") << ok + " x"
+                                      << "expected the end of the input after the top-level object, found 'x'";
+    QTest::newRow("two documents") << ok + ok << "expected the end of the input";
+    QTest::newRow("traceEvents twice")
+        << QByteArray(R"({"distributedInfo": {"rank": 0}, "traceEvents": [], "traceEvents": []})")
+        << "traceEvents appears twice";
+    QTest::newRow("traceEvents a number") << QByteArray(R"({"traceEvents": 5})")
+                                          << "traceEvents: expected an array of trace events, found a number";
+    QTest::newRow("partial byte order mark") << QByteArray("\xEF\xBB") + ok << "expected byte 0xBF";
+    // Found by tests/fuzz/fuzz_kineto_import: valid JSON that is not a Kineto
+    // trace is not a syntax error; a NUL byte is not the end of the input.
+    QTest::newRow("top-level number (fuzz)")
+        << QByteArray("0") << "expected a JSON object at the top level (a Kineto trace), found a number";
+    QTest::newRow("NUL after the object (fuzz)")
+        << QByteArray("{\"`on\":3.2850}\0\0\0\x16" "8504", 22)
+        << "byte 14: syntax error at line 1, column 15: expected the end of the input after the top-level object, "
+           "found byte 0x00";
+    QTest::newRow("garbage after a two-pass stop")
+        << QByteArray(R"({"traceEvents": [], "distributedInfo": {"rank": 0}} x)") << "expected the end of the input";
+  }
+  void wholeDocumentIsChecked() {
+    QFETCH(QByteArray, text);
+    QFETCH(QString, expected);
+    QTemporaryDir dir;
+    const std::string p = writeText(dir, "doc.json", text.toStdString());
+    const std::string whole = importPrinted(p, 0);
+    QVERIFY2(whole.starts_with("error: ") && whole.find(expected.toStdString()) != std::string::npos, whole.c_str());
+    QCOMPARE(importPrinted(p, 2), whole);
+  }
+
+  void nestingLimitCountsFromTheTop() {
+    // Containers may nest 1024 deep, counted from the top-level object, in
+    // events that are read (one pass) and in events that are skipped (the
+    // first of two passes) alike.
+    QTemporaryDir dir;
+    for (const bool dist_first : {true, false}) {
+      for (const int arrays : {1020, 1021}) {  // inside the top object, traceEvents, an event, its args
+        const std::string x =
+            std::string(static_cast<std::size_t>(arrays), '[') + std::string(static_cast<std::size_t>(arrays), ']');
+        const std::string events = R"("traceEvents": [{"ph": "X", "args": {"x": )" + x + "}}]";
+        const std::string dist = R"("distributedInfo": {"rank": 0})";
+        const std::string text = "{" + (dist_first ? dist + ", " + events : events + ", " + dist) + "}";
+        const std::string out = importPrinted(writeText(dir, "deep.json", text), 0);
+        if (arrays == 1020) QVERIFY2(out.starts_with("ok "), out.c_str());
+        else QVERIFY2(out.find("nested more than 1024 deep") != std::string::npos, out.c_str());
+      }
+    }
+  }
+
+  void syntaxErrorsNameByteLineAndColumn() {
+    QTemporaryDir dir;
+    const std::string p = writeText(dir, "e.json", "{\"traceEvents\": [\n  {\"ph\": \"X\",, \"ts\": 1}\n]}\n");
+    RecordingSink sink;
+    auto r = profiler::importKineto(p, sink);
+    QVERIFY(!r.ok());
+    QCOMPARE(r.error().message, p + ": byte 31: syntax error at line 2, column 14: expected a string key, found ','");
+  }
+
+  void gzipCutAfterCompleteJsonIsAnError() {
+    QTemporaryDir dir;
+    const std::string text = R"({"distributedInfo": {"rank": 0}, "traceEvents": []})";
+    const std::string p = dir.filePath("cut.json.gz").toStdString();
+    gzFile f = gzopen(p.c_str(), "wb");
+    QVERIFY(f != nullptr);
+    QCOMPARE(gzwrite(f, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+    gzclose(f);
+    std::filesystem::resize_file(p, std::filesystem::file_size(p) - 4);  // part of the trailer
+    RecordingSink sink;
+    auto r = profiler::importKineto(p, sink);
+    QVERIFY(!r.ok());
+    QVERIFY2(r.error().message.find("truncated or corrupt gzip stream") != std::string::npos,
+             r.error().message.c_str());
+    QCOMPARE(sink.ends, 0);
   }
 
   void dtypeSizes() {

@@ -1,8 +1,10 @@
 // PyTorch profiler (Kineto) JSON traces, one file per rank, plain or gzip:
-// streamed with a SAX parser over a decompressing reader, so memory does
-// not grow with the file. Events go to a TraceEventSink; docs/import.md.
+// streamed by a validating JSON scanner over a decompressing reader, so
+// memory does not grow with the file. Events go to a TraceEventSink;
+// docs/import.md.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -19,6 +21,9 @@ struct KinetoOptions {
   // Called about every MiB read: (bytes of the file read so far, file size).
   // Returning false cancels the import ("cancelled" error).
   std::function<bool(std::uint64_t done, std::uint64_t total)> progress;
+  // Uncompressed bytes read at a time (0: 64 KiB). Tests and the fuzzer use
+  // a few bytes so that every kind of value gets cut by a chunk boundary.
+  std::size_t chunk_bytes = 0;
 };
 
 // What one import saw, for the CLI's summary and warnings.
