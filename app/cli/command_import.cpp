@@ -14,6 +14,8 @@
 
 #include "cli.h"
 #include "progress.h"
+#include "trainer_plan.h"
+#include "shardscope/core/json_io.h"
 #include "shardscope/profiler/import_classify.h"
 #include "shardscope/profiler/kineto_import.h"
 #include "shardscope/profiler/nsys_import.h"
@@ -32,6 +34,7 @@ constexpr std::uint64_t kProgressBytes = 64ull << 20;  // show progress past thi
 constexpr const char* kImportHelp = R"HELP(usage: shardscope-cli import kineto FILE|DIR... --store F [--label L] [--rules R.json] [--json] [--quiet]
        shardscope-cli import nsys FILE|DIR... --store F [--label L] [--rules R.json] [--rank-from-name]
                                   [--json] [--quiet]
+       (either with [--plan P --model M [--cluster C] [--world-size N] [--layout L]])
 
 Imports traces of a real training job, one file per rank, into one run of the
 trace store F (created when missing); `shardscope-cli report --store F` then
@@ -49,6 +52,9 @@ and stragglers. docs/import.md.
   --json        print the summary as JSON
   --quiet       no progress on stderr
 
+The plan the trainer ran, kept with the run (then report and calibrate need no --plan):
+)HELP";
+constexpr const char* kImportExit = R"HELP(
 Ctrl-C cancels: the run is marked failed, exit 130.
 Exit 0 ok, 1 an input or rules file is invalid (the run is marked failed), 2 usage,
 3 the store cannot be written, 130 cancelled.
@@ -89,7 +95,7 @@ std::string ms(std::int64_t ns) {
 
 int runImport(Args args) {
   if (args.flag("--help") || args.flag("-h")) {
-    std::cout << kImportHelp;
+    std::cout << kImportHelp << kTrainerPlanHelp << kImportExit;
     return kExitOk;
   }
   const bool json = args.flag("--json");
@@ -98,6 +104,7 @@ int runImport(Args args) {
   auto store_arg = args.option("--store");
   auto label_arg = args.option("--label");
   auto rules_arg = args.option("--rules");
+  const TrainerPlanArgs trainer = takeTrainerPlanArgs(args);
   if (!args.error().empty()) return usageError("import: " + args.error());
   if (auto u = args.unknownOption()) return usageError("import: unknown option " + *u);
   auto pos = args.positional();
@@ -137,7 +144,23 @@ int runImport(Args args) {
     classifier = std::move(c).value();
   }
 
+  // The trainer's plan first: a bad one must not leave a failed run behind.
   profiler::StoreImportOptions opts;
+  std::string plan_summary;
+  if (trainer.any()) {
+    bool usage = false;
+    auto in = loadTrainerPlan(trainer, static_cast<std::uint32_t>(files->size()), &usage);
+    if (!in) {
+      if (usage) return usageError("import: " + in.error().message);
+      std::cerr << in.error().message << "\n";
+      return kExitInvalid;
+    }
+    opts.model_json = core::toJson(*in->model).dump();
+    opts.cluster_json = core::toJson(*in->cluster).dump();
+    opts.plan_json = core::toJson(*in->plan).dump();
+    plan_summary = "M=" + std::to_string(in->plan->sharding_group_size) + " R=" + std::to_string(in->plan->replicas) +
+                   " on " + std::to_string(in->plan->world_size) + " GPUs";
+  }
   opts.kind = kineto ? core::store::RunKind::ImportKineto : core::store::RunKind::ImportNsys;
   if (label_arg) {
     opts.label = *label_arg;
@@ -246,12 +269,15 @@ int runImport(Args args) {
                             {"collectives", r.collectives}, {"clock_offset_ns", r.clock_offset_ns},
                             {"clock_reference", r.clock_reference}, {"spans_by_kind", r.spans_by_kind}});
     j["spans_by_kind"] = kinds;
+    j["plan"] = plan_summary.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(plan_summary);
     j["warnings"] = warnings;
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
   std::cout << "imported run " << run << " (" << (kineto ? "import-kineto" : "import-nsys") << ") into " << *store_arg
-            << ": " << sink.ranks().size() << " rank(s), " << events << " events\n\n";
+            << ": " << sink.ranks().size() << " rank(s), " << events << " events";
+  if (!plan_summary.empty()) std::cout << "; the trainer's plan " << plan_summary << " kept with it";
+  std::cout << "\n\n";
   std::cout << "rank  events    steps  collectives  clock offset     reference             file\n";
   for (const auto& r : sink.ranks())
     std::cout << std::left << std::setw(6) << r.rank << std::setw(10) << r.events << std::setw(7) << r.steps
@@ -264,6 +290,9 @@ int runImport(Args args) {
     for (const auto& w : warnings) std::cout << "  " << w << "\n";
   }
   std::cout << "\nnext: shardscope-cli report --store " << *store_arg << " --run " << run << "\n";
+  if (!plan_summary.empty())
+    std::cout << "      shardscope-cli calibrate --store " << *store_arg << " --runs " << run
+              << " --out calibration.json\n";
   return kExitOk;
 }
 

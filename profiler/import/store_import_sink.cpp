@@ -368,6 +368,9 @@ core::Result<std::unique_ptr<StoreImportSink>> StoreImportSink::create(const std
   st::RunHeader h;
   h.kind = options.kind;
   h.label = options.label;
+  h.modelJson = options.model_json;
+  h.clusterJson = options.cluster_json;
+  h.planJson = options.plan_json;
   if (options.config_json.empty()) {
     nlohmann::ordered_json j;
     j["schema"] = "shardscope.import/1";
@@ -436,8 +439,16 @@ core::Status StoreImportSink::event(const TraceEvent& e) {
       CollInfo c;
       // Element counts beyond 2^50 are not real messages: no bytes rather than an overflow.
       constexpr std::int64_t kMaxNelems = std::int64_t{1} << 50;
-      if (e.in_nelems >= 0 && e.in_nelems < kMaxNelems && e.out_nelems >= 0 && e.out_nelems < kMaxNelems)
-        c.bytes = (e.in_nelems + e.out_nelems) * dtypeBytes(e.dtype);
+      // The store's convention per op (engine-trace.md): bytes sent + received
+      // for an all-to-all, else the NCCL-tests size (an all-reduce's buffer, an
+      // all-gather's output, a reduce-scatter's input).
+      if (e.in_nelems >= 0 && e.in_nelems < kMaxNelems && e.out_nelems >= 0 && e.out_nelems < kMaxNelems) {
+        std::int64_t n = e.in_nelems + e.out_nelems;
+        if (v.cls == KernelClass::AllReduce || v.cls == KernelClass::ReduceScatter) n = e.in_nelems;
+        else if (v.cls == KernelClass::AllGather) n = e.out_nelems;
+        else if (v.cls == KernelClass::SendRecv) n = std::max(e.in_nelems, e.out_nelems);
+        c.bytes = n * dtypeBytes(e.dtype);
+      }
       auto [text, n] = groupText(e.group_ranks);
       c.peers = std::max(0, (n > 0 ? n : e.group_size) - 1);
       if (!text.empty()) {
@@ -515,6 +526,13 @@ core::Status StoreImportSink::endRank() {
   if (auto a = s.writer.addRank(r); !a) return a;
   if (auto c = s.writer.commit(); !c) return c;
   s.report.clock_offset_ns = s.offset;
+  // Ranks of one job start their profilers within seconds of each other;
+  // an offset of many minutes means traces of different runs.
+  constexpr std::int64_t kSuspiciousOffsetNs = std::int64_t{600} * 1'000'000'000;
+  if (s.offset > kSuspiciousOffsetNs || s.offset < -kSuspiciousOffsetNs)
+    warnings_.push_back("rank " + std::to_string(s.info.rank) + " (" + s.info.source + "): its clock is " +
+                        std::to_string(s.offset / 60'000'000'000) + " min away from the first rank's on " +
+                        s.report.clock_reference + ": are these traces of one job?");
   if (s.report.steps == 0)
     warnings_.push_back("rank " + std::to_string(s.info.rank) + " (" + s.info.source +
                         "): no ProfilerStep events: no steps, report has nothing to analyse for it");

@@ -223,6 +223,30 @@ class TestKinetoImport : public QObject {
       if (e.kind == TraceEventKind::ProfilerStep && e.step == 5) QCOMPARE(e.start, std::int64_t{6'000'123'500});
   }
 
+  void ranksHoursApartAreFlaggedAsOtherJobs() {
+    QTemporaryDir dir;
+    auto trace = [](int rank, const char* step_ts) {
+      return std::string(R"({"distributedInfo": {"rank": )") + (rank ? "1" : "0") +
+             R"(, "world_size": 2}, "baseTimeNanoseconds": 1, "traceEvents": [
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 1, "tid": 1, "ts": )" +
+             step_ts + R"(, "dur": 100}]})";
+    };
+    const std::string a = writeText(dir, "a.json", trace(0, "1000")),
+                      near = writeText(dir, "near.json", trace(1, "2500000")),     // 2.5 s later: one job
+                      far = writeText(dir, "far.json", trace(1, "7200001000"));    // 2 h later
+    const std::string store = dir.filePath("s.sqlite").toStdString();
+    auto same = importFiles(store, {a, near});
+    QVERIFY(same.status.ok());
+    for (const auto& w : same.sink->warnings()) QVERIFY2(w.find("one job") == std::string::npos, w.c_str());
+    auto other = importFiles(store, {a, far});
+    QVERIFY(other.status.ok());
+    bool flagged = false;
+    for (const auto& w : other.sink->warnings())
+      flagged = flagged || w.find("its clock is -120 min away from the first rank's on ProfilerStep#3 start: are "
+                                  "these traces of one job?") != std::string::npos;
+    QVERIFY(flagged);
+  }
+
   void importsTwoRanksIntoAStore() {
     QTemporaryDir dir;
     const std::string store = dir.filePath("s.sqlite").toStdString();
@@ -257,7 +281,8 @@ class TestKinetoImport : public QObject {
     auto strings = ts->strings();
     QVERIFY(strings.ok());
 
-    // Collectives: op, bytes = (in + out) nelems x dtype size, group, peers, steps via correlation.
+    // Collectives: op, bytes (all-to-all: (in + out) nelems x dtype size; all-reduce: the buffer,
+    // in nelems x dtype size), group, peers, steps via correlation.
     auto colls = ts->collectives(run);
     QVERIFY(colls.ok());
     QCOMPARE(colls->size(), std::size_t{16});
@@ -266,7 +291,7 @@ class TestKinetoImport : public QObject {
       const std::string op(strings->at(c.op));
       QCOMPARE(std::string(strings->at(c.group)), std::string("0,1"));
       QCOMPARE(c.peers, 1);
-      if (op == "all_reduce") QCOMPARE(c.bytes, std::int64_t{8'000'000});
+      if (op == "all_reduce") QCOMPARE(c.bytes, std::int64_t{4'000'000});
       else if (op == "all_to_all") QVERIFY(c.bytes == 16384 || c.bytes == 32768);
       else QFAIL(("unexpected op " + op).c_str());
       QVERIFY(c.step == 5 || c.step == 6);  // the allreduce runs after the CPU window: its launch decides

@@ -1,6 +1,7 @@
 // `shardscope-cli import` end to end through QProcess: Kineto files and a
 // folder into a store, the summary (text and JSON), `report` on the run, and
 // the exit codes of bad input, bad rules, duplicate ranks and usage errors.
+#include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -217,6 +218,34 @@ class TestCliImport : public QObject {
     auto nocal = cli({"calibrate", "--store", store, "--runs", "1"});
     QCOMPARE(nocal.code, 1);
     QVERIFY2(nocal.err.contains("give --plan, --model and --cluster"), qPrintable(nocal.err));
+  }
+
+  void importKeepsTheTrainersPlanWithTheRun() {
+    QTemporaryDir dir;
+    const TrainerJob job = writeTrainerJob(dir);
+    const QString store = dir.filePath("s.sqlite");
+    // A plan that does not load is refused before anything is written.
+    auto bad = cli({"import", "kineto", job.traces[0], "--store", store, "--plan", dir.filePath("nope.json"), "--model",
+                    job.model});
+    QCOMPARE(bad.code, 1);
+    QVERIFY(bad.err.contains("nope.json"));
+    QVERIFY(!QFile::exists(store));
+    QCOMPARE(cli({"import", "kineto", job.traces[0], "--store", store, "--plan", job.plan}).code, 2);  // no --model
+    auto imp = cli({"import", "kineto", job.traces[0], job.traces[1], job.traces[2], job.traces[3], "--store", store,
+                    "--plan", job.plan, "--model", job.model});
+    QVERIFY2(imp.code == 0, qPrintable(imp.err));
+    QVERIFY2(imp.out.contains("the trainer's plan M=4 R=1 on 4 GPUs kept with it"), qPrintable(imp.out));
+    QVERIFY(imp.out.contains("shardscope-cli calibrate --store"));
+    // report and calibrate read it from the run.
+    auto rep = cli({"report", "--store", store, "--json"});
+    QVERIFY2(rep.code == 0, qPrintable(rep.err));
+    const auto j = nlohmann::json::parse(rep.out.toStdString(), nullptr, false);
+    QCOMPARE(j["plan"].get<std::string>(), std::string("M=4 R=1 strided"));
+    QVERIFY(j["ranks"][3]["predicted_model_ms"].is_number());
+    QVERIFY(j["warnings"].dump().find("plan") == std::string::npos);
+    auto c = cli({"calibrate", "--store", store, "--runs", "1"});
+    QVERIFY2(c.code == 0, qPrintable(c.err));
+    QVERIFY(c.out.contains("4 whole ranks"));
   }
 
   void importsNsysExport() {

@@ -26,6 +26,9 @@ struct StoreImportOptions {
   core::store::RunKind kind = core::store::RunKind::ImportKineto;
   std::string label;
   std::string config_json;  // runs.config_json; empty: a shardscope.import/1 stub naming the kind
+  // The model, cluster and plan the trainer ran, when the user gives them
+  // (shardscope JSON; empty: unknown). report and calibrate then need no --plan.
+  std::string model_json, cluster_json, plan_json;
   // Events of one rank held before they are written. Past it the rank is
   // written as it streams (steps and a2a phases from what was seen so far).
   std::size_t max_buffered_events = 1'000'000;
