@@ -353,11 +353,32 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
     a.plan_summary = ps.str();
   }
 
-  // Spans, one rank at a time (memory: one rank's spans): collective time per
-  // kind and the wait inside each call; per step the union of work, of
-  // collectives, and their overlap with compute.
+  // Spans, one rank at a time and in time windows of about
+  // options.spans_per_window spans (memory: one window, plus an interval per work span): collective
+  // time per kind and the wait inside each call; per step the union of work,
+  // of collectives, and their overlap with compute.
   auto strings = store.strings();
   if (!strings) return strings.error();
+  auto extents = store.spanExtents(id);
+  if (!extents) return extents.error();
+  // Calls fn(span) once for every span of `rank`, in start order per window.
+  auto forEachSpan = [&](int rank, const auto& fn) -> core::Status {
+    const std::int64_t per_window = std::max<std::int64_t>(1, options.spans_per_window);
+    const auto ext = std::find_if(extents->begin(), extents->end(), [&](const st::SpanExtent& e) { return e.rank == rank; });
+    if (ext == extents->end() || ext->spanCount <= 0) return core::Ok{};
+    const std::int64_t windows = std::max<std::int64_t>(1, (ext->spanCount + per_window - 1) / per_window);
+    const std::int64_t lo = ext->minStartNs, hi = std::max(ext->maxEndNs, ext->minStartNs) + 1;
+    const std::int64_t width = std::max<std::int64_t>(1, (hi - lo) / windows + 1);
+    const int rank_list[] = {rank};
+    for (std::int64_t t0 = lo; t0 < hi; t0 += width) {
+      const std::int64_t t1 = std::min(hi, t0 + width);
+      auto spans = store.spansInWindow(id, rank_list, t0, t1);
+      if (!spans) return spans.error();
+      for (const auto& sp : *spans)
+        if (sp.startNs >= t0 && sp.startNs < t1) fn(sp);  // a span that crosses windows counts where it starts
+    }
+    return core::Ok{};
+  };
   {
     // One call = (step, kind, group, n-th call of that kind in the step on a rank).
     struct Call {
@@ -370,20 +391,16 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
     std::map<std::tuple<std::int64_t, std::size_t, int, int>, std::int64_t> shortest;
     const auto& kinds = commKinds();
     for (auto& [rank, r] : ranks) {
-      const int rank_list[] = {rank};
-      auto spans = store.spansInWindow(id, rank_list, std::numeric_limits<std::int64_t>::min(),
-                                       std::numeric_limits<std::int64_t>::max());
-      if (!spans) return spans.error();
-      if (spans->empty()) continue;
-      a.has_spans = true;
       std::map<std::tuple<std::int64_t, std::size_t>, int> seen;  // (step, kind) -> calls so far
       std::map<std::int64_t, std::pair<std::vector<Interval>, std::vector<Interval>>> by_step;  // compute, comm
-      for (const auto& sp : *spans) {
+      bool any = false;
+      auto walked = forEachSpan(rank, [&](const st::Span& sp) {
+        any = true;
         const std::string_view kind = strings->at(sp.kind);
         const auto k = std::find(kinds.begin(), kinds.end(), kind);
         if (k == kinds.end()) {
           if (sp.step >= 0 && isComputeWork(kind)) by_step[sp.step].first.emplace_back(sp.startNs, sp.endNs);
-          continue;
+          return;
         }
         if (sp.step >= 0) by_step[sp.step].second.emplace_back(sp.startNs, sp.endNs);
         const auto ki = static_cast<std::size_t>(k - kinds.begin());
@@ -395,7 +412,9 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
         auto [it, inserted] = shortest.emplace(c.key, c.duration);
         if (!inserted) it->second = std::min(it->second, c.duration);
         calls.push_back(c);
-      }
+      });
+      if (!walked) return walked.error();
+      a.has_spans = a.has_spans || any;
       if (by_step.empty()) continue;
       std::int64_t busy = 0, comm = 0, overlap = 0;
       for (auto& [step, v] : by_step) {

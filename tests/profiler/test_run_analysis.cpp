@@ -353,6 +353,17 @@ class TestRunAnalysis : public QObject {
     QVERIFY(profiler::reportJson(b)["ranks"][0]["idle_ms"].is_null());
   }
 
+  void spansReadInSmallWindowsGiveTheSameAnalysis() {
+    Fixture f;
+    writeRun(f.path, config(), true);
+    const auto whole = analyse(f.path, st::RunId{1});
+    profiler::AnalysisOptions o;
+    o.spans_per_window = 3;  // many windows per rank; spans cross their edges
+    const auto windowed = analyse(f.path, st::RunId{1}, o);
+    QCOMPARE(profiler::reportJson(windowed).dump(), profiler::reportJson(whole).dump());
+    QVERIFY(rankOf(windowed, 0).busy_ms > 0);
+  }
+
   void busBandwidthPerOpAndMessageSize() {
     QCOMPARE(profiler::busBandwidthFactor("all_reduce", 4), 1.5);
     QCOMPARE(profiler::busBandwidthFactor("all_to_all", 4), 0.75);

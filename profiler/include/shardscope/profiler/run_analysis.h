@@ -159,6 +159,9 @@ struct AnalysisOptions {
   const core::Calibration* calibration = nullptr;
   // Model, cluster and plan for a run that lacks them (an import).
   const RunInputs* supplied = nullptr;
+  // Spans are read per rank in time windows of about this many spans, so a
+  // rank of millions of spans is never in memory at once.
+  std::int64_t spans_per_window = 250'000;
 };
 
 inline constexpr double kStragglerSigmas = 2.0;
