@@ -45,7 +45,7 @@ and stragglers. docs/import.md.
                 *.json.gz in it. Rank and world size from distributedInfo (file order
                 when a file has none, with a warning)
   nsys          Nsight Systems SQLite exports (nsys export --type sqlite); a DIR means every
-                *.sqlite in it. Ranks in file order, or with --rank-from-name from the file
+                *.sqlite and *.db in it. Ranks in file order, or with --rank-from-name from the file
                 (MPI_RANKS table, an NVTX "rank=N" hint, or "rank<N>" in its name)
   --rules R     a shardscope.classify/1 file: regex rules tried before the built-in ones
   --label L     the run's label (default "kineto <first file> (+N)")
@@ -77,7 +77,7 @@ core::Result<std::vector<std::string>> expand(const std::vector<std::string>& ar
       if (ec) return core::Error{a + ": cannot list the folder (" + ec.message() + ")"};
       std::sort(found.begin(), found.end());
       if (found.empty())
-        return core::Error{a + ": no " + std::string(kineto ? "*.json or *.json.gz" : "*.sqlite") + " files in the folder"};
+        return core::Error{a + ": no " + std::string(kineto ? "*.json or *.json.gz" : "*.sqlite or *.db") + " files in the folder"};
       out.insert(out.end(), found.begin(), found.end());
     } else {
       out.push_back(a);

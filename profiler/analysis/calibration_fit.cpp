@@ -545,7 +545,15 @@ core::Result<RankSamples> rankSamples(const st::TraceStore& store, st::RunId id,
       warn(name + ": rank " + std::to_string(rank) + " has no embedding kernel time; skipped");
       continue;
     }
-    if (m.measured_fwd_ms <= 0.0 || m.measured_bwd_ms <= 0.0) m.measured_fwd_ms = m.measured_bwd_ms = -1.0;
+    // A rank's features are its forward and backward shards; with only one of
+    // the two measured (kernels a rule did not classify) the row would compare
+    // one pass with both.
+    if (m.measured_fwd_ms <= 0.0 || m.measured_bwd_ms <= 0.0) {
+      warn(name + ": rank " + std::to_string(rank) + " has no embedding " +
+           (m.measured_fwd_ms <= 0.0 ? "forward" : "backward") +
+           " kernel time (unclassified kernels? see import --rules); skipped");
+      continue;
+    }
     out.measured.push_back(std::move(m));
   }
   if (out.measured.empty()) return core::Error{name + ": no rank with embedding time that the plan places tables on"};

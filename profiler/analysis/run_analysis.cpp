@@ -367,15 +367,24 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
     const auto ext = std::find_if(extents->begin(), extents->end(), [&](const st::SpanExtent& e) { return e.rank == rank; });
     if (ext == extents->end() || ext->spanCount <= 0) return core::Ok{};
     const std::int64_t windows = std::max<std::int64_t>(1, (ext->spanCount + per_window - 1) / per_window);
-    const std::int64_t lo = ext->minStartNs, hi = std::max(ext->maxEndNs, ext->minStartNs) + 1;
-    const std::int64_t width = std::max<std::int64_t>(1, (hi - lo) / windows + 1);
+    // Offsets from lo in unsigned arithmetic: timestamps may be anywhere in int64.
+    const std::int64_t lo = ext->minStartNs;
+    const std::int64_t last = std::max(ext->maxEndNs, ext->minStartNs);
+    const std::uint64_t range = static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(lo);  // hi = last + 1
+    const std::uint64_t width = range / static_cast<std::uint64_t>(windows) + 1;
     const int rank_list[] = {rank};
-    for (std::int64_t t0 = lo; t0 < hi; t0 += width) {
-      const std::int64_t t1 = std::min(hi, t0 + width);
-      auto spans = store.spansInWindow(id, rank_list, t0, t1);
+    for (std::uint64_t off = 0;; off += width) {
+      const auto at = [&](std::uint64_t o) { return static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + o); };
+      const bool final = range - off < width;  // this window reaches `last`
+      const std::int64_t t0 = at(off);
+      const std::int64_t t1 = final ? last : at(off + width);
+      // [t0, t1) windows; the final one is [t0, last] (t1 = last, and spans starting at `last` kept below).
+      const std::int64_t query_end = final && last < std::numeric_limits<std::int64_t>::max() ? last + 1 : t1;
+      auto spans = store.spansInWindow(id, rank_list, t0, query_end);
       if (!spans) return spans.error();
-      for (const auto& sp : *spans)
-        if (sp.startNs >= t0 && sp.startNs < t1) fn(sp);  // a span that crosses windows counts where it starts
+      for (const auto& sp : *spans)  // a span that crosses windows counts where it starts
+        if (sp.startNs >= t0 && (sp.startNs < t1 || (final && sp.startNs <= last))) fn(sp);
+      if (final) break;
     }
     return core::Ok{};
   };
@@ -452,13 +461,13 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
     if (!colls) return colls.error();
     struct CallAcc {
       std::int64_t shortest = std::numeric_limits<std::int64_t>::max();
-      double size = 0.0;
+      double size = 0.0;  // the largest any member recorded (all-to-allv sizes differ per rank)
       int ranks = 0;
+      std::vector<double> rank_ms;  // every member's duration
     };
     // (op, group, step, n-th call of the op in the group and step on a rank) -> the call
     std::map<std::tuple<st::StringId, st::StringId, std::int64_t, int>, CallAcc> by_call;
     std::map<std::tuple<int, st::StringId, st::StringId, std::int64_t>, int> seen;
-    std::map<std::tuple<std::string, int, int>, std::vector<double>> rank_ms;  // (op, ranks, bin) -> durations
     for (const auto& c : *colls) {
       if (c.endNs <= c.startNs || c.bytes <= 0) continue;
       const std::string_view op = strings->at(c.op);
@@ -466,12 +475,12 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
       CallAcc& acc = by_call[{c.op, c.group, c.step, nth}];
       acc.shortest = std::min(acc.shortest, c.endNs - c.startNs);
       acc.size = std::max(acc.size, collectiveSizeBytes(op, static_cast<double>(c.bytes)));
-      acc.ranks = c.peers + 1;
-      const int bin = static_cast<int>(std::floor(std::log2(acc.size)));
-      rank_ms[{std::string(op), acc.ranks, bin}].push_back(static_cast<double>(c.endNs - c.startNs) / kNsPerMs);
+      acc.ranks = std::max(acc.ranks, c.peers + 1);
+      acc.rank_ms.push_back(static_cast<double>(c.endNs - c.startNs) / kNsPerMs);
     }
+    // Binned once each call is complete, so every member lands in its call's bin.
     struct BinAcc {
-      std::vector<double> sizes, transfer_ms, algbw;
+      std::vector<double> sizes, transfer_ms, algbw, rank_ms;
     };
     std::map<std::tuple<std::string, int, int>, BinAcc> bins;
     for (const auto& [key, acc] : by_call) {
@@ -481,6 +490,7 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
       b.sizes.push_back(acc.size);
       b.transfer_ms.push_back(static_cast<double>(acc.shortest) / kNsPerMs);
       b.algbw.push_back(acc.size / static_cast<double>(acc.shortest));  // bytes per ns = GB/s
+      b.rank_ms.insert(b.rank_ms.end(), acc.rank_ms.begin(), acc.rank_ms.end());
     }
     for (auto& [key, b] : bins) {
       CollectiveBin cb;
@@ -490,7 +500,7 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
       cb.size_hi = 2.0 * cb.size_lo;
       cb.calls = b.sizes.size();
       cb.median_bytes = median(b.sizes);
-      cb.median_ms = median(rank_ms[key]);
+      cb.median_ms = median(b.rank_ms);
       cb.median_transfer_ms = median(b.transfer_ms);
       cb.algbw_gbps = median(b.algbw);
       const double factor = busBandwidthFactor(cb.op, cb.group_size);

@@ -153,8 +153,14 @@ KernelClass KernelClassifier::classify(std::string_view name, std::string_view c
   if (auto it = cache_.find(name); it != cache_.end()) return it->second;
   std::string key(name);
   KernelClass cls = KernelClass::Other;
+  // libstdc++'s matcher recurses per character: a name of tens of KB would
+  // overflow the stack. What identifies a kernel is at the start of its
+  // name (templates and arguments follow), so only the first kMaxMatched
+  // characters are matched.
+  constexpr std::size_t kMaxMatched = 1024;
+  const std::string_view matched = std::string_view(key).substr(0, kMaxMatched);
   for (const auto& r : rules_)
-    if (std::regex_match(key, r.re)) {
+    if (std::regex_match(matched.begin(), matched.end(), r.re)) {
       cls = r.cls;
       break;
     }

@@ -21,6 +21,10 @@ namespace shardscope::profiler {
 
 namespace {
 
+// A rank, world size, device or group size from the trace: values outside
+// 0..2^24 are not real ones and become `unknown` instead of wrapping.
+int smallInt(std::int64_t v, int unknown) { return v >= 0 && v <= (std::int64_t{1} << 24) ? static_cast<int>(v) : unknown; }
+
 using namespace std::string_view_literals;
 
 // Bytes parsed per read: small enough that the buffer stays in the L2 cache
@@ -366,7 +370,7 @@ class KinetoReader {
         case DistKey::WorldSize:
           if (!isNumberStart(c)) return sc_.skipValue(2);
           if (!number(v)) return false;
-          (key == DistKey::Rank ? info_.rank : info_.world_size) = static_cast<int>(v);
+          (key == DistKey::Rank ? info_.rank : info_.world_size) = smallInt(v, -1);
           return true;
         case DistKey::Backend: return stringInto(info_.backend, 2);
         case DistKey::Other: break;
@@ -489,7 +493,7 @@ class KinetoReader {
           stream_ = v;
           has_stream_ = true;
           break;
-        case ArgKey::Device: device_ = static_cast<int>(v); break;
+        case ArgKey::Device: device_ = smallInt(v, -1); break;
         case ArgKey::InNelems: in_nelems_ = v; break;
         case ArgKey::OutNelems: out_nelems_ = v; break;
         case ArgKey::GroupSize: group_size_ = v; break;
@@ -608,7 +612,7 @@ class KinetoReader {
     e.end_ns = ts_ + std::max<std::int64_t>(0, dur_);
     const bool gpu = e.kind == TraceEventKind::Kernel || e.kind == TraceEventKind::Memcpy ||
                      e.kind == TraceEventKind::Memset || e.kind == TraceEventKind::GpuAnnotation;
-    e.device = device_ >= 0 ? device_ : (gpu ? static_cast<int>(pid_) : -1);
+    e.device = device_ >= 0 ? device_ : (gpu ? smallInt(pid_, -1) : -1);
     e.stream = gpu && has_stream_ ? stream_ : tid_;
     e.correlation = correlation_;
     if ((e.kind == TraceEventKind::CpuOp || e.kind == TraceEventKind::Annotation) &&
@@ -624,7 +628,7 @@ class KinetoReader {
     e.in_nelems = in_nelems_;
     e.out_nelems = out_nelems_;
     e.dtype = dtype_;
-    e.group_size = static_cast<int>(group_size_);
+    e.group_size = smallInt(group_size_, 0);
     e.group_ranks = pg_ranks_;
     ++stats_.events;
     ++knownCount(cat);
@@ -682,7 +686,7 @@ core::Status pass(const std::string& path, TraceEventSink& sink, ImportRankInfo&
   msg += std::to_string(ok ? sc.offset() : sc.errorOffset());
   msg += ": ";
   if (!source.read_error.empty()) {
-    msg += "truncated or corrupt gzip stream (";
+    msg += gzdirect(f.get()) ? "read error (" : "truncated or corrupt gzip stream (";
     msg += source.read_error;
     msg += ok ? ")" : "); ";
   }

@@ -565,9 +565,17 @@ core::Status importNsys(const std::string& path, TraceEventSink& sink, const Nsy
   Db db(raw, path);  // closes even when open failed
   if (rc != SQLITE_OK) return db.error("opening", rc);
   sqlite3_extended_result_codes(raw, 0);
+  // SQLite sorts a whole unindexed table inside the first step of a query:
+  // the cancel flag is also checked every few thousand VM instructions.
+  if (options.cancel != nullptr)
+    sqlite3_progress_handler(
+        raw, 10000,
+        [](void* flag) { return static_cast<const std::atomic<bool>*>(flag)->load(std::memory_order_relaxed) ? 1 : 0; },
+        const_cast<std::atomic<bool>*>(options.cancel));
 
   Importer importer(db, sink, options, report);
   auto st = importer.run();
+  if (!st && options.cancel != nullptr && options.cancel->load()) st = core::Error{path + ": import cancelled"};
   // Warnings also on failure: what was skipped before it.
   std::vector<std::string> structural = std::move(report.warnings);
   report.warnings.clear();

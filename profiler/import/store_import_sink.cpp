@@ -67,6 +67,7 @@ std::pair<std::string, int> groupText(std::string_view s) {
   while (p < e) {
     if (*p >= '0' && *p <= '9') {
       auto r = std::from_chars(p, e, v);
+      if (r.ec != std::errc()) return {"", 0};  // out of range: not a rank list
       if (!out.empty()) out += ',';
       out += std::to_string(v);
       ++n;
@@ -105,6 +106,7 @@ struct StoreImportSink::State {
   // Clock reference (set by the first rank that decides its offset).
   bool have_ref = false;
   std::int64_t ref_step = -1, ref_start = 0, ref_base = 0;
+  int ref_rank = -1;
   // The current rank.
   bool in_rank = false;
   ImportRankInfo info;
@@ -114,6 +116,8 @@ struct StoreImportSink::State {
   std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> windows;  // start -> (end, step)
   std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> step_windows;  // step -> (start, end)
   std::unordered_map<std::int64_t, std::int64_t> launch;  // correlation -> launch start
+  static constexpr std::size_t kMaxLaunches = 1'000'000;
+  std::int64_t max_corr = 0;
   std::map<std::int64_t, Marks> marks;
   std::unordered_map<std::int64_t, std::int64_t> tids;  // CPU tid -> stream
   std::map<std::int64_t, st::StepSummary> sums;
@@ -143,6 +147,15 @@ struct StoreImportSink::State {
       step_windows[e.step] = {e.start, e.end};
     } else if (e.kind == TraceEventKind::Runtime && e.corr != 0) {
       launch[e.corr] = e.start;
+      max_corr = std::max(max_corr, e.corr);
+      // Launches whose kernels never come (syncs, event records) would stay:
+      // past kMaxLaunches keep the newer half (correlation ids increase), so
+      // a streamed rank's memory stays bounded. A kernel whose launch was
+      // dropped takes the step its own start falls in.
+      if (launch.size() > kMaxLaunches) {
+        const std::int64_t keep_from = max_corr - static_cast<std::int64_t>(kMaxLaunches / 2);
+        std::erase_if(launch, [&](const auto& kv) { return kv.first < keep_from; });
+      }
     }
   }
   std::int64_t stepAt(std::int64_t t) const {
@@ -211,6 +224,7 @@ struct StoreImportSink::State {
     const std::int64_t base = info.base_time_ns;
     if (!have_ref) {
       have_ref = true;
+      ref_rank = info.rank;
       ref_base = base;
       offset = 0;
       if (!step_windows.empty()) {
@@ -270,7 +284,6 @@ struct StoreImportSink::State {
 
   core::Status process(Ev& e) {
     const std::int64_t step = stepOf(e);
-    if (isGpu(e.kind) && e.corr != 0 && streaming) launch.erase(e.corr);
     auto k = kindSlot(kindOf(e, step));
     if (!k) return k.error();
     st::Span s;
@@ -349,6 +362,7 @@ struct StoreImportSink::State {
     windows.clear();
     step_windows.clear();
     launch.clear();
+    max_corr = 0;
     marks.clear();
     tids.clear();
     sums.clear();
@@ -501,6 +515,9 @@ core::Status StoreImportSink::updateRank(const ImportRankInfo& rank) {
     s.world_size = rank.world_size;
     s.world_source = rank.source;
   }
+  // PyTorch writes baseTimeNanoseconds after traceEvents: a streamed first
+  // rank decided its offset before it was known; keep it as the reference.
+  if (s.have_ref && s.ref_rank == rank.rank && s.ref_base == 0) s.ref_base = rank.base_time_ns;
   const int device = s.info.device;
   s.info = rank;
   if (s.info.device < 0) s.info.device = device;

@@ -172,7 +172,7 @@ st::RunId writeModelledRun(const std::filesystem::path& path, const core::ModelS
 // in the run, no table statistics (what `import kineto` writes).
 st::RunId writeImportedRun(const std::filesystem::path& path, const core::ModelSpec& model,
                            const core::ShardPlan& plan, const core::Calibration& truth,
-                           double noise_amplitude = 0.0) {
+                           double noise_amplitude = 0.0, int rank_without_bwd = -1) {
   const auto cluster = cpu4();
   st::RunHeader h;
   h.kind = st::RunKind::ImportKineto;
@@ -203,7 +203,7 @@ st::RunId writeImportedRun(const std::filesystem::path& path, const core::ModelS
       s.step = step;
       s.rank = static_cast<int>(rank);
       s.embFwdNs = std::llround(fwd_ms * (1.0 + noise(++n, noise_amplitude)) * 1e6);
-      s.embBwdNs = std::llround(bwd_ms * (1.0 + noise(++n, noise_amplitude)) * 1e6);
+      s.embBwdNs = static_cast<int>(rank) == rank_without_bwd ? 0 : std::llround(bwd_ms * (1.0 + noise(++n, noise_amplitude)) * 1e6);
       s.totalNs = 2 * (s.embFwdNs + s.embBwdNs);
       if (!w->addStepSummary(s).ok()) qFatal("addStepSummary");
     }
@@ -462,6 +462,19 @@ class TestCalibrationFit : public QObject {
     QVERIFY(text.find("whole ranks") != std::string::npos);
     QVERIFY(text.find("(all)") != std::string::npos);
     QVERIFY(profiler::calibrationReportJson(*r)["measured"][0]["table"].is_null());
+
+    // A rank without backward kernels (a rule missed them) is left out, not fitted as fwd = fwd + bwd.
+    {
+      Fixture h;
+      const std::vector<st::RunId> one{writeImportedRun(h.path, model, plan4, trueConstants(), 0.0, 2)};
+      auto partial = profiler::calibrateFromRuns(h.path, one, {}, &in);
+      if (!partial) QFAIL(partial.error().message.c_str());
+      QCOMPARE(partial->measured.size(), std::size_t{3});
+      bool warned = false;
+      for (const auto& w : partial->warnings) warned = warned || w.find("rank 2 has no embedding backward") != std::string::npos;
+      QVERIFY(warned);
+      QVERIFY(partial->fit_mape < 1e-4);  // the other ranks still fit exactly
+    }
 
     // Noisy ranks; the calibration then prices another plan's import (the
     // report's re-priced prediction) better than the defaults do.

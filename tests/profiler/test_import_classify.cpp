@@ -55,6 +55,17 @@ class TestImportClassify : public QObject {
     QVERIFY(k.classify(name.toStdString()) == got);  // cached answer is the same
   }
 
+  void hugeNamesAreClassifiedByTheirStart() {
+    // Names come straight from traces; a 200 KB template name must not
+    // exhaust the regex matcher's stack.
+    profiler::KernelClassifier k;
+    const std::string tail(200'000, 'x');
+    QVERIFY(k.classify("void fbgemm_gpu::split_embedding_codegen_forward_unweighted_kernel<" + tail) ==
+            KernelClass::EmbFwd);
+    QVERIFY(k.classify("ncclDevKernel_AllReduce_Sum_f32_RING_LL(" + tail) == KernelClass::AllReduce);
+    QVERIFY(k.classify(tail) == KernelClass::Other);
+  }
+
   void collectiveNameWinsOverKernelName() {
     profiler::KernelClassifier k;
     // An all-to-all runs as SendRecv; a send/recv kernel named generically.

@@ -388,6 +388,18 @@ class TestKinetoImport : public QObject {
     QVERIFY2(r.error().message.find(file.toStdString()) != std::string::npos, r.error().message.c_str());
   }
 
+  void outOfRangeRanksDoNotWrap() {
+    // 2^32 would be rank 0 after a plain cast to int.
+    QTemporaryDir dir;
+    const std::string p = writeText(dir, "huge.json", R"({"distributedInfo": {"rank": 4294967296, "world_size": 2},
+      "traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": {"device": 8589934592}}]})");
+    RecordingSink sink;
+    auto r = profiler::importKineto(p, sink);
+    QVERIFY(!r.ok());
+    QVERIFY2(r.error().message.find("distributedInfo.rank: missing") != std::string::npos, r.error().message.c_str());
+    QVERIFY(sink.begins.empty() || sink.begins.at(0).rank != 0);
+  }
+
   void fallbackRankWhenFileHasNone() {
     RecordingSink sink;
     profiler::KinetoOptions o;

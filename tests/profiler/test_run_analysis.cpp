@@ -388,12 +388,24 @@ class TestRunAnalysis : public QObject {
         if (rank % 2 == 0) {
           QVERIFY(w->addCollective({rank, 0, a2a, g0, st::kNoString, 64 << 10, 1, 0, 100 * kUs}).ok());
           QVERIFY(w->addCollective({rank, 0, a2a, g0, st::kNoString, 64 << 10, 1, kMs, kMs + 200 * kUs}).ok());
+          // Step 1: an uneven all-to-allv, rank 0 moves 2 MiB, rank 2 6 MiB (1 and 3 MiB sizes):
+          // one call, in the 2-4 MiB bin, with both ranks' durations (1 and 3 ms).
+          QVERIFY(w->addCollective({rank, 1, a2a, g0, st::kNoString, rank == 0 ? 2 << 20 : 6 << 20, 1, 0,
+                                    rank == 0 ? kMs : 3 * kMs})
+                      .ok());
         }
       }
       QVERIFY(w->finish().ok());
     }
     const auto a = analyse(f.path, st::RunId{1});
-    QCOMPARE(a.bandwidth.size(), std::size_t{2});
+    QCOMPARE(a.bandwidth.size(), std::size_t{3});
+    const auto& uneven = a.bandwidth[2];
+    QCOMPARE(uneven.op, std::string("all_to_all"));
+    QCOMPARE(uneven.size_lo, double(2 << 20));
+    QCOMPARE(uneven.calls, std::size_t{1});
+    QCOMPARE(uneven.median_bytes, double(3 << 20));
+    QCOMPARE(uneven.median_ms, 2.0);  // ranks took 1 and 3 ms
+    QCOMPARE(uneven.median_transfer_ms, 1.0);
     const auto& ar = a.bandwidth[0];
     QCOMPARE(ar.op, std::string("all_reduce"));
     QCOMPARE(ar.group_size, 4);
@@ -415,7 +427,7 @@ class TestRunAnalysis : public QObject {
     QVERIFY(std::abs(a2.busbw_gbps - 0.5 * expect) < 1e-9);
     QVERIFY(std::abs(a2.max_busbw_gbps - 0.5 * (32 << 10) / 1e5) < 1e-9);
     QVERIFY(profiler::formatReport(a).find("Collective bandwidth by message size") != std::string::npos);
-    QCOMPARE(profiler::reportJson(a)["collective_bandwidth"].size(), std::size_t{2});
+    QCOMPARE(profiler::reportJson(a)["collective_bandwidth"].size(), std::size_t{3});
   }
 
   void importedRunTakesTheSuppliedPlan() {
