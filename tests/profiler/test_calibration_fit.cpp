@@ -22,6 +22,8 @@
 #include "shardscope/profiler/emulate.h"
 #include "shardscope/profiler/run_analysis.h"
 
+#include "cpu_cluster.h"
+
 using namespace shardscope;
 namespace st = core::store;
 
@@ -53,16 +55,7 @@ core::ModelSpec mixedModel(std::uint32_t batch) {
   return m;
 }
 
-core::ClusterSpec cpu4() {
-  core::ClusterSpec c;
-  c.name = "cpu4";
-  c.nodes = 1;
-  c.gpus_per_node = 4;
-  c.gpu = {"CPU rank", 2ull << 30, 10.0, 0.05};
-  c.intra_node = {5.0, 5.0};
-  c.inter_node = {1.0, 50.0};
-  return c;
-}
+using test::cpu4;
 
 core::ShardPlan planFor(const core::ModelSpec& model, std::uint32_t M) {
   planner::SweepOptions o;

@@ -19,6 +19,8 @@
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/profiler/run_analysis.h"
 
+#include "cpu_cluster.h"
+
 using namespace shardscope;
 namespace st = core::store;
 
@@ -47,16 +49,7 @@ core::ModelSpec twoTables() {
   return m;
 }
 
-core::ClusterSpec cpu4() {
-  core::ClusterSpec c;
-  c.name = "cpu4";
-  c.nodes = 1;
-  c.gpus_per_node = 4;
-  c.gpu = {"CPU rank", 2ull << 30, 10.0, 0.05};
-  c.intra_node = {5.0, 5.0};
-  c.inter_node = {1.0, 50.0};
-  return c;
-}
+using test::cpu4;
 
 // M = 2, R = 2, strided: groups [0,2] and [1,3]; table a on group rank 0, b on 1.
 core::ShardPlan plan2x2() {

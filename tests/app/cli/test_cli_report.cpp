@@ -14,6 +14,8 @@
 #include "shardscope/planner/grid.h"
 #include "shardscope/planner/sweep.h"
 
+#include "../../profiler/cpu_cluster.h"
+
 using namespace shardscope;
 namespace st = core::store;
 
@@ -53,16 +55,7 @@ core::ModelSpec model(std::uint32_t batch) {
   return m;
 }
 
-core::ClusterSpec cpu4() {
-  core::ClusterSpec c;
-  c.name = "cpu4";
-  c.nodes = 1;
-  c.gpus_per_node = 4;
-  c.gpu = {"CPU rank", 2ull << 30, 10.0, 0.05};
-  c.intra_node = {5.0, 5.0};
-  c.inter_node = {1.0, 50.0};
-  return c;
-}
+using test::cpu4;
 
 // An engine run of group 0 whose shards take what the cost model says with
 // 4 GB/s embedding bandwidth and 30 us kernel overhead.
