@@ -3,7 +3,6 @@
 // trace-store run that `report` analyses. docs/import.md.
 #include <algorithm>
 #include <atomic>
-#include <csignal>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -27,7 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 
 std::atomic<bool> g_import_cancel{false};
-extern "C" void onImportSigint(int) { g_import_cancel.store(true); }
 
 constexpr std::uint64_t kProgressBytes = 64ull << 20;  // show progress past this much input
 
@@ -184,14 +182,7 @@ int runImport(Args args) {
   auto& sink = **sink_r;
 
   g_import_cancel.store(false);
-  std::signal(SIGINT, onImportSigint);
-  std::signal(SIGTERM, onImportSigint);
-  struct Restore {
-    ~Restore() {
-      std::signal(SIGINT, SIG_DFL);
-      std::signal(SIGTERM, SIG_DFL);
-    }
-  } restore;
+  const CancelOnSignals on_signals(g_import_cancel);
 
   ProgressBar bar("import", !quiet && total_bytes >= kProgressBytes);
   std::vector<std::string> warnings;

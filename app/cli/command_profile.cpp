@@ -41,7 +41,6 @@ namespace fs = std::filesystem;
 namespace st = core::store;
 
 std::atomic<bool> g_cancel{false};
-extern "C" void onProfileSigint(int) { g_cancel.store(true); }
 
 constexpr const char* kProfileHelp = R"(usage: shardscope-cli profile [--project F] [--model M] [--cluster C] [--calibration F]
                              [--plan P | --grid M] [--mode emulate|mpi] [--steps S] [--warmup W]
@@ -325,14 +324,7 @@ int runProfile(Args args) {
   }
   const std::uint32_t N = plan.world_size;
 
-  std::signal(SIGINT, onProfileSigint);
-  std::signal(SIGTERM, onProfileSigint);
-  struct RestoreSignals {
-    ~RestoreSignals() {
-      std::signal(SIGINT, SIG_DFL);
-      std::signal(SIGTERM, SIG_DFL);
-    }
-  } restore;
+  const CancelOnSignals on_signals(g_cancel);
 
   const fs::path store_path = *store_arg;
   std::optional<st::RunId> run;

@@ -3,11 +3,31 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
 namespace shardscope::app::cli {
+
+namespace {
+std::atomic<std::atomic<bool>*> g_cancel_flag{nullptr};  // lock-free: safe to read in a handler
+extern "C" void onCancelSignal(int) {
+  if (std::atomic<bool>* f = g_cancel_flag.load()) f->store(true);
+}
+}  // namespace
+
+CancelOnSignals::CancelOnSignals(std::atomic<bool>& flag) {
+  g_cancel_flag.store(&flag);
+  std::signal(SIGINT, onCancelSignal);
+  std::signal(SIGTERM, onCancelSignal);
+}
+
+CancelOnSignals::~CancelOnSignals() {
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  g_cancel_flag.store(nullptr);
+}
 
 std::string formatDuration(double seconds) {
   std::ostringstream out;

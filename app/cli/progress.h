@@ -2,12 +2,24 @@
 // on a terminal, one line per 10% otherwise (logs, CI), nothing with --quiet.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace shardscope::app::cli {
+
+// While it lives, Ctrl-C (SIGINT) and SIGTERM set `flag` instead of killing
+// the process, so long work can stop cleanly; the default handlers come back
+// when it goes. The handler is process-wide: one at a time.
+class CancelOnSignals {
+ public:
+  explicit CancelOnSignals(std::atomic<bool>& flag);
+  ~CancelOnSignals();
+  CancelOnSignals(const CancelOnSignals&) = delete;
+  CancelOnSignals& operator=(const CancelOnSignals&) = delete;
+};
 
 class ProgressBar {
  public:
