@@ -15,17 +15,21 @@
 namespace shardscope::app::cli {
 
 namespace {
-constexpr const char* kEvaluateHelp = R"(usage: shardscope-cli evaluate --plan P [--model M] [--cluster C] [--project F]
+constexpr const char* kEvaluateHelp = R"(usage: shardscope-cli evaluate --plan P (--model M | --project F) [--cluster C]
                               [--world-size N] [--layout strided|contiguous] [--calibration F]
                               [--constraints F] [--balance-sync] [--json]
 
 Prices a shard plan under ShardScope's cost model: a shardscope.plan/1 file, or a
 TorchRec ShardingPlan._serialize() JSON (group-local ranks; --world-size N and
 --layout say how the sharding group is replicated, default N = M, strided).
-The model supplies access skew and pooling (default: the built-in DCNv2); the
-cluster defaults to the default GPU kind resized to the plan's world size.
-Prints the plan's per-rank costs and, for comparison, the optimized plan for the
-same grid (--balance-sync: optimized for step time including the replica sync).
+The model the plan is for is required (--model, a preset name or a file, or the
+project's): it supplies the access skew and pooling every cost depends on, and
+its tables must have the plan's rows and dims. The cluster defaults to the
+default GPU kind resized to the plan's world size. Prints the plan's per-rank
+costs and, for comparison, the optimized plan for the same grid and target
+(--balance-sync: optimized for step time including the replica sync).
+A plan TorchRec would not run as written (a TorchRec plan, or one whose target
+is torchrec) is refused with the rule it breaks.
 )";
 }  // namespace
 
@@ -39,14 +43,20 @@ int runEvaluate(Args args) {
   auto plan_arg = args.option("--plan");
   auto world_arg = args.option("--world-size");
   auto layout_arg = args.option("--layout");
-  bool cluster_given = false;
-  for (const auto& a : args.positional())
-    if (a == "--cluster" || a.starts_with("--cluster=") || a == "--project" || a.starts_with("--project=")) cluster_given = true;
+  bool cluster_given = false, model_given = false;
+  for (const auto& a : args.positional()) {
+    const bool project = a == "--project" || a.starts_with("--project=");
+    if (a == "--cluster" || a.starts_with("--cluster=") || project) cluster_given = true;
+    if (a == "--model" || a.starts_with("--model=") || project) model_given = true;
+  }
   auto project = projectFromArgs(args);
   if (!args.error().empty()) return usageError("evaluate: " + args.error());
   if (auto u = args.unknownOption()) return usageError("evaluate: unknown option " + *u);
   if (!args.positional().empty()) return usageError("evaluate: unexpected argument " + args.positional().front());
   if (!plan_arg) return usageError("evaluate needs --plan FILE");
+  if (!model_given)
+    return usageError("evaluate needs the model the plan is for: --model PRESET|FILE or --project FILE "
+                      "(its access skew and pooling price every shard; nothing is assumed)");
   if (!project) {
     std::cerr << project.error().message << "\n";
     return kExitInvalid;
@@ -80,6 +90,10 @@ int runEvaluate(Args args) {
     std::cerr << plan.error().message << "\n";
     return kExitInvalid;
   }
+  if (auto match = core::planMatchesModel(*plan, project->model, *plan_arg); !match) {
+    std::cerr << match.error().message << "\n";
+    return kExitInvalid;
+  }
   core::ClusterSpec cluster = project->cluster;
   if (cluster.worldSize() != plan->world_size) {
     if (cluster_given) {
@@ -96,8 +110,11 @@ int runEvaluate(Args args) {
   k.balance_replica_sync = balance_sync;
   const planner::CostModel cost(project->model, cluster, k);
   const planner::Grid grid = planner::makeGrid(plan->world_size, plan->gpus_per_node, plan->sharding_group_size, plan->layout);
-  planner::GridResult theirs = planner::evaluatePlacement(cost, grid, plan->tables, project->constraints, "given plan");
-  planner::GridResult ours = planner::planGrid(cost, grid, project->constraints, {});
+  planner::GridResult theirs = planner::evaluatePlacement(cost, grid, plan->tables, project->constraints, plan->target,
+                                                               "given plan");
+  planner::PlannerOptions ours_options;
+  ours_options.target = plan->target;
+  planner::GridResult ours = planner::planGrid(cost, grid, project->constraints, ours_options);
   if (json) {
     nlohmann::ordered_json out;
     out["plan"] = *plan_arg;
@@ -106,7 +123,10 @@ int runEvaluate(Args args) {
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }
-  std::cout << "Evaluating " << *plan_arg << " for model \"" << project->model.name << "\" on " << cluster.name << "\n";
+  std::cout << "Evaluating " << *plan_arg << " (for " << core::toString(plan->target) << ") against model \""
+            << project->model.name << "\" (" << project->model.tables.size() << " tables) on " << cluster.name << "\n";
+  if (!plan->model.empty() && plan->model != project->model.name && !core::looksLikeTorchRecPlan(*j))
+    std::cout << "note: the plan names model \"" << plan->model << "\"\n";
   printGridDetail(std::cout, theirs);
   std::cout << "\nOptimized plan for the same grid: " << core::formatf("step %.3f ms vs %.3f ms given; slowest rank load %.3f ms vs %.3f ms",
                                                                     ours.step.step_ms, theirs.step.step_ms, ours.max_load_ms, theirs.max_load_ms);

@@ -21,13 +21,19 @@ extern "C" void onSigint(int) { g_cancel.store(true); }
 
 constexpr const char* kPlanHelp = R"(usage: shardscope-cli plan [--project F] [--model M] [--cluster C] [--grid M]
                           [--layout strided|contiguous] [--algorithm NAME] [--calibration F]
-                          [--constraints F] [--sync-interval K] [--balance-sync] [--out plan.json] [--json]
+                          [--constraints F] [--sync-interval K] [--balance-sync]
+                          [--target torchrec|shardscope] [--out plan.json] [--json]
 
 Sweeps every sharding group size M dividing N (R = N/M replicas) in both rank
 layouts, shards the tables inside the group, and ranks the grids by predicted
 step time. Prints the ranked grids and a per-rank table for the best grid
 (or the one --grid/--layout selects); --out writes its shardscope.plan/1.
 Without --project/--model/--cluster: the built-in default project.
+
+--target says which trainer runs the plan: torchrec (the default, or the
+project's) writes only layouts TorchRec runs exactly as priced (row blocks in
+rank order, table_row_wise and grid blocks in order on one node group);
+shardscope also lets ShardScope's engine run row blocks on any rank.
 
 --balance-sync also balances each rank's share of the replica weight sync
 (the step-time objective); by default ranks are balanced on embedding compute +
@@ -85,6 +91,7 @@ int runPlan(Args args) {
   auto layout_arg = args.option("--layout");
   auto algo_arg = args.option("--algorithm");
   auto sync_arg = args.option("--sync-interval");
+  auto target_arg = args.option("--target");
   auto out_arg = args.option("--out");
   auto project = projectFromArgs(args);
   if (!args.error().empty()) return usageError("plan: " + args.error());
@@ -97,6 +104,12 @@ int runPlan(Args args) {
   planner::SweepOptions options;
   options.balance_replica_sync = balance_sync;
   options.sync_interval = std::max<std::uint32_t>(1, project->sync_interval);  // the project's, unless --sync-interval
+  options.planner.target = project->target;                                     // the project's, unless --target
+  if (target_arg) {
+    auto t = core::planTargetFromString(*target_arg);
+    if (!t) return usageError("plan: --target must be torchrec or shardscope, got " + *target_arg);
+    options.planner.target = *t;
+  }
   if (grid_arg) {
     const auto m = parsePositive(*grid_arg, project->cluster.worldSize());
     if (!m || project->cluster.worldSize() % *m != 0)

@@ -40,7 +40,7 @@ void printSweep(std::ostream& out, const planner::SweepResult& result, const cor
 
 void printGridDetail(std::ostream& out, const planner::GridResult& g) {
   out << "\nGrid M = " << g.grid.group_size << ", R = " << g.grid.replicas << " (" << core::toString(g.grid.layout)
-      << ", " << g.algorithm << "): step " << core::formatf("%.3f", g.step.step_ms) << " ms = embedding " << core::formatf("%.3f", g.step.embedding_ms)
+      << ", " << g.algorithm << ", for " << core::toString(g.plan.target) << "): step " << core::formatf("%.3f", g.step.step_ms) << " ms = embedding " << core::formatf("%.3f", g.step.embedding_ms)
       << " + all-to-all " << core::formatf("%.3f", g.step.all_to_all_ms) << " + dense " << core::formatf("%.3f", g.step.dense_ms)
       << " + replica sync " << core::formatf("%.3f", g.step.replica_sync_ms) << "\n";
   out << "slowest rank " << g.critical_rank << ": load " << core::formatf("%.3f", g.max_load_ms) << " ms, lower bound "
@@ -82,6 +82,8 @@ nlohmann::ordered_json gridToJson(const planner::GridResult& g, bool with_plan) 
   j["replicas"] = g.grid.replicas;
   j["layout"] = core::toString(g.grid.layout);
   j["algorithm"] = g.algorithm;
+  j["target"] = core::toString(g.plan.target);
+  j["node_group_size"] = g.grid.node_group_size;
   j["fits"] = g.fits;
   j["step"] = {{"step_ms", g.step.step_ms}, {"embedding_ms", g.step.embedding_ms}, {"all_to_all_ms", g.step.all_to_all_ms},
                {"replica_sync_ms", g.step.replica_sync_ms}, {"dense_ms", g.step.dense_ms},

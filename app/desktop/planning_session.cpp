@@ -29,6 +29,7 @@ std::string unplannable(const core::Project& project) {
 planner::SweepOptions sweepOptionsOf(const core::Project& project) {
   planner::SweepOptions options;
   options.sync_interval = std::max<std::uint32_t>(1, project.sync_interval);
+  options.planner.target = project.target;
   return options;
 }
 

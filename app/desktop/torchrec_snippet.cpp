@@ -79,8 +79,9 @@ std::string torchRecSnippet(const core::ShardPlan& plan, const std::string& plan
   s += "        device=device,\n";
   s += "        plan=plan.to_torchrec_sharding_plan(EMBEDDING_MODULE),\n";
   s += "        global_pg=dist.group.WORLD,\n";
-  s += "        # sharding_group_size=" + m + ", world_size=" + n + ", use_inter_host_allreduce=" +
-       (contiguous ? "True" : "False") + "\n";
+  s += "        # world_size=" + n + ", sharding_group_size=" + m + ", node_group_size=" +
+       std::to_string(core::nodeGroupSize(plan.world_size, plan.gpus_per_node, plan.sharding_group_size, plan.layout)) +
+       ",\n        # use_inter_host_allreduce=" + (contiguous ? "True" : "False") + "\n";
   s += "        **plan.dmp_collection_kwargs(),\n";
   s += "    )\n";
   s += "\n";

@@ -7,6 +7,7 @@
 
 #include "json_parts.h"
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/torchrec_sharding.h"
 
 namespace shardscope::core {
 
@@ -116,10 +117,19 @@ TablePlacement readTablePlacement(JsonReader& r, const json& t, const std::strin
     Shard s;
     if (auto x = r.integer(sj, ipath, "group_rank", true, 0, group_size ? group_size - 1 : 0)) s.group_rank = static_cast<std::uint32_t>(*x);
     if (auto x = r.integer(sj, ipath, "row_offset", true, 0)) s.row_offset = *x;
-    if (auto x = r.integer(sj, ipath, "rows", true, 1)) s.rows = *x;
+    if (auto x = r.integer(sj, ipath, "rows", true, 0)) {
+      s.rows = *x;
+      const bool row_blocks = p.sharding_type == ShardingType::RowWise ||
+                              p.sharding_type == ShardingType::TableRowWise ||
+                              p.sharding_type == ShardingType::GridShard;
+      if (s.rows == 0 && !row_blocks)
+        r.fail(childPath(ipath, "rows"), std::string("expected an integer >= 1 (only row_wise, table_row_wise and "
+                                                     "grid_shard row blocks may be empty), got 0 for a ") +
+                                             toString(p.sharding_type) + " table");
+    }
     if (auto x = r.integer(sj, ipath, "col_offset", true, 0, 65535)) s.col_offset = static_cast<std::uint32_t>(*x);
     if (auto x = r.integer(sj, ipath, "cols", true, 1, 65536)) s.cols = static_cast<std::uint32_t>(*x);
-    if (p.rows && s.rows && s.row_offset + s.rows > p.rows)
+    if (p.rows && s.row_offset + s.rows > p.rows)
       r.fail(ipath, "expected rows [row_offset, row_offset + rows) inside the table's " + std::to_string(p.rows) + " rows, got [" + std::to_string(s.row_offset) + ", " + std::to_string(s.row_offset + s.rows) + ")");
     if (p.dim && s.cols && s.col_offset + s.cols > p.dim)
       r.fail(ipath, "expected columns [col_offset, col_offset + cols) inside the table's dim " + std::to_string(p.dim) + ", got [" + std::to_string(s.col_offset) + ", " + std::to_string(s.col_offset + s.cols) + ")");
@@ -173,9 +183,12 @@ nlohmann::ordered_json toJson(const ShardPlan& p) {
   nlohmann::ordered_json j;
   j["schema"] = kPlanSchema;
   j["model"] = p.model;
+  j["target"] = toString(p.target);
   j["world_size"] = p.world_size;
   j["gpus_per_node"] = p.gpus_per_node;
   j["grid"] = {{"sharding_group_size", p.sharding_group_size}, {"replicas", p.replicas}, {"layout", toString(p.layout)}};
+  if (p.world_size && p.sharding_group_size && p.gpus_per_node && p.world_size % p.sharding_group_size == 0)
+    j["grid"]["node_group_size"] = nodeGroupSize(p.world_size, p.gpus_per_node, p.sharding_group_size, p.layout);
   j["sharding_groups"] = p.sharding_groups;
   j["replica_groups"] = p.replica_groups;
   auto& tables = j["tables"] = nlohmann::ordered_json::array();
@@ -213,6 +226,12 @@ Result<ShardPlan> planFromJson(const nlohmann::json& j, const std::string& sourc
   if (!r.schema(j, kPlanSchema)) return r.error();
   ShardPlan p;
   if (auto s = r.string(j, "", "model")) p.model = *s;
+  // Plans written before the key existed name no target: they are held to
+  // TorchRec's rules, the strict default.
+  if (auto t = r.string(j, "", "target", false)) {
+    if (auto target = planTargetFromString(*t)) p.target = *target;
+    else r.fail("/target", "expected \"torchrec\" or \"shardscope\", got \"" + *t + "\"");
+  }
   if (auto x = r.integer(j, "", "world_size", true, 1, 1u << 24)) p.world_size = static_cast<std::uint32_t>(*x);
   if (auto x = r.integer(j, "", "gpus_per_node", true, 1, 1024)) p.gpus_per_node = static_cast<std::uint32_t>(*x);
   const json* grid = r.member(j, "", "grid", true, "an object {sharding_group_size, replicas, layout}");
@@ -232,6 +251,14 @@ Result<ShardPlan> planFromJson(const nlohmann::json& j, const std::string& sourc
     r.fail("/grid", "expected sharding_group_size x replicas = world_size, got " + std::to_string(M) + " x " +
                         std::to_string(R) + " != " + std::to_string(N));
   const bool shape_ok = r.ok();
+  if (shape_ok && grid) {
+    const std::uint32_t L = nodeGroupSize(N, p.gpus_per_node, M, p.layout);
+    if (auto x = r.integer(*grid, "/grid", "node_group_size", false, 1, 1u << 24); x && *x != L)
+      r.fail("/grid/node_group_size", "expected " + std::to_string(L) + ", the node group size of " +
+                                          std::to_string(N) + " GPUs (" + std::to_string(p.gpus_per_node) +
+                                          " per node) as " + std::to_string(M) + " x " + std::to_string(R) + " " +
+                                          toString(p.layout) + ", got " + std::to_string(*x));
+  }
   p.sharding_groups = readGroups(r, j, "sharding_groups", shape_ok ? R : 0, shape_ok ? M : 0, N);
   p.replica_groups = readGroups(r, j, "replica_groups", shape_ok ? M : 0, shape_ok ? R : 0, N);
   if (r.ok() && shape_ok) {
@@ -263,6 +290,14 @@ Result<ShardPlan> planFromJson(const nlohmann::json& j, const std::string& sourc
         r.fail(childPath(childPath("/tables", i), "name"),
                "expected a unique table name, \"" + name + "\" is also at " + childPath("/tables", it->second));
     }
+  }
+  // The placement rules of the target trainer, once the shards tile their tables.
+  if (r.ok() && p.target == PlanTarget::TorchRec) {
+    const auto problems = torchRecLayoutProblems(p);
+    for (const auto& problem : problems) r.fail(problem.path, problem.expectation);
+    if (!problems.empty() && !j.contains("target"))
+      r.fail("/target", "missing, so the plan is held to TorchRec's layout rules; a plan for ShardScope's engine, "
+                        "which runs any placement that tiles each table, says \"target\": \"shardscope\"");
   }
   p.predicted = readPrediction(r, j, M);
   if (const json* prov = r.member(j, "", "provenance", false, ""); prov && r.expectObject(*prov, "/provenance")) {

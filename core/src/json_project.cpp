@@ -52,6 +52,7 @@ nlohmann::ordered_json toJson(const Project& p) {
   j["calibration"] = p.calibration ? toJson(*p.calibration) : nlohmann::ordered_json(nullptr);
   j["constraints"] = toJson(p.constraints);
   j["sync_interval"] = p.sync_interval;
+  j["target"] = toString(p.target);
   if (p.chosen_group_size) {
     nlohmann::ordered_json g{{"sharding_group_size", *p.chosen_group_size}};
     if (p.chosen_layout) g["layout"] = toString(*p.chosen_layout);
@@ -78,6 +79,10 @@ Result<Project> projectFromJson(const nlohmann::json& j, const std::string& sour
       p.constraints = detail::readConstraintsBody(r, *c, "/constraints");
   }
   if (auto k = r.integer(j, "", "sync_interval", false, 1, 1000000)) p.sync_interval = static_cast<std::uint32_t>(*k);
+  if (auto t = r.string(j, "", "target", false)) {
+    if (auto target = planTargetFromString(*t)) p.target = *target;
+    else r.fail("/target", "expected \"torchrec\" or \"shardscope\", got \"" + *t + "\"");
+  }
   if (const json* g = r.member(j, "", "chosen_grid", false, ""); g && r.expectObject(*g, "/chosen_grid")) {
     if (auto m = r.integer(*g, "/chosen_grid", "sharding_group_size", true, 1, 1u << 24)) {
       const std::uint32_t n = p.cluster.worldSize();

@@ -32,4 +32,20 @@ RankGroups replicaGroups(std::uint32_t world_size, std::uint32_t group_size, Ran
   return groups;
 }
 
+std::uint32_t nodeGroupSize(std::uint32_t world_size, std::uint32_t gpus_per_node, std::uint32_t group_size,
+                            RankLayout layout) {
+  if (group_size == 0 || gpus_per_node == 0 || world_size % group_size != 0) return 1;
+  const RankGroups groups = shardingGroups(world_size, group_size, layout);
+  auto staysOnNodes = [&](std::uint32_t size) {
+    for (const auto& g : groups)
+      for (std::uint32_t b = 0; b < group_size; b += size)
+        for (std::uint32_t i = b + 1; i < b + size; ++i)
+          if (g[i] / gpus_per_node != g[b] / gpus_per_node) return false;
+    return true;
+  };
+  for (std::uint32_t size = group_size; size > 1; --size)
+    if (group_size % size == 0 && staysOnNodes(size)) return size;
+  return 1;
+}
+
 }  // namespace shardscope::core

@@ -82,7 +82,7 @@ std::optional<std::uint64_t> placementRank(std::string_view s) {
 
 // A two-element [row, col] array: shard_offsets or shard_sizes.
 std::optional<std::array<std::uint64_t, 2>> readPair(JsonReader& r, const json& shard, const std::string& path,
-                                                     std::string_view key, std::uint64_t min,
+                                                     std::string_view key, std::array<std::uint64_t, 2> min,
                                                      std::array<std::uint64_t, 2> max, std::string_view what) {
   const std::string expectation = cat("an array of 2 integers [", what, "]");
   const json* v = r.member(shard, path, key, true, expectation);
@@ -96,8 +96,8 @@ std::optional<std::array<std::uint64_t, 2>> readPair(JsonReader& r, const json& 
     r.fail(kpath, cat("expected ", expectation, ", got an array of ", v->size()));
     return std::nullopt;
   }
-  const auto a = r.integerValue((*v)[0], childPath(kpath, std::size_t{0}), min, max[0]);
-  const auto b = r.integerValue((*v)[1], childPath(kpath, std::size_t{1}), min, max[1]);
+  const auto a = r.integerValue((*v)[0], childPath(kpath, std::size_t{0}), min[0], max[0]);
+  const auto b = r.integerValue((*v)[1], childPath(kpath, std::size_t{1}), min[1], max[1]);
   if (!a || !b) return std::nullopt;
   return std::array<std::uint64_t, 2>{*a, *b};
 }
@@ -179,8 +179,9 @@ std::optional<ImportedTable> readTable(JsonReader& r, const json& ps, const std:
     const std::string ipath = childPath(spath, i);
     const json& sj = (*shards)[i];
     if (!r.expectObject(sj, ipath)) continue;
-    const auto off = readPair(r, sj, ipath, "shard_offsets", 0, {UINT64_MAX, kMaxColOffset}, "row offset, column offset");
-    const auto size = readPair(r, sj, ipath, "shard_sizes", 1, {UINT64_MAX, kMaxCols}, "rows, columns");
+    const auto off = readPair(r, sj, ipath, "shard_offsets", {0, 0}, {UINT64_MAX, kMaxColOffset}, "row offset, column offset");
+    // Row-wise blocks past the table's end are empty (TorchRec writes them: 5 rows on 4 ranks -> 2,2,1,0).
+    const auto size = readPair(r, sj, ipath, "shard_sizes", {0, 1}, {UINT64_MAX, kMaxCols}, "rows, columns");
     std::optional<std::uint64_t> rank;
     if (const json* pl = r.member(sj, ipath, "placement", false, "")) {
       const std::string ppath = childPath(ipath, "placement");

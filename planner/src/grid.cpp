@@ -55,6 +55,7 @@ Grid makeGrid(std::uint32_t world_size, std::uint32_t gpus_per_node, std::uint32
   g.group_size = group_size;
   g.replicas = world_size / group_size;
   g.layout = layout;
+  g.node_group_size = core::nodeGroupSize(world_size, gpus_per_node, group_size, layout);
   g.sharding_groups = core::shardingGroups(world_size, group_size, layout);
   g.replica_groups = core::replicaGroups(world_size, group_size, layout);
   for (const auto& grp : g.sharding_groups) g.sharding_topology.push_back(topologyOf(grp, gpus_per_node));

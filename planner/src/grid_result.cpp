@@ -44,7 +44,7 @@ ImbalanceStats imbalanceOf(const std::vector<double>& loads) {
 }
 
 GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vector<core::TablePlacement> tables,
-                             const core::Constraints& constraints, std::string algorithm,
+                             const core::Constraints& constraints, core::PlanTarget target, std::string algorithm,
                              std::optional<double> lower_bound_ms) {
   GridResult r;
   r.grid = grid;
@@ -142,7 +142,7 @@ GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vect
   for (const auto& rr : r.ranks) st.replica_sync_ms = std::max(st.replica_sync_ms, rr.sync_ms);
   st.step_ms = st.embedding_ms + st.all_to_all_ms + st.dense_ms + st.replica_sync_ms;
   r.samples_per_second = st.step_ms > 0 ? grid.world_size * static_cast<double>(model.model().batch_size_per_gpu) / (st.step_ms / 1e3) : 0;
-  r.lower_bound_ms = lower_bound_ms ? *lower_bound_ms : lowerBoundMs(model, grid, constraints);
+  r.lower_bound_ms = lower_bound_ms ? *lower_bound_ms : lowerBoundMs(model, grid, constraints, target);
   r.gap = r.lower_bound_ms > 0 ? r.max_load_ms / r.lower_bound_ms - 1.0 : 0.0;
   r.critical_path = {"ids all-to-all", "embedding forward on group rank " + std::to_string(r.critical_rank) + " (" + ms(crit.fwd_ms) + ")",
                      "pooled all-to-all", "dense forward + backward (" + ms(gc.dense_compute_ms) + ")",
@@ -157,6 +157,7 @@ GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vect
   p.sharding_group_size = M;
   p.replicas = grid.replicas;
   p.layout = grid.layout;
+  p.target = target;
   p.sharding_groups = grid.sharding_groups;
   p.replica_groups = grid.replica_groups;
   p.tables = std::move(tables);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 #include <unordered_map>
@@ -32,7 +33,9 @@ struct State {
   const CostModel* model = nullptr;
   const Grid* grid = nullptr;
   GridCosts gc;
+  core::PlanTarget target = core::PlanTarget::TorchRec;
   std::uint32_t M = 0;
+  std::uint32_t L = 1;  // node group size: node group of rank r is r / L
   // Options are read-only once built; baselines and the optimizer share them.
   std::shared_ptr<const std::vector<TableChoices>> options_ptr;
   const std::vector<TableChoices>& choices() const { return *options_ptr; }
@@ -49,9 +52,7 @@ struct State {
   std::vector<std::vector<int>> rank_pieces;
   std::set<std::pair<double, std::uint32_t>> by_load;
   std::unordered_set<std::uint64_t> occupied;   // (table << 32) | rank
-  std::vector<std::uint32_t> node_of;           // group rank -> node index
-  std::vector<std::vector<std::uint32_t>> node_members;  // node index -> group ranks
-  std::unordered_map<std::uint64_t, std::pair<int, int>> slot_node;  // (table<<32|slot) -> (node, pieces there)
+  std::unordered_map<std::uint64_t, std::pair<int, int>> slot_node;  // (table<<32|slot) -> (node group, pieces there)
 
   static std::uint64_t key(std::uint32_t table, std::uint32_t rank) { return (std::uint64_t{table} << 32) | rank; }
 
@@ -61,24 +62,36 @@ struct State {
     by_load.insert({v, r});
   }
 
+  std::uint32_t nodeGroupOf(std::uint32_t r) const { return r / L; }
+
+  // The rank rule of the target: a positioned piece has one rank (in its node group).
+  bool positionOk(const Piece& p, std::uint32_t r) const {
+    if (p.position < 0) return true;
+    return p.slot >= 0 ? r % L == static_cast<std::uint32_t>(p.position) : r == static_cast<std::uint32_t>(p.position);
+  }
+
   bool canPlace(const Piece& p, std::uint32_t r, bool check_memory = true, std::uint64_t freed = 0) const {
     if (piece_count[p.table] > 1 && occupied.count(key(p.table, r))) return false;
+    if (!positionOk(p, r)) return false;
     const auto& pins = choices()[p.table].pins;
     if (!pins.empty() && std::find(pins.begin(), pins.end(), r) == pins.end()) return false;
     if (p.slot >= 0) {
       auto it = slot_node.find(key(p.table, static_cast<std::uint32_t>(p.slot)));
-      if (it != slot_node.end() && it->second.second > 0 && static_cast<std::uint32_t>(it->second.first) != node_of[r]) return false;
+      if (it != slot_node.end() && it->second.second > 0 && static_cast<std::uint32_t>(it->second.first) != nodeGroupOf(r))
+        return false;
     }
     if (check_memory && mem[r] + uniform_mem - freed + p.memory > cap[r]) return false;
     return true;
   }
 
-  // Piece a (on rank ra) and piece b (on rank rb) may trade places. Two pieces
-  // of one table may always trade ranks (a row-wise permutation).
+  // Piece a (on rank ra) and piece b (on rank rb) may trade places. Two free
+  // pieces of one table may always trade ranks (a row-wise permutation, for
+  // ShardScope's engine); positioned pieces never move.
   bool canSwap(const Piece& a, std::uint32_t ra, const Piece& b, std::uint32_t rb) const {
     if (a.table != b.table && ((piece_count[a.table] > 1 && occupied.count(key(a.table, rb))) ||
                                (piece_count[b.table] > 1 && occupied.count(key(b.table, ra)))))
       return false;
+    if (!positionOk(a, rb) || !positionOk(b, ra)) return false;
     auto pinned_ok = [&](const Piece& p, std::uint32_t r) {
       const auto& pins = choices()[p.table].pins;
       return pins.empty() || std::find(pins.begin(), pins.end(), r) != pins.end();
@@ -86,7 +99,7 @@ struct State {
     auto slot_ok = [&](const Piece& p, std::uint32_t r) {
       if (p.slot < 0) return true;
       auto it = slot_node.find(key(p.table, static_cast<std::uint32_t>(p.slot)));
-      return it == slot_node.end() || static_cast<std::uint32_t>(it->second.first) == node_of[r];
+      return it == slot_node.end() || static_cast<std::uint32_t>(it->second.first) == nodeGroupOf(r);
     };
     if (!pinned_ok(a, rb) || !pinned_ok(b, ra) || !slot_ok(a, rb) || !slot_ok(b, ra)) return false;
     return mem[rb] + uniform_mem - b.memory + a.memory <= cap[rb] && mem[ra] + uniform_mem - a.memory + b.memory <= cap[ra];
@@ -101,7 +114,7 @@ struct State {
     setLoad(r, load[r] + p.load);
     if (p.slot >= 0) {
       auto& sn = slot_node[key(p.table, static_cast<std::uint32_t>(p.slot))];
-      if (sn.second == 0) sn.first = static_cast<int>(node_of[r]);
+      if (sn.second == 0) sn.first = static_cast<int>(nodeGroupOf(r));
       ++sn.second;
     }
   }
@@ -118,31 +131,51 @@ struct State {
     if (p.slot >= 0) --slot_node[key(p.table, static_cast<std::uint32_t>(p.slot))].second;
   }
 
-  // The least-loaded rank that can take the piece; relaxes memory, then
-  // distinctness, rather than drop a piece (evaluation reports what does not fit).
+  // Pieces of the table's slot (a node group's worth: L at most).
+  std::uint32_t slotSize(const Piece& p) const {
+    std::uint32_t n = 0;
+    for (int id : table_pieces[p.table]) n += pieces[id].slot == p.slot;
+    return n;
+  }
+
+  // The first piece of a node-bound slot chooses the node group: the least
+  // loaded one that has a rank for it and room for the rest of the slot
+  // (ranks not already holding a piece of the table).
+  std::optional<std::uint32_t> firstOfSlot(const Piece& p, bool check_memory) const {
+    const std::uint32_t groups = M / L, need = slotSize(p);
+    std::vector<double> group_load(groups, 0.0);
+    for (std::uint32_t r = 0; r < M; ++r) group_load[nodeGroupOf(r)] += load[r];
+    std::vector<std::uint32_t> order(groups);
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return group_load[a] < group_load[b]; });
+    for (auto n : order) {
+      std::uint32_t free_ranks = 0, best = M;
+      for (std::uint32_t r = n * L; r < (n + 1) * L; ++r) {
+        if (!occupied.count(key(p.table, r))) ++free_ranks;
+        if (canPlace(p, r, check_memory) && (best == M || load[r] < load[best])) best = r;
+      }
+      if (best < M && free_ranks >= need) return best;
+    }
+    return std::nullopt;
+  }
+
+  // The least-loaded rank that can take the piece under the target's rules;
+  // relaxes memory rather than drop a piece (evaluation reports what does not
+  // fit), never the rank rules.
   std::uint32_t bestRank(const Piece& p) const {
-    // The first piece of a node-bound slot chooses the node: the one with the
-    // least total load among nodes that can take it.
+    if (p.position >= 0 && p.slot < 0) return static_cast<std::uint32_t>(p.position);  // the only rank it may take
     if (p.slot >= 0) {
       auto it = slot_node.find(key(p.table, static_cast<std::uint32_t>(p.slot)));
       if (it == slot_node.end() || it->second.second == 0) {
-        std::vector<double> node_load(node_members.size(), 0.0);
-        for (std::uint32_t r = 0; r < M; ++r) node_load[node_of[r]] += load[r];
-        std::vector<std::uint32_t> order(node_members.size());
-        std::iota(order.begin(), order.end(), 0u);
-        std::sort(order.begin(), order.end(), [&](auto a, auto b) { return node_load[a] < node_load[b]; });
-        for (auto n : order) {
-          std::uint32_t best = M;
-          for (auto r : node_members[n])
-            if (canPlace(p, r) && (best == M || load[r] < load[best])) best = r;
-          if (best < M) return best;
-        }
+        if (auto r = firstOfSlot(p, true)) return *r;
+        if (auto r = firstOfSlot(p, false)) return *r;
       }
     }
     for (const auto& [l, r] : by_load)
       if (canPlace(p, r)) return r;
     for (const auto& [l, r] : by_load)
       if (canPlace(p, r, false)) return r;
+    // Not reached: options are enumerated only where their rank rules can be met.
     return by_load.begin()->second;
   }
 
@@ -157,7 +190,7 @@ struct State {
       uniform_mem += opt.dp_memory;
       return ids;
     }
-    const std::vector<Piece> built = detail::piecesOf(*model, *grid, gc, t, opt);
+    const std::vector<Piece> built = detail::piecesOf(*model, *grid, gc, t, opt, target);
     piece_count[t] = static_cast<std::uint32_t>(built.size());
     for (const auto& p : built) {
       ids.push_back(static_cast<int>(pieces.size()));
@@ -188,7 +221,8 @@ struct State {
     std::unordered_map<std::uint32_t, std::vector<int>> full;
     for (int id : ids) {
       const Piece& p = pieces[id];
-      if (piece_count[p.table] == M && p.slot < 0 && choices()[p.table].pins.empty()) full[p.table].push_back(id);
+      if (piece_count[p.table] == M && p.slot < 0 && p.position < 0 && choices()[p.table].pins.empty())
+        full[p.table].push_back(id);
       else rest.push_back(id);
     }
     for (auto& [t, tids] : full) {
@@ -235,12 +269,15 @@ struct State {
   }
 };
 
-State makeState(const CostModel& model, const Grid& grid, const core::Constraints& constraints) {
+State makeState(const CostModel& model, const Grid& grid, const core::Constraints& constraints,
+                core::PlanTarget target) {
   State s;
   s.model = &model;
   s.grid = &grid;
   s.gc = model.gridCosts(grid);
+  s.target = target;
   s.M = grid.group_size;
+  s.L = std::max<std::uint32_t>(1, grid.node_group_size);
   s.load.assign(s.M, 0.0);
   s.mem.assign(s.M, 0);
   s.cap.assign(s.M, s.gc.hbm_capacity_bytes);
@@ -251,13 +288,10 @@ State makeState(const CostModel& model, const Grid& grid, const core::Constraint
     }
   s.rank_pieces.resize(s.M);
   for (std::uint32_t r = 0; r < s.M; ++r) s.by_load.insert({0.0, r});
-  s.node_of.assign(s.M, 0);
-  s.node_members = detail::membersByNode(grid);
-  for (std::uint32_t n = 0; n < s.node_members.size(); ++n)
-    for (auto r : s.node_members[n]) s.node_of[r] = n;
   const auto T = static_cast<std::uint32_t>(model.model().tables.size());
   const std::uint64_t cap = *std::min_element(s.cap.begin(), s.cap.end());
-  s.options_ptr = std::make_shared<const std::vector<TableChoices>>(detail::enumerateAllOptions(model, grid, s.gc, constraints, cap));
+  s.options_ptr = std::make_shared<const std::vector<TableChoices>>(
+      detail::enumerateAllOptions(model, grid, s.gc, constraints, target, cap));
   s.piece_count.assign(T, 0);
   s.chosen.assign(T, 0);
   s.table_pieces.resize(T);
@@ -461,7 +495,8 @@ State baseline(const State& proto, Algorithm algo, std::uint64_t seed) {
 }
 
 GridResult finish(const State& s, const CostModel& model, const Grid& grid, const core::Constraints& constraints, Algorithm algo) {
-  GridResult r = evaluatePlacement(model, grid, s.placements(), constraints, toString(algo), detail::lowerBoundOf(s.choices(), s.M, *std::min_element(s.cap.begin(), s.cap.end())));
+  GridResult r = evaluatePlacement(model, grid, s.placements(), constraints, s.target, toString(algo),
+                                   detail::lowerBoundOf(s.choices(), s.M, *std::min_element(s.cap.begin(), s.cap.end())));
   std::vector<std::string> problems;
   for (const auto& c : constraints.tables) {
     const auto& tables = model.model().tables;
@@ -494,14 +529,16 @@ const std::vector<Algorithm>& baselineAlgorithms() {
   return b;
 }
 
-double lowerBoundMs(const CostModel& model, const Grid& grid, const core::Constraints& constraints) {
+double lowerBoundMs(const CostModel& model, const Grid& grid, const core::Constraints& constraints,
+                    core::PlanTarget target) {
   const GridCosts gc = model.gridCosts(grid);
-  return detail::lowerBoundOf(detail::enumerateAllOptions(model, grid, gc, constraints, gc.hbm_capacity_bytes), grid.group_size, gc.hbm_capacity_bytes);
+  return detail::lowerBoundOf(detail::enumerateAllOptions(model, grid, gc, constraints, target, gc.hbm_capacity_bytes),
+                              grid.group_size, gc.hbm_capacity_bytes);
 }
 
 GridResult planGrid(const CostModel& model, const Grid& grid, const core::Constraints& constraints,
                     const PlannerOptions& options) {
-  const State proto = makeState(model, grid, constraints);
+  const State proto = makeState(model, grid, constraints, options.target);
   if (options.algorithm != Algorithm::Optimized)
     return finish(baseline(proto, options.algorithm, options.seed), model, grid, constraints, options.algorithm);
   State best = optimized(proto, options);

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <map>
+#include <optional>
 
-#include "shardscope/planner/sharding.h"
+#include "shardscope/core/torchrec_sharding.h"
 
 namespace shardscope::planner::detail {
+
+using core::columnShardWidth;
+using core::rowWiseBlocks;
 
 namespace {
 void finish(TableOption& o) {
@@ -25,65 +28,89 @@ void finish(TableOption& o) {
 }
 
 Piece makePiece(const CostModel& m, const Grid& g, const GridCosts& gc, std::uint32_t t, std::uint64_t ro,
-                std::uint64_t rows, std::uint32_t co, std::uint32_t cols, int slot) {
-  Piece p{t, ro, rows, co, cols, slot, 0, 0};
+                std::uint64_t rows, std::uint32_t co, std::uint32_t cols, int slot, int position) {
+  Piece p{t, ro, rows, co, cols, slot, position, 0, 0};
   const ShardCost c = m.shardCost(t, ro, rows, cols, g, gc);
   p.load = c.load();
   p.memory = c.memory_bytes + c.buffer_bytes;
   return p;
 }
-// Row-wise over the whole group, TorchRec geometry. Equal blocks inside one
-// access segment cost the same: price one, copy the rest.
+
+// Row-wise over the whole group, TorchRec geometry. For TorchRec block k is
+// fixed on group rank k and empty blocks are kept (TorchRec runs them: every
+// rank writes partial pooled outputs); ShardScope's engine places the
+// non-empty blocks anywhere. Equal blocks inside one access segment cost the
+// same: price one, copy the rest.
 template <class F>
-void forEachRowWisePiece(const CostModel& model, const Grid& grid, const GridCosts& gc, std::uint32_t t, F&& f) {
+void forEachRowWisePiece(const CostModel& model, const Grid& grid, const GridCosts& gc, std::uint32_t t,
+                         core::PlanTarget target, F&& f) {
   const auto& spec = model.model().tables[t];
   const AccessProfile& profile = model.access(t);
+  const bool torchrec = target == core::PlanTarget::TorchRec;
   std::size_t run_segment = SIZE_MAX;
   std::uint64_t run_rows = 0;
   Piece last;
+  std::optional<Piece> empty;
   // Blocks ascend, so the segments of their first and last rows are found by walking forward.
   const std::size_t segments = profile.segmentCount();
   std::size_t sa = 0, sb = 0;
   auto advance = [&](std::size_t& seg, std::uint64_t row) {
     while (seg + 1 < segments && profile.segmentBegin(seg + 1) <= row) ++seg;
   };
+  int k = 0;
   for (const auto& b : rowWiseBlocks(spec.rows, grid.group_size)) {
+    const int position = torchrec ? k : -1;
+    ++k;
+    if (b.rows == 0) {
+      if (!torchrec) continue;
+      if (!empty) empty = makePiece(model, grid, gc, t, b.offset, 0, 0, spec.dim, -1, -1);
+      empty->position = position;
+      f(*empty);
+      continue;
+    }
     advance(sa, b.offset);
     advance(sb, b.offset + b.rows - 1);
     if (sa == sb && sa == run_segment && b.rows == run_rows) {
       last.row_offset = b.offset;
     } else {
-      last = makePiece(model, grid, gc, t, b.offset, b.rows, 0, spec.dim, -1);
+      last = makePiece(model, grid, gc, t, b.offset, b.rows, 0, spec.dim, -1, -1);
       run_segment = sa == sb ? sa : SIZE_MAX;
       run_rows = b.rows;
     }
+    last.position = position;
     f(last);
+  }
+}
+
+// A table's rows over one node group (table_row_wise, or one column block of
+// a grid): block j on rank j of the group's node group for TorchRec.
+void addNodeGroupPieces(const CostModel& model, const Grid& grid, const GridCosts& gc, std::uint32_t t,
+                        std::uint32_t col_offset, std::uint32_t cols, int slot, core::PlanTarget target,
+                        std::vector<Piece>& out) {
+  const bool torchrec = target == core::PlanTarget::TorchRec;
+  int j = 0;
+  for (const auto& b : rowWiseBlocks(model.model().tables[t].rows, grid.node_group_size)) {
+    const int position = torchrec ? j : -1;
+    ++j;
+    if (b.rows == 0 && !torchrec) continue;
+    out.push_back(makePiece(model, grid, gc, t, b.offset, b.rows, col_offset, cols, slot, position));
   }
 }
 }  // namespace
 
 std::vector<Piece> piecesOf(const CostModel& model, const Grid& grid, const GridCosts& gc, std::uint32_t table,
-                            const TableOption& option) {
+                            const TableOption& option, core::PlanTarget target) {
   if (option.type != core::ShardingType::RowWise || !option.pieces.empty()) return option.pieces;
   std::vector<Piece> out;
   out.reserve(option.piece_count);
-  forEachRowWisePiece(model, grid, gc, table, [&](const Piece& p) { out.push_back(p); });
-  return out;
-}
-
-std::vector<std::vector<std::uint32_t>> membersByNode(const Grid& grid) {
-  std::map<std::uint32_t, std::vector<std::uint32_t>> by_node;
-  const auto& group = grid.sharding_groups.front();
-  for (std::uint32_t i = 0; i < group.size(); ++i) by_node[group[i] / grid.gpus_per_node].push_back(i);
-  std::vector<std::vector<std::uint32_t>> out;
-  for (auto& [node, members] : by_node) out.push_back(std::move(members));
+  forEachRowWisePiece(model, grid, gc, table, target, [&](const Piece& p) { out.push_back(p); });
   return out;
 }
 
 namespace {
 TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const GridCosts& gc, std::uint32_t t,
-                              const core::Constraints& constraints, std::uint64_t capacity, bool splits,
-                              std::size_t per_node, const std::vector<TableOption>* unsplit = nullptr) {
+                              const core::Constraints& constraints, core::PlanTarget target, std::uint64_t capacity,
+                              bool splits, const std::vector<TableOption>* unsplit = nullptr) {
   using core::ShardingType;
   // Options already priced in the first pass (unconstrained tables) are reused.
   auto reuse = [&](ShardingType type, std::vector<TableOption>& into) {
@@ -98,6 +125,7 @@ TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const Gr
   TableChoices out;
   const auto& spec = model.model().tables[t];
   const std::uint32_t M = grid.group_size;
+  const std::uint32_t L = grid.node_group_size;
   const core::TableConstraint* c = constraints.find(spec.name);
   if (c) {
     for (auto r : c->pin_ranks) {
@@ -113,14 +141,14 @@ TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const Gr
   std::vector<TableOption> all;
   // table_wise
   if (!reuse(ShardingType::TableWise, all)) {
-    TableOption o{ShardingType::TableWise, {makePiece(model, grid, gc, t, 0, spec.rows, 0, spec.dim, -1)}};
+    TableOption o{ShardingType::TableWise, {makePiece(model, grid, gc, t, 0, spec.rows, 0, spec.dim, -1, -1)}};
     finish(o);
     all.push_back(std::move(o));
   }
   // row_wise over every rank of the group (TorchRec geometry)
   if (splits && M > 1 && spec.rows > 1) {
     TableOption o{ShardingType::RowWise, {}};
-    forEachRowWisePiece(model, grid, gc, t, [&](const Piece& p) {
+    forEachRowWisePiece(model, grid, gc, t, target, [&](const Piece& p) {
       o.total_load += p.load;
       o.max_piece = std::max(o.max_piece, p.load);
       o.min_piece = o.piece_count ? std::min(o.min_piece, p.load) : p.load;
@@ -134,22 +162,21 @@ TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const Gr
   const std::uint32_t ncols = spec.dim / width;
   if (ncols > 1 && ncols <= M && !reuse(ShardingType::ColumnWise, all)) {
     TableOption o{ShardingType::ColumnWise, {}};
-    for (std::uint32_t k = 0; k < ncols; ++k) o.pieces.push_back(makePiece(model, grid, gc, t, 0, spec.rows, k * width, width, -1));
+    for (std::uint32_t k = 0; k < ncols; ++k)
+      o.pieces.push_back(makePiece(model, grid, gc, t, 0, spec.rows, k * width, width, -1, -1));
     finish(o);
     all.push_back(std::move(o));
   }
-  // table_row_wise (rows across the members of one node) and grid_shard (columns x that)
-  if (splits && per_node > 1 && per_node < M && spec.rows > 1) {
+  // table_row_wise (rows across one node group) and grid_shard (each column block so)
+  if (splits && L > 1 && L < M && spec.rows > 1) {
     TableOption o{ShardingType::TableRowWise, {}};
-    for (const auto& b : rowWiseBlocks(spec.rows, static_cast<std::uint32_t>(per_node)))
-      o.pieces.push_back(makePiece(model, grid, gc, t, b.offset, b.rows, 0, spec.dim, 0));
+    addNodeGroupPieces(model, grid, gc, t, 0, spec.dim, 0, target, o.pieces);
     finish(o);
     if (o.pieces.size() > 1) all.push_back(std::move(o));
-    if (ncols > 1 && ncols * per_node <= M) {
+    if (ncols > 1 && ncols * L <= M) {
       TableOption gopt{ShardingType::GridShard, {}};
       for (std::uint32_t k = 0; k < ncols; ++k)
-        for (const auto& b : rowWiseBlocks(spec.rows, static_cast<std::uint32_t>(per_node)))
-          gopt.pieces.push_back(makePiece(model, grid, gc, t, b.offset, b.rows, k * width, width, static_cast<int>(k)));
+        addNodeGroupPieces(model, grid, gc, t, k * width, width, static_cast<int>(k), target, gopt.pieces);
       finish(gopt);
       all.push_back(std::move(gopt));
     }
@@ -182,7 +209,7 @@ TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const Gr
       if (*c->force == ShardingType::ColumnWise || *c->force == ShardingType::GridShard)
         why += " (dim " + std::to_string(spec.dim) + " has no column split of width >= 128, or too few ranks)";
       else if (*c->force == ShardingType::TableRowWise)
-        why += " (the group has " + std::to_string(per_node) + " rank(s) per node)";
+        why += " (node groups of " + std::to_string(L) + " rank(s) in a group of " + std::to_string(M) + ")";
       else if (!out.pins.empty())
         why += " with " + std::to_string(out.pins.size()) + " pinned rank(s)";
     }
@@ -207,14 +234,13 @@ TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const Gr
 }  // namespace
 
 std::vector<TableChoices> enumerateAllOptions(const CostModel& model, const Grid& grid, const GridCosts& gc,
-                                              const core::Constraints& constraints, std::uint64_t capacity,
-                                              double split_threshold) {
+                                              const core::Constraints& constraints, core::PlanTarget target,
+                                              std::uint64_t capacity, double split_threshold) {
   const auto T = static_cast<std::uint32_t>(model.model().tables.size());
-  std::size_t per_node = 0;
-  for (const auto& n : membersByNode(grid)) per_node = std::max(per_node, n.size());
   std::vector<TableChoices> out;
   out.reserve(T);
-  for (std::uint32_t t = 0; t < T; ++t) out.push_back(enumerateOptions(model, grid, gc, t, constraints, capacity, false, per_node));
+  for (std::uint32_t t = 0; t < T; ++t)
+    out.push_back(enumerateOptions(model, grid, gc, t, constraints, target, capacity, false));
   double sum = 0;
   for (const auto& c : out) {
     double m = std::numeric_limits<double>::infinity();
@@ -231,7 +257,7 @@ std::vector<TableChoices> enumerateAllOptions(const CostModel& model, const Grid
     const bool constrained = constraints.find(model.model().tables[t].name) != nullptr;
     const bool heavy = tw_piece > split_threshold * mean_load || tw_mem > capacity || first.max_piece_memory > capacity;
     if (heavy || constrained)
-      out[t] = enumerateOptions(model, grid, gc, t, constraints, capacity, true, per_node,
+      out[t] = enumerateOptions(model, grid, gc, t, constraints, target, capacity, true,
                                 constrained ? nullptr : &out[t].options);
   }
   return out;

@@ -1,6 +1,7 @@
 // The ways one table may be sharded inside a group (TorchRec's types and
-// geometry), each as a list of pieces with their cost. Shared by the
-// partitioner and the lower bound so both reason about the same choices.
+// geometry), each as a list of pieces with their cost and where each piece
+// may go for the plan's target trainer. Shared by the partitioner and the
+// lower bound so both reason about the same choices.
 #pragma once
 
 #include <cstdint>
@@ -14,13 +15,18 @@
 
 namespace shardscope::planner::detail {
 
+// Where a piece may go. slot >= 0: the pieces of one (table, slot) share a
+// node group (table_row_wise, a grid column block); position >= 0 fixes the
+// rank: rank `position` of that node group, or with no slot the group rank
+// itself (TorchRec's row_wise block k on group rank k).
 struct Piece {
   std::uint32_t table = 0;
   std::uint64_t row_offset = 0;
   std::uint64_t rows = 0;
   std::uint32_t col_offset = 0;
   std::uint32_t cols = 0;
-  int slot = -1;  // pieces with the same slot >= 0 must share a node (table_row_wise, grid_shard)
+  int slot = -1;
+  int position = -1;
   double load = 0;
   std::uint64_t memory = 0;
 };
@@ -42,7 +48,7 @@ struct TableOption {
 
 // The pieces of an option (built on demand for row_wise over the group).
 [[nodiscard]] std::vector<Piece> piecesOf(const CostModel& model, const Grid& grid, const GridCosts& gc,
-                                          std::uint32_t table, const TableOption& option);
+                                          std::uint32_t table, const TableOption& option, core::PlanTarget target);
 
 struct TableChoices {
   std::vector<TableOption> options;  // allowed ones, cheapest total first
@@ -50,16 +56,14 @@ struct TableChoices {
   std::vector<std::uint32_t> pins;   // valid pinned group ranks (empty: free)
 };
 
-// Group-local ranks grouped by node, from sharding group 0.
-[[nodiscard]] std::vector<std::vector<std::uint32_t>> membersByNode(const Grid& grid);
-
 // All allowed options of every table. Splitting options (row-wise, table-row-wise,
 // grid) cost one piece per rank to price, so they are enumerated only for tables
 // whose table-wise piece is heavy (> split_threshold x the mean rank load) or does
 // not fit; a split never lowers a table's total load, so the lower bound is unchanged.
 [[nodiscard]] std::vector<TableChoices> enumerateAllOptions(const CostModel& model, const Grid& grid,
                                                             const GridCosts& gc, const core::Constraints& constraints,
-                                                            std::uint64_t capacity, double split_threshold = 0.25);
+                                                            core::PlanTarget target, std::uint64_t capacity,
+                                                            double split_threshold = 0.25);
 
 // max(sum of each table's cheapest total / M, largest indivisible piece), over
 // the options whose pieces fit `capacity` (all options for a table none of whose do).

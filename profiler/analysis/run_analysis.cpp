@@ -241,7 +241,7 @@ core::Result<std::vector<double>> predictedComputeMs(const core::ModelSpec& mode
   const std::uint32_t gpn = plan.gpus_per_node ? plan.gpus_per_node : std::max<std::uint32_t>(1, cluster.gpus_per_node);
   const planner::Grid grid = planner::makeGrid(plan.world_size, gpn, plan.sharding_group_size, plan.layout);
   const planner::CostModel cm(model, cluster, planner::CostConstants::from(cluster, calibration));
-  const planner::GridResult r = planner::evaluatePlacement(cm, grid, plan.tables, core::Constraints{}, "measured plan");
+  const planner::GridResult r = planner::evaluatePlacement(cm, grid, plan.tables, core::Constraints{}, plan.target, "measured plan");
   std::vector<double> out(plan.sharding_group_size, 0.0);
   for (const auto& rr : r.ranks)
     if (rr.group_rank < out.size()) out[rr.group_rank] = rr.fwd_ms + rr.bwd_ms;

@@ -61,6 +61,8 @@ core::Result<std::vector<RankShard>> shardsOfRank(const core::ModelSpec& model, 
     for (std::size_t i = 0; i < tp.shards.size(); ++i) {
       const core::Shard& s = tp.shards[i];
       if (s.group_rank != group_rank) continue;
+      // An empty row block (TorchRec's trailing blocks) holds nothing to look up.
+      if (s.rows == 0 && tp.sharding_type != core::ShardingType::DataParallel && s.cols > 0) continue;
       if (s.rows == 0 || s.cols == 0 || s.row_offset > tp.rows || s.rows > tp.rows - s.row_offset ||
           s.col_offset > tp.dim || s.cols > tp.dim - s.col_offset) {
         std::ostringstream m;

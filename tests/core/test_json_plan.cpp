@@ -7,14 +7,15 @@ using namespace shardscope::core;
 using nlohmann::json;
 
 namespace {
-// N = 8 GPUs, M = 4, R = 2, strided. Table "big" row-wise over 4 ranks
-// (10 rows -> 3,3,3,1), "wide" grid-sharded 2 x 2, "tiny" data-parallel.
+// N = 8 GPUs, 2 per node, M = 4, R = 2, contiguous (node groups of 2 group
+// ranks). Table "big" row-wise over 4 ranks (10 rows -> 3,3,3,1), "wide"
+// grid-sharded 2 x 2 (a column block per node group), "tiny" data-parallel.
 json validPlan() {
   return json::parse(R"({
-    "schema": "shardscope.plan/1", "model": "tiny", "world_size": 8, "gpus_per_node": 8,
-    "grid": {"sharding_group_size": 4, "replicas": 2, "layout": "strided"},
-    "sharding_groups": [[0, 2, 4, 6], [1, 3, 5, 7]],
-    "replica_groups": [[0, 1], [2, 3], [4, 5], [6, 7]],
+    "schema": "shardscope.plan/1", "model": "tiny", "world_size": 8, "gpus_per_node": 2,
+    "grid": {"sharding_group_size": 4, "replicas": 2, "layout": "contiguous"},
+    "sharding_groups": [[0, 1, 2, 3], [4, 5, 6, 7]],
+    "replica_groups": [[0, 4], [1, 5], [2, 6], [3, 7]],
     "tables": [
       {"name": "big", "rows": 10, "dim": 128, "sharding_type": "row_wise", "shards": [
         {"group_rank": 0, "row_offset": 0, "rows": 3, "col_offset": 0, "cols": 128},
@@ -50,7 +51,8 @@ class TestJsonPlan : public QObject {
     auto r = planFromJson(validPlan(), "plan.json");
     QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
     QCOMPARE(r->sharding_group_size, 4u);
-    QCOMPARE(r->layout, RankLayout::Strided);
+    QCOMPARE(r->layout, RankLayout::Contiguous);
+    QCOMPARE(r->target, PlanTarget::TorchRec);  // no "target": held to TorchRec's rules
     QCOMPARE(r->tables[1].sharding_type, ShardingType::GridShard);
     QCOMPARE(r->tables[0].shards[3].rows, 1u);
     QCOMPARE(r->predicted.max_over_mean, 1.04);
@@ -64,12 +66,70 @@ class TestJsonPlan : public QObject {
     for (const char* key : {"schema", "model", "world_size", "gpus_per_node", "grid", "sharding_groups",
                             "replica_groups", "tables", "predicted", "provenance"})
       QVERIFY2(j.contains(key), key);
-    QCOMPARE(j["grid"]["layout"].get<std::string>(), std::string("strided"));
+    QCOMPARE(j["grid"]["layout"].get<std::string>(), std::string("contiguous"));
+    QCOMPARE(j["grid"]["node_group_size"].get<int>(), 2);
+    QCOMPARE(j["target"].get<std::string>(), std::string("torchrec"));
     QCOMPARE(j["tables"][2]["sharding_type"].get<std::string>(), std::string("data_parallel"));
     QVERIFY(j["provenance"]["calibration"].is_null());
     auto again = planFromJson(json::parse(j.dump()), "again.json");
     QVERIFY(again.ok());
     QVERIFY(*again == *r);
+  }
+
+  void readsAndWritesTheTarget() {
+    json j = validPlan();
+    j["target"] = "shardscope";
+    auto r = planFromJson(j, "plan.json");
+    QVERIFY(r.ok());
+    QCOMPARE(r->target, PlanTarget::ShardScope);
+    QCOMPARE(toJson(*r)["target"].get<std::string>(), std::string("shardscope"));
+    j["target"] = "trainer";
+    QVERIFY2(errorOf(j).contains("plan.json: /target: expected \"torchrec\" or \"shardscope\", got \"trainer\""),
+             qPrintable(errorOf(j)));
+  }
+
+  void nodeGroupSizeMustBeTheLayouts() {
+    json j = validPlan();
+    j["grid"]["node_group_size"] = 4;
+    QVERIFY2(errorOf(j).contains("/grid/node_group_size: expected 2, the node group size of 8 GPUs (2 per node) as "
+                                 "4 x 2 contiguous, got 4"),
+             qPrintable(errorOf(j)));
+  }
+
+  void emptyRowBlocksAreAcceptedOnlyForRowSplitTypes() {
+    json j = validPlan();
+    // 5 rows over 4 ranks, as TorchRec cuts them: 2, 2, 1, 0.
+    j["tables"][0]["rows"] = 5;
+    const int rows[] = {2, 2, 1, 0}, offsets[] = {0, 2, 4, 5};
+    for (int k = 0; k < 4; ++k) {
+      j["tables"][0]["shards"][k]["rows"] = rows[k];
+      j["tables"][0]["shards"][k]["row_offset"] = offsets[k];
+    }
+    auto r = planFromJson(j, "plan.json");
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+    QCOMPARE(r->tables[0].shards[3].rows, 0u);
+    j["tables"][2]["shards"][1]["rows"] = 0;  // a data-parallel copy cannot be empty
+    QVERIFY2(errorOf(j).contains("/tables/2/shards/1/rows: expected an integer >= 1 (only row_wise, table_row_wise "
+                                 "and grid_shard row blocks may be empty), got 0 for a data_parallel table"),
+             qPrintable(errorOf(j)));
+  }
+
+  void torchRecTargetRejectsRowBlocksOnOtherRanks() {
+    json j = validPlan();
+    j["target"] = "torchrec";
+    j["tables"][0]["shards"][0]["group_rank"] = 1;
+    j["tables"][0]["shards"][1]["group_rank"] = 0;
+    const QString e = errorOf(j);
+    QVERIFY2(e.contains("plan.json: /tables/0/shards/0: expected block 0 of table \"big\" to be rows [0, 3) on group "
+                        "rank 0 (TorchRec gives row block k of ceil(rows / 4) rows to group rank k"),
+             qPrintable(e));
+    QVERIFY(!e.contains("/target: missing"));
+    // ShardScope's engine runs the permuted blocks.
+    j["target"] = "shardscope";
+    QVERIFY(planFromJson(j, "plan.json").ok());
+    // Without a target the plan is held to TorchRec's rules, and the message says how to mark it.
+    j.erase("target");
+    QVERIFY(errorOf(j).contains("/target: missing, so the plan is held to TorchRec's layout rules"));
   }
 
   void predictionAndProvenanceAreOptionalOnRead() {
@@ -87,9 +147,9 @@ class TestJsonPlan : public QObject {
 
   void rejectsGroupsThatAreNotTheLayouts() {
     json j = validPlan();
-    j["grid"]["layout"] = "contiguous";
+    j["grid"]["layout"] = "strided";
     const QString e = errorOf(j);
-    QVERIFY2(e.contains("/sharding_groups/0: expected the contiguous layout's group [0, 1, 2, 3], got [0, 2, 4, 6]"), qPrintable(e));
+    QVERIFY2(e.contains("/sharding_groups/0: expected the strided layout's group [0, 2, 4, 6], got [0, 1, 2, 3]"), qPrintable(e));
   }
 
   void rejectsGroupOfWrongSize() {

@@ -35,6 +35,21 @@ class TestJsonProject : public QObject {
     QVERIFY2(r.error().message.find("/sync_interval") != std::string::npos, r.error().message.c_str());
   }
 
+  void targetDefaultsToTorchRecAndIsCheckedByName() {
+    auto r = projectFromJson(json::parse(R"({"schema": "shardscope.project/1", "name": "x", "model": "dcnv2",
+                                             "cluster": "h100x64"})"),
+                             "p.shardscope");
+    QVERIFY(r.ok());
+    QCOMPARE(r->target, PlanTarget::TorchRec);
+    r = projectFromJson(json::parse(R"({"schema": "shardscope.project/1", "name": "x", "model": "dcnv2",
+                                        "cluster": "h100x64", "target": "megatron"})"),
+                        "p.shardscope");
+    QVERIFY(!r.ok());
+    QVERIFY2(r.error().message.find("p.shardscope: /target: expected \"torchrec\" or \"shardscope\", got \"megatron\"") !=
+                 std::string::npos,
+             r.error().message.c_str());
+  }
+
   void chosenLayoutIsCheckedByName() {
     auto r = projectFromJson(json::parse(R"({"schema": "shardscope.project/1", "model": "dcnv2", "cluster": "h100x64",
                                              "chosen_grid": {"sharding_group_size": 8, "layout": "diagonal"}})"),
@@ -50,6 +65,7 @@ class TestJsonProject : public QObject {
     p.chosen_group_size = 16;
     p.chosen_layout = RankLayout::Contiguous;
     p.sync_interval = 50;
+    p.target = PlanTarget::ShardScope;
     Calibration c;
     c.source = "test";
     c.coefficients["dense_efficiency"] = {0.6, 0.01};

@@ -23,6 +23,37 @@ class TestRankLayout : public QObject {
     QCOMPARE(replicaGroups(8, 4, RankLayout::Contiguous), (RankGroups{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
   }
 
+  void nodeGroupSizeIsTheLargestBlockOfConsecutiveMembersOnOneNode() {
+    // Strided, R <= GPUs per node: G / R members of a group share a node.
+    QCOMPARE(nodeGroupSize(64, 8, 16, RankLayout::Strided), 2u);   // R = 4
+    QCOMPARE(nodeGroupSize(16, 8, 8, RankLayout::Strided), 4u);    // R = 2: [0,2,4,6 | 8,10,12,14]
+    QCOMPARE(nodeGroupSize(8, 8, 8, RankLayout::Strided), 8u);     // R = 1: one node
+    QCOMPARE(nodeGroupSize(64, 8, 64, RankLayout::Strided), 8u);   // R = 1: the nodes themselves
+    QCOMPARE(nodeGroupSize(128, 8, 8, RankLayout::Strided), 1u);   // R = 16 > G: every member on its own node
+    // Contiguous: the nodes, or the whole group when it fits in one.
+    QCOMPARE(nodeGroupSize(64, 8, 16, RankLayout::Contiguous), 8u);
+    QCOMPARE(nodeGroupSize(64, 8, 4, RankLayout::Contiguous), 4u);
+    // R = 3 does not divide G = 8: nodes hold 3, 3 and 2 members of group 0, so
+    // no block of 2, 4 or 8 stays on one node.
+    QCOMPARE(nodeGroupSize(24, 8, 8, RankLayout::Strided), 1u);
+    // Fewer GPUs than a node.
+    QCOMPARE(nodeGroupSize(4, 8, 4, RankLayout::Strided), 4u);
+  }
+
+  void nodeGroupBlocksNeverSpanNodes() {
+    for (std::uint32_t n : {8u, 24u, 64u, 96u, 128u})
+      for (std::uint32_t g : {2u, 4u, 8u})
+        for (std::uint32_t m = 1; m <= n; ++m) {
+          if (n % m || (n > g && n % g)) continue;
+          for (auto layout : {RankLayout::Strided, RankLayout::Contiguous}) {
+            const std::uint32_t L = nodeGroupSize(n, g, m, layout);
+            QVERIFY(L >= 1 && m % L == 0);
+            for (const auto& grp : shardingGroups(n, m, layout))
+              for (std::uint32_t i = 0; i < m; ++i) QCOMPARE(grp[i] / g, grp[i / L * L] / g);
+          }
+        }
+  }
+
   void groupsPartitionTheRanksForEveryDivisor() {
     for (std::uint32_t n : {1u, 8u, 12u, 64u, 96u}) {
       for (std::uint32_t m = 1; m <= n; ++m) {

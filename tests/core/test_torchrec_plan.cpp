@@ -48,6 +48,14 @@ TorchRecImportOptions options(std::uint32_t world_size, const ModelSpec* m) {
   return o;
 }
 
+// ranks_only_4.json lays table_row_wise and grid_shard out on node groups of
+// 2 group ranks: GPUs 2 per node.
+TorchRecImportOptions twoPerNode() {
+  TorchRecImportOptions o;
+  o.gpus_per_node = 2;
+  return o;
+}
+
 QString errorOf(const json& j, const TorchRecImportOptions& o) {
   auto r = shardPlanFromTorchRec(j, "tr.json", o);
   return r ? QString() : QString::fromStdString(r.error().message);
@@ -110,7 +118,7 @@ class TestTorchRecPlan : public QObject {
   }
 
   void infersGroupSizeAndDefaultsWorldSizeToIt() {
-    auto r = loadTorchRecPlan(kDir + "ranks_only_4.json", TorchRecImportOptions{});
+    auto r = loadTorchRecPlan(kDir + "ranks_only_4.json", twoPerNode());
     QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
     QCOMPARE(r->sharding_group_size, 4u);
     QCOMPARE(r->world_size, 4u);
@@ -136,14 +144,18 @@ class TestTorchRecPlan : public QObject {
   }
 
   void worldSizeMultipleOfTheGroupSizeGivesReplicas() {
-    auto r = loadTorchRecPlan(kDir + "ranks_only_4.json", options(32, nullptr));
-    QVERIFY(r.ok());
+    // Contiguous keeps each node group of the plan (2 ranks) on a node.
+    TorchRecImportOptions o = twoPerNode();
+    o.world_size = 32;
+    o.layout = RankLayout::Contiguous;
+    auto r = loadTorchRecPlan(kDir + "ranks_only_4.json", o);
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
     QCOMPARE(r->replicas, 8u);
-    QCOMPARE(r->replica_groups[3], (std::vector<std::uint32_t>{24, 25, 26, 27, 28, 29, 30, 31}));
+    QCOMPARE(r->replica_groups[3], (std::vector<std::uint32_t>{3, 7, 11, 15, 19, 23, 27, 31}));
   }
 
   void ranksListGivesTheRankOfShardsWithoutPlacement() {
-    auto r = loadTorchRecPlan(kDir + "ranks_only_4.json", TorchRecImportOptions{});
+    auto r = loadTorchRecPlan(kDir + "ranks_only_4.json", twoPerNode());
     QVERIFY(r.ok());
     const TablePlacement* trw = find(*r, "t_trw");
     QVERIFY(trw);

@@ -5,6 +5,7 @@
 
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/presets.h"
+#include "shardscope/core/torchrec_sharding.h"
 #include "shardscope/planner/partitioner.h"
 #include "shardscope/planner/synthetic.h"
 
@@ -21,10 +22,12 @@ core::ClusterSpec h100(std::uint32_t gpus) {
 }
 
 GridResult plan(const core::ModelSpec& m, const core::ClusterSpec& c, std::uint32_t M, core::RankLayout layout,
-                const core::Constraints& cons = {}, Algorithm algo = Algorithm::Optimized) {
+                const core::Constraints& cons = {}, Algorithm algo = Algorithm::Optimized,
+                core::PlanTarget target = core::PlanTarget::TorchRec) {
   CostModel cost(m, c, CostConstants::from(c, nullptr));
   PlannerOptions o;
   o.algorithm = algo;
+  o.target = target;
   return planGrid(cost, makeGrid(c.worldSize(), c.gpus_per_node, M, layout), cons, o);
 }
 
@@ -63,6 +66,61 @@ class TestPartitioner : public QObject {
         }
       }
     }
+  }
+
+  // Every algorithm, on grids with node groups of 1, 2, 4 and 8 ranks and
+  // skewed tables that invite split and moved row blocks, writes plans that
+  // load as valid plans of their target: for TorchRec that means its rank
+  // rules (core::torchRecLayoutProblems) hold for every table.
+  void everyAlgorithmWritesPlansItsTargetRuns() {
+    struct Case {
+      std::uint32_t N, M;
+      core::RankLayout layout;
+    };
+    const Case cases[] = {{16, 16, core::RankLayout::Strided},   // L = 8
+                          {64, 16, core::RankLayout::Strided},   // R = 4: L = 2
+                          {32, 16, core::RankLayout::Strided},   // R = 2: L = 4
+                          {64, 32, core::RankLayout::Contiguous}, // L = 8
+                          {64, 8, core::RankLayout::Strided}};   // R = 8: L = 1
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+      core::ModelSpec m = syntheticModel({24 + static_cast<std::uint32_t>(seed) * 9, seed, 1024});
+      for (auto& t : m.tables)  // few rows on some tables: empty row blocks
+        if (t.rows % 5 == 0) t.rows = 1 + t.rows % 11;
+      for (const Case& k : cases) {
+        const auto c = h100(k.N);
+        for (auto target : {core::PlanTarget::TorchRec, core::PlanTarget::ShardScope})
+          for (auto algo : allAlgorithms()) {
+            const GridResult r = plan(m, c, k.M, k.layout, {}, algo, target);
+            QCOMPARE(r.plan.target, target);
+            auto again = core::planFromJson(nlohmann::json::parse(core::toJson(r.plan).dump()), "planned");
+            QVERIFY2(again.ok(), qPrintable(QString("seed %1 N %2 M %3 %4 %5: %6")
+                                                .arg(seed).arg(k.N).arg(k.M).arg(toString(algo))
+                                                .arg(core::toString(target))
+                                                .arg(again.ok() ? "" : again.error().message.c_str())));
+            if (target == core::PlanTarget::TorchRec) QVERIFY(core::torchRecLayoutProblems(r.plan).empty());
+          }
+      }
+    }
+  }
+
+  void torchRecRowWiseBlocksSitOnTheirOwnRanks() {
+    // A table forced row-wise on 8 ranks with 5 rows: TorchRec's blocks 1,1,1,1,1,0,0,0, block k on rank k.
+    core::ModelSpec m = syntheticModel({6, 5, 512});
+    m.tables[0].rows = 5;
+    core::Constraints cons;
+    cons.tables.push_back({m.tables[0].name, {}, core::ShardingType::RowWise, {}});
+    const GridResult r = plan(m, h100(8), 8, core::RankLayout::Strided, cons);
+    const auto& t = r.plan.tables[0];
+    QCOMPARE(t.sharding_type, core::ShardingType::RowWise);
+    QCOMPARE(t.shards.size(), std::size_t{8});
+    for (std::uint32_t k = 0; k < 8; ++k) {
+      QCOMPARE(t.shards[k].group_rank, k);
+      QCOMPARE(t.shards[k].rows, std::uint64_t{k < 5 ? 1u : 0u});
+    }
+    // For ShardScope's engine the empty blocks are left out.
+    const GridResult ours = plan(m, h100(8), 8, core::RankLayout::Strided, cons, Algorithm::Optimized,
+                                 core::PlanTarget::ShardScope);
+    QCOMPARE(ours.plan.tables[0].shards.size(), std::size_t{5});
   }
 
   void neverWorseThanAnyBaseline() {

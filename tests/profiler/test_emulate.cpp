@@ -283,6 +283,21 @@ class TestEmulate : public QObject {
     QVERIFY(!profiler::shardsOfRank(model, plan, 2).ok());
   }
 
+  void shardsOfRankSkipsEmptyRowBlocks() {
+    // "tiny" (8 rows) row-wise as TorchRec cuts 8 rows over 2 ranks is 4, 4; over
+    // a plan where rank 1's block is empty (all rows on rank 0), rank 1 holds nothing of it.
+    const auto model = smallModel();
+    auto plan = handPlan(model);
+    plan.tables[3] = {"tiny", 8, 8, core::ShardingType::RowWise, {shard(0, 0, 8, 0, 8), shard(1, 8, 0, 0, 8)}};
+    auto r1 = profiler::shardsOfRank(model, plan, 1);
+    QVERIFY2(r1.ok(), r1.ok() ? "" : r1.error().message.c_str());
+    for (const auto& s : *r1) QVERIFY(model.tables[s.table].name != "tiny");
+    auto r0 = profiler::shardsOfRank(model, plan, 0);
+    QVERIFY(r0.ok());
+    QCOMPARE(std::count_if(r0->begin(), r0->end(), [&](const RankShard& s) { return model.tables[s.table].name == "tiny"; }),
+             std::ptrdiff_t{1});
+  }
+
   void shardsOfRankNamesTheMismatchedPlanTable() {
     auto model = smallModel();
     auto plan = handPlan(model);

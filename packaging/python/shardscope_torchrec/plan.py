@@ -15,6 +15,8 @@ import json
 import os
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
+from .rules import layout_problems, node_group_size
+
 SCHEMA = "shardscope.plan/1"
 SHARDING_TYPES = (
     "table_wise",
@@ -26,8 +28,11 @@ SHARDING_TYPES = (
     "data_parallel",
 )
 LAYOUTS = ("strided", "contiguous")
+TARGETS = ("torchrec", "shardscope")
+ROW_BLOCK_TYPES = ("row_wise", "table_row_wise", "grid_shard")  # the only types whose row blocks may be empty
 
-__all__ = ["SCHEMA", "SHARDING_TYPES", "LAYOUTS", "ShardScopePlan", "load_plan", "layout_groups"]
+__all__ = ["SCHEMA", "SHARDING_TYPES", "LAYOUTS", "TARGETS", "ShardScopePlan", "load_plan", "layout_groups",
+           "dump_plan"]
 
 
 def layout_groups(world_size: int, group_size: int, layout: str) -> Tuple[List[List[int]], List[List[int]]]:
@@ -159,6 +164,10 @@ def _validate(doc: Any) -> Tuple[Dict[str, Any], List[str]]:
         return {}, r.problems
     out: Dict[str, Any] = {}
     out["model"] = r.string(doc, "", "model")
+    # Plans written before "target" existed are held to TorchRec's rules, the strict default.
+    out["target"] = doc.get("target", "torchrec")
+    if out["target"] not in TARGETS:
+        r.fail("/target", f'expected "torchrec" or "shardscope", got {r._describe(out["target"])}')
     out["world_size"] = n = r.integer(doc, "", "world_size", 1, 1 << 24)
     out["gpus_per_node"] = r.integer(doc, "", "gpus_per_node", 1, 1024)
     m = rr = layout = None
@@ -196,6 +205,14 @@ def _validate(doc: Any) -> Tuple[Dict[str, Any], List[str]]:
             r.fail("/sharding_groups", f"expected the {layout} layout's groups {expect_s}")
         if out["replica_groups"] != expect_r:
             r.fail("/replica_groups", f"expected the {layout} layout's groups {expect_r}")
+    out["node_group_size"] = None
+    if shape_ok and not r.problems:
+        out["node_group_size"] = node_group_size(n, out["gpus_per_node"], m, expect_s)
+        given = grid.get("node_group_size")
+        if given is not None and given != out["node_group_size"]:
+            r.fail("/grid/node_group_size", f"expected {out['node_group_size']}, the node group size of {n} GPUs "
+                                            f"({out['gpus_per_node']} per node) as {m} x {rr} {layout}, got "
+                                            f"{r._describe(given)}")
 
     tables = r.member(doc, "", "tables", "an array of tables")
     out["tables"] = []
@@ -228,9 +245,12 @@ def _validate(doc: Any) -> Tuple[Dict[str, Any], List[str]]:
                         continue
                     s = {"group_rank": r.integer(sj, spath, "group_rank", 0, (m or 1) - 1),
                          "row_offset": r.integer(sj, spath, "row_offset", 0),
-                         "rows": r.integer(sj, spath, "rows", 1),
+                         "rows": r.integer(sj, spath, "rows", 0),
                          "col_offset": r.integer(sj, spath, "col_offset", 0, 65535),
                          "cols": r.integer(sj, spath, "cols", 1, 65536)}
+                    if s["rows"] == 0 and st not in ROW_BLOCK_TYPES:
+                        r.fail(f"{spath}/rows", "expected an integer >= 1 (only row_wise, table_row_wise and "
+                                                f"grid_shard row blocks may be empty), got 0 for a {st} table")
                     if None not in s.values() and t["rows"] and t["dim"]:
                         if s["row_offset"] + s["rows"] > t["rows"]:
                             r.fail(spath, f"expected rows [row_offset, row_offset + rows) inside the table's {t['rows']} rows")
@@ -247,6 +267,12 @@ def _validate(doc: Any) -> Tuple[Dict[str, Any], List[str]]:
                 else:
                     _check_cover(r, t, f"{tpath}/shards")
             out["tables"].append(t)
+    if not r.problems and out["target"] == "torchrec":
+        for p in layout_problems(out["tables"], m, out["node_group_size"]):
+            r.problems.append(p)
+        if r.problems and "target" not in doc:
+            r.fail("/target", "missing, so the plan is held to TorchRec's layout rules; a plan for ShardScope's "
+                              'engine, which runs any placement that tiles each table, says "target": "shardscope"')
     return out, r.problems
 
 
@@ -260,6 +286,8 @@ class ShardScopePlan:
             raise ValueError("\n".join(prefix + p for p in problems))
         self.source = source
         self.model: str = data["model"]
+        self.target: str = data["target"]
+        self.node_group_size: int = data["node_group_size"]
         self.world_size: int = data["world_size"]
         self.gpus_per_node: int = data["gpus_per_node"]
         self.sharding_group_size: int = data["sharding_group_size"]
@@ -284,12 +312,38 @@ class ShardScopePlan:
         return self.global_rank(group_rank, 0) % self.gpus_per_node
 
     def dmp_collection_kwargs(self) -> Dict[str, Any]:
-        """Keyword arguments for torchrec's ``DMPCollection`` (plus module, device, plan, global_pg)."""
+        """Keyword arguments for torchrec's ``DMPCollection`` (plus module, device, plan, global_pg).
+
+        ``node_group_size`` is the block of consecutive group ranks that share a
+        node in this layout; TorchRec lays table_row_wise and grid_shard tables
+        out on such blocks, and without it would assume ``LOCAL_WORLD_SIZE``
+        ranks per block, which spans nodes whenever R > 1 (strided layout).
+        """
+        self._require_torchrec_layout()
         return {
-            "sharding_group_size": self.sharding_group_size,
             "world_size": self.world_size,
+            "sharding_group_size": self.sharding_group_size,
+            "node_group_size": self.node_group_size,
             "use_inter_host_allreduce": self.layout == "contiguous",
         }
+
+    def torchrec_problems(self) -> List[str]:
+        """Why TorchRec would not run this plan exactly as written (empty when it would).
+
+        A plan for the ``torchrec`` target is checked when loaded; one for
+        ``shardscope`` (ShardScope's engine runs any placement) may place row
+        blocks where TorchRec would not.
+        """
+        return layout_problems(self.tables, self.sharding_group_size, self.node_group_size)
+
+    def _require_torchrec_layout(self) -> None:
+        problems = self.torchrec_problems()
+        if problems:
+            prefix = f"{self.source}: " if self.source else ""
+            raise ValueError("\n".join(
+                [f"{prefix}the plan (target {self.target!r}) is not a layout TorchRec runs as written:"]
+                + [prefix + p for p in problems]
+                + ["plan it again for the torchrec target (shardscope-cli plan --target torchrec)"]))
 
     # --- TorchRec forms ---------------------------------------------------
     @staticmethod
@@ -302,15 +356,28 @@ class ShardScopePlan:
             return f"rank:{group_rank}/cpu"
         return f"rank:{group_rank}/{device_type}:{self.local_device(group_rank)}"
 
-    def parameter_shardings(self, device_type: str = "cuda") -> Dict[str, Dict[str, Any]]:
+    @staticmethod
+    def default_compute_kernel(device_type: str) -> str:
+        """"fused" on GPUs; "dense" on CPU, where fbgemm-gpu-cpu's fused lookup
+        refuses CPU weights ("weights[0] must be a GPU or MTIA tensor"). The
+        kernel does not change where shards live."""
+        return "dense" if device_type == "cpu" else "fused"
+
+    def parameter_shardings(self, device_type: str = "cuda",
+                            compute_kernel: Optional[str] = None) -> Dict[str, Dict[str, Any]]:
         """Table name -> a TorchRec ``ParameterSharding`` in ``ShardingPlan._serialize()`` form.
 
-        Sharded tables: compute kernel "fused", ``ranks`` = the group rank of each
-        shard in shard order (TorchRec's convention: one entry per shard), shards
-        with group-local placements "rank:<group rank>/cuda:<local device>".
+        Sharded tables: compute kernel ``compute_kernel`` (default "fused", "dense"
+        on CPU), ``ranks`` = the group rank of each shard in TorchRec's shard order
+        (by column block, then row block: shard k of a row_wise table is row
+        block k on group rank k), shards with group-local placements
+        "rank:<group rank>/cuda:<local device>", empty row blocks included.
         data_parallel tables: compute kernel "dense", every group rank, no shards
         (TorchRec writes none; rows and dim come from the model).
+        Raises ValueError when TorchRec would not run the plan as written.
         """
+        self._require_torchrec_layout()
+        kernel = compute_kernel or self.default_compute_kernel(device_type)
         out: Dict[str, Dict[str, Any]] = {}
         for t in self.tables:
             if t["sharding_type"] == "data_parallel":
@@ -324,7 +391,7 @@ class ShardScopePlan:
             shards = self._ordered_shards(t)
             out[t["name"]] = {
                 "sharding_type": t["sharding_type"],
-                "compute_kernel": "fused",
+                "compute_kernel": kernel,
                 "ranks": [s["group_rank"] for s in shards],
                 "shards": [
                     {
@@ -337,11 +404,17 @@ class ShardScopePlan:
             }
         return out
 
-    def to_torchrec_serialized(self, module_path: str, device_type: str = "cuda") -> Dict[str, Any]:
+    def to_torchrec_serialized(self, module_path: str, device_type: str = "cuda",
+                               compute_kernel: Optional[str] = None) -> Dict[str, Any]:
         """``{"plan": {module_path: {table: ParameterSharding}}}``, as ``ShardingPlan._serialize()`` writes."""
-        return {"plan": {module_path: self.parameter_shardings(device_type)}}
+        return {"plan": {module_path: self.parameter_shardings(device_type, compute_kernel)}}
 
-    def to_torchrec_sharding_plan(self, module_path: str, device_type: str = "cuda") -> Any:
+    def to_torchrec(self, module_path: str, device_type: str = "cuda", compute_kernel: Optional[str] = None) -> Any:
+        """Alias of :meth:`to_torchrec_sharding_plan`."""
+        return self.to_torchrec_sharding_plan(module_path, device_type, compute_kernel)
+
+    def to_torchrec_sharding_plan(self, module_path: str, device_type: str = "cuda",
+                                  compute_kernel: Optional[str] = None) -> Any:
         """A real ``torchrec.distributed.types.ShardingPlan`` for the sharding group.
 
         Pass it to ``DMPCollection(..., plan=..., **plan.dmp_collection_kwargs())``.
@@ -358,7 +431,7 @@ class ShardScopePlan:
         ParameterSharding = trtypes.ParameterSharding
         module_plan_type = getattr(trtypes, "EmbeddingModuleShardingPlan", dict)
         module_plan = module_plan_type()
-        for name, ps in self.parameter_shardings(device_type).items():
+        for name, ps in self.parameter_shardings(device_type, compute_kernel).items():
             if ps["shards"] is None:
                 module_plan[name] = ParameterSharding(
                     sharding_type="data_parallel", compute_kernel="dense", ranks=ps["ranks"], sharding_spec=None)
@@ -372,6 +445,36 @@ class ShardScopePlan:
                                                   compute_kernel=ps["compute_kernel"],
                                                   ranks=list(ps["ranks"]), sharding_spec=spec)
         return trtypes.ShardingPlan(plan={module_path: module_plan})
+
+
+def to_torchrec(plan: Union[str, "os.PathLike[str]", Mapping[str, Any], ShardScopePlan], module_path: str,
+                device_type: str = "cuda", compute_kernel: Optional[str] = None) -> Any:
+    """A ShardScope plan (path, dict or loaded plan) as a TorchRec ``ShardingPlan`` for one sharding group."""
+    loaded = plan if isinstance(plan, ShardScopePlan) else load_plan(plan)
+    return loaded.to_torchrec_sharding_plan(module_path, device_type, compute_kernel)
+
+
+def dump_plan(sharding_plan: Any, path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
+    """Write a TorchRec ``ShardingPlan`` (or its ``_serialize()`` dict) as the JSON
+    that ``shardscope-cli evaluate --plan`` reads, so a plan TorchRec's planner
+    made can be priced in two lines::
+
+        plan = planner.collective_plan(model, sharders, pg)   # what you run today
+        shardscope_torchrec.dump_plan(plan, "torchrec_plan.json")
+
+    Returns the serialized dict. Data-parallel tables carry no shards; evaluate
+    takes their rows and dim from the model (--model).
+    """
+    doc = sharding_plan if isinstance(sharding_plan, Mapping) else sharding_plan._serialize()
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("plan"), Mapping):
+        raise ValueError('expected a torchrec ShardingPlan or its _serialize() form {"plan": {module: {table: ...}}}')
+    out_path = os.fspath(path)
+    tmp = out_path + ".tmp-shardscope"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1, default=str)
+        f.write("\n")
+    os.replace(tmp, out_path)
+    return dict(doc)
 
 
 def load_plan(path_or_dict: Union[str, "os.PathLike[str]", Mapping[str, Any]]) -> ShardScopePlan:

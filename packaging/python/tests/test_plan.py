@@ -74,7 +74,8 @@ class LoadPlanTest(unittest.TestCase):
         doc["tables"][3]["shards"][0]["rows"] = 0
         with self.assertRaises(ValueError) as cm:
             load_plan(doc)
-        self.assertIn("/tables/3/shards/0/rows: expected an integer >= 1, got 0", str(cm.exception))
+        self.assertIn("/tables/3/shards/0/rows: expected an integer >= 1 (only row_wise, table_row_wise and "
+                      "grid_shard row blocks may be empty), got 0 for a data_parallel table", str(cm.exception))
 
     def test_rejects_booleans_and_fractions_as_integers(self):
         doc = plan_doc()
@@ -113,7 +114,52 @@ class LoadPlanTest(unittest.TestCase):
         doc = plan_doc()
         del doc["tables"][2]["shards"][1]
         with self.assertRaisesRegex(ValueError, r'/tables/2/shards: expected shards to cover table "cat_2" exactly once: '
-                                                r"rows \[3, 6\) of columns \[0, 128\) are not covered"):
+                                                r"rows \[2, 4\) of columns \[0, 128\) are not covered"):
+            load_plan(doc)
+
+    def test_empty_row_blocks_are_kept(self):
+        # 10 rows over 8 ranks: TorchRec's blocks are 2,2,2,2,2,0,0,0.
+        cat_2 = load_plan(PLAN).tables[2]
+        self.assertEqual([s["rows"] for s in cat_2["shards"]], [2, 2, 2, 2, 2, 0, 0, 0])
+
+    def test_target_defaults_to_torchrec_and_is_checked(self):
+        doc = plan_doc()
+        del doc["target"]
+        self.assertEqual(load_plan(doc).target, "torchrec")
+        doc["target"] = "trainer"
+        with self.assertRaisesRegex(ValueError, r'/target: expected "torchrec" or "shardscope", got string "trainer"'):
+            load_plan(doc)
+
+    def test_torchrec_target_rejects_row_blocks_on_other_ranks(self):
+        doc = plan_doc()
+        shards = doc["tables"][0]["shards"]
+        shards[0]["group_rank"], shards[1]["group_rank"] = 1, 0
+        with self.assertRaises(ValueError) as cm:
+            load_plan(doc)
+        self.assertIn('/tables/0/shards/0: expected block 0 of table "cat_0" to be rows [0, 5000000) on group rank 0 '
+                      "(TorchRec gives row block k of ceil(rows / 8) rows to group rank k", str(cm.exception))
+        # The same plan for ShardScope's engine loads, but will not become a TorchRec plan.
+        doc["target"] = "shardscope"
+        plan = load_plan(doc)
+        self.assertEqual(len(plan.torchrec_problems()), 1)
+        with self.assertRaisesRegex(ValueError, r"is not a layout TorchRec runs as written"):
+            plan.parameter_shardings()
+        with self.assertRaisesRegex(ValueError, r"is not a layout TorchRec runs as written"):
+            plan.dmp_collection_kwargs()
+
+    def test_a_missing_target_names_the_key_when_torchrec_rules_fail(self):
+        doc = plan_doc()
+        del doc["target"]
+        del doc["tables"][0]["shards"][7]
+        doc["tables"][0]["shards"][6]["rows"] = 10000000
+        with self.assertRaisesRegex(ValueError, r'/target: missing, so the plan is held to TorchRec'):
+            load_plan(doc)
+
+    def test_rejects_a_wrong_node_group_size(self):
+        doc = plan_doc()
+        doc["grid"]["node_group_size"] = 8
+        with self.assertRaisesRegex(ValueError, r"/grid/node_group_size: expected 2, the node group size of 32 GPUs "
+                                                r"\(8 per node\) as 8 x 4 strided, got 8"):
             load_plan(doc)
 
     def test_rejects_partial_data_parallel(self):
@@ -125,15 +171,19 @@ class LoadPlanTest(unittest.TestCase):
 
 class DmpCollectionTest(unittest.TestCase):
     def test_strided_kwargs(self):
+        # 32 GPUs as 8 x 4 strided: group 0 is [0, 4, 8, ..., 28], two members per node of 8.
         self.assertEqual(load_plan(PLAN).dmp_collection_kwargs(),
-                         {"sharding_group_size": 8, "world_size": 32, "use_inter_host_allreduce": False})
+                         {"world_size": 32, "sharding_group_size": 8, "node_group_size": 2,
+                          "use_inter_host_allreduce": False})
 
     def test_contiguous_uses_inter_host_allreduce(self):
         doc = plan_doc()
         doc["grid"]["layout"] = "contiguous"
         doc["sharding_groups"], doc["replica_groups"] = layout_groups(32, 8, "contiguous")
+        del doc["grid"]["node_group_size"]
         kwargs = load_plan(doc).dmp_collection_kwargs()
         self.assertTrue(kwargs["use_inter_host_allreduce"])
+        self.assertEqual(kwargs["node_group_size"], 8)  # [0..7] is one node
 
     def test_layout_groups_match_the_fixture(self):
         doc = plan_doc()
@@ -149,9 +199,17 @@ class ParameterShardingsTest(unittest.TestCase):
         cat_2 = self.ps["cat_2"]
         self.assertEqual(cat_2["sharding_type"], "row_wise")
         self.assertEqual(cat_2["compute_kernel"], "fused")
-        self.assertEqual(cat_2["ranks"], [0, 1, 2, 3])
-        self.assertEqual(cat_2["shards"][3], {"shard_offsets": [9, 0], "shard_sizes": [1, 128],
+        self.assertEqual(cat_2["ranks"], list(range(8)))
+        self.assertEqual(cat_2["shards"][3], {"shard_offsets": [6, 0], "shard_sizes": [2, 128],
                                               "placement": "rank:3/cuda:4"})
+        self.assertEqual(cat_2["shards"][7], {"shard_offsets": [10, 0], "shard_sizes": [0, 128],
+                                              "placement": "rank:7/cuda:4"})
+
+    def test_cpu_uses_the_dense_kernel(self):
+        ps = self.plan.parameter_shardings("cpu")
+        self.assertEqual(ps["cat_0"]["compute_kernel"], "dense")
+        self.assertEqual(ps["cat_0"]["shards"][2]["placement"], "rank:2/cpu")
+        self.assertEqual(self.plan.parameter_shardings("cpu", compute_kernel="fused")["cat_0"]["compute_kernel"], "fused")
 
     def test_placement_names_the_group_rank_and_its_local_device(self):
         # Strided 8 x 4: group rank i is global rank 4i in sharding group 0, device 4i % 8.
@@ -173,10 +231,10 @@ class ParameterShardingsTest(unittest.TestCase):
         doc["tables"].append({"name": "wide", "rows": 100, "dim": 256, "sharding_type": "grid_shard", "shards": [
             {"group_rank": 7, "row_offset": 50, "rows": 50, "col_offset": 128, "cols": 128},
             {"group_rank": 6, "row_offset": 0, "rows": 50, "col_offset": 128, "cols": 128},
-            {"group_rank": 5, "row_offset": 50, "rows": 50, "col_offset": 0, "cols": 128},
-            {"group_rank": 4, "row_offset": 0, "rows": 50, "col_offset": 0, "cols": 128}]})
+            {"group_rank": 3, "row_offset": 50, "rows": 50, "col_offset": 0, "cols": 128},
+            {"group_rank": 2, "row_offset": 0, "rows": 50, "col_offset": 0, "cols": 128}]})
         wide = load_plan(doc).parameter_shardings()["wide"]
-        self.assertEqual(wide["ranks"], [4, 5, 6, 7])
+        self.assertEqual(wide["ranks"], [2, 3, 6, 7])
         self.assertEqual([s["shard_offsets"] for s in wide["shards"]], [[0, 0], [50, 0], [0, 128], [50, 128]])
 
 

@@ -194,12 +194,26 @@ class TestCli : public QObject {
   }
 
   void evaluateComparesAGivenPlanWithTheOptimizedOne() {
-    const Run r = cli({"evaluate", "--plan", QString(SHARDSCOPE_TEST_DATA_DIR) + "/plans/strided_8x4.json"});
+    const QString plan = QString(SHARDSCOPE_TEST_DATA_DIR) + "/plans/strided_8x4.json";
+    const Run r = cli({"evaluate", "--plan", plan, "--model", QString(SHARDSCOPE_TEST_DATA_DIR) + "/models/strided_8x4_model.json"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QVERIFY(r.out.contains("given plan"));
     QVERIFY(r.out.contains("Optimized plan for the same grid"));
-    QVERIFY(r.out.contains("table cat_3 of the model is not in the plan"));
+    QVERIFY(r.out.contains("against model \"fixture for strided_8x4\""));
     QCOMPARE(cli({"evaluate"}).code, 2);
+  }
+
+  void evaluateNeedsTheModelAndChecksItsTables() {
+    const QString plan = QString(SHARDSCOPE_TEST_DATA_DIR) + "/plans/strided_8x4.json";
+    const Run none = cli({"evaluate", "--plan", plan});
+    QCOMPARE(none.code, 2);
+    QVERIFY2(none.err.contains("evaluate needs the model the plan is for"), qPrintable(none.err));
+    // DCNv2's cat_2 has 17,295 rows; the fixture's has 10.
+    const Run other = cli({"evaluate", "--plan", plan, "--model", "dcnv2"});
+    QCOMPARE(other.code, 1);
+    QVERIFY2(other.err.contains("/tables/2: expected table \"cat_2\" as model \"DLRM-DCNv2 (MLPerf, Criteo 1TB)\" has it "
+                                "(17295 rows x dim 128), the plan has 10 rows x dim 128"),
+             qPrintable(other.err));
   }
 
   void evaluateReadsTorchRecPlans() {

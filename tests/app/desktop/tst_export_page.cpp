@@ -186,7 +186,9 @@ class TestExportPage : public QObject {
     QVERIFY(out.has_value());
     const core::ShardPlan& plan = session()->planGrid()->plan;
     const QString expected =
-        QStringLiteral("{\"sharding_group_size\": %1, \"use_inter_host_allreduce\": %2, \"world_size\": %3}")
+        QStringLiteral("{\"node_group_size\": %1, \"sharding_group_size\": %2, \"use_inter_host_allreduce\": %3, "
+                       "\"world_size\": %4}")
+            .arg(core::nodeGroupSize(plan.world_size, plan.gpus_per_node, plan.sharding_group_size, plan.layout))
             .arg(plan.sharding_group_size)
             .arg(plan.layout == core::RankLayout::Contiguous ? QStringLiteral("true") : QStringLiteral("false"))
             .arg(plan.world_size);

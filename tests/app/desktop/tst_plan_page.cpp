@@ -32,7 +32,7 @@
 #include "shardscope/planner/grid.h"
 #include "shardscope/planner/grid_result.h"
 #include "shardscope/planner/plan_breakdown.h"
-#include "shardscope/planner/sharding.h"
+#include "shardscope/core/torchrec_sharding.h"
 #include "table_load_model.h"
 
 using shardscope::app::PlacementHeatmap;
@@ -490,7 +490,7 @@ class TestPlanPage : public QObject {
       if (t.name == "cat_20") {
         p.sharding_type = core::ShardingType::RowWise;
         std::uint32_t rank = 0;
-        for (const auto& b : planner::rowWiseBlocks(t.rows, 1024))
+        for (const auto& b : core::rowWiseBlocks(t.rows, 1024))
           p.shards.push_back({rank++, b.offset, b.rows, 0, t.dim});
       } else {
         p.shards.push_back({next, 0, t.rows, 0, t.dim});
@@ -501,7 +501,7 @@ class TestPlanPage : public QObject {
     const planner::SweepOptions options = shardscope::app::sweepOptionsOf(project);
     const planner::CostModel cost = planner::sweepCostModel(project.model, project.cluster, nullptr, options);
     auto snapshot = std::make_shared<PlanSnapshot>(shardscope::app::makePlanSnapshot(
-        planner::evaluatePlacement(cost, grid, tables, {}, "test"), project, options));
+        planner::evaluatePlacement(cost, grid, tables, {}, core::PlanTarget::TorchRec, "test"), project, options));
     const auto& loads = snapshot->breakdown.rank_load_ms;
 
     RankLoadChart chart;

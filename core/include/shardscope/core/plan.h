@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "shardscope/core/model.h"
 #include "shardscope/core/rank_layout.h"
+#include "shardscope/core/result.h"
 
 namespace shardscope::core {
 
@@ -27,10 +29,22 @@ enum class ShardingType {
 [[nodiscard]] const char* toString(ShardingType t);
 [[nodiscard]] std::optional<ShardingType> shardingTypeFromString(std::string_view s);
 
+// The trainer a plan is made for. TorchRec runs only its own layouts (row
+// blocks in rank order, table_row_wise and grid blocks in order on one node
+// group: core/torchrec_sharding.h); ShardScope's engine runs any placement
+// that tiles each table, e.g. row blocks permuted over the ranks.
+enum class PlanTarget {
+  TorchRec,
+  ShardScope,
+};
+
+[[nodiscard]] const char* toString(PlanTarget t);  // "torchrec", "shardscope"
+[[nodiscard]] std::optional<PlanTarget> planTargetFromString(std::string_view s);
+
 struct Shard {
   std::uint32_t group_rank = 0;  // 0..M-1 inside a sharding group
   std::uint64_t row_offset = 0;
-  std::uint64_t rows = 0;
+  std::uint64_t rows = 0;        // 0 only for an empty row block (TorchRec's trailing blocks)
   std::uint32_t col_offset = 0;
   std::uint32_t cols = 0;
   bool operator==(const Shard&) const = default;
@@ -75,6 +89,7 @@ struct ShardPlan {
   std::uint32_t sharding_group_size = 0;  // M
   std::uint32_t replicas = 0;             // R = N / M
   RankLayout layout = RankLayout::Strided;
+  PlanTarget target = PlanTarget::TorchRec;
   std::vector<std::vector<std::uint32_t>> sharding_groups;  // R lists of M global ranks
   std::vector<std::vector<std::uint32_t>> replica_groups;   // M lists of R global ranks
   std::vector<TablePlacement> tables;
@@ -82,5 +97,11 @@ struct ShardPlan {
   Provenance provenance;
   bool operator==(const ShardPlan&) const = default;
 };
+
+// Problems pricing `plan` against `model` would hide: a plan table whose rows
+// or dim differ from the model's table of that name, one message per table as
+// "<source>: /tables/<i>: ...". Tables missing on either side are not
+// problems here (the evaluation reports them).
+[[nodiscard]] Status planMatchesModel(const ShardPlan& plan, const ModelSpec& model, const std::string& source);
 
 }  // namespace shardscope::core

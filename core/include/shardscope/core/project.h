@@ -24,6 +24,9 @@ struct Project {
   // Replica weight + optimizer sync every k steps (TorchRec's
   // dmp_collection_sync_interval_batches, default 1): a planning input.
   std::uint32_t sync_interval = 1;
+  // The trainer plans are made for (TorchRec's layouts, or any layout for
+  // ShardScope's engine): a planning input.
+  PlanTarget target = PlanTarget::TorchRec;
   std::optional<std::uint32_t> chosen_group_size;  // M of the grid the user picked
   std::optional<RankLayout> chosen_layout;         // its rank layout (absent: whichever is best)
   bool operator==(const Project&) const = default;

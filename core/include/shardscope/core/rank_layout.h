@@ -25,4 +25,14 @@ using RankGroups = std::vector<std::vector<std::uint32_t>>;
 // M groups of R ranks: member i of every sharding group forms replica group i.
 [[nodiscard]] RankGroups replicaGroups(std::uint32_t world_size, std::uint32_t group_size, RankLayout layout);
 
+// The node group size of a grid: the largest L dividing M such that every
+// block of L consecutive members of every sharding group sits on one node
+// (ranks r and s share a node when r / gpus_per_node == s / gpus_per_node).
+// TorchRec's table_row_wise and grid_shard place a table on one such block
+// (DMPCollection's node_group_size): strided with R <= gpus_per_node gives
+// gpus_per_node / R, contiguous gives min(M, gpus_per_node) when one divides
+// the other, and 1 when no larger block stays on a node.
+[[nodiscard]] std::uint32_t nodeGroupSize(std::uint32_t world_size, std::uint32_t gpus_per_node,
+                                          std::uint32_t group_size, RankLayout layout);
+
 }  // namespace shardscope::core

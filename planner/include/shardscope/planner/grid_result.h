@@ -74,9 +74,10 @@ struct GridResult {
 };
 
 // Prices a placement (ours or imported) on a grid: every number of a GridResult.
+// The plan is written for `target` (its lower bound, when not given, is that target's).
 [[nodiscard]] GridResult evaluatePlacement(const CostModel& model, const Grid& grid,
                                            std::vector<core::TablePlacement> tables,
-                                           const core::Constraints& constraints, std::string algorithm,
-                                           std::optional<double> lower_bound_ms = std::nullopt);
+                                           const core::Constraints& constraints, core::PlanTarget target,
+                                           std::string algorithm, std::optional<double> lower_bound_ms = std::nullopt);
 
 }  // namespace shardscope::planner

@@ -38,6 +38,9 @@ enum class Algorithm {
 
 struct PlannerOptions {
   Algorithm algorithm = Algorithm::Optimized;
+  // The trainer the plan is for: TorchRec's rank rules, or ShardScope's
+  // engine, which also runs permuted row blocks (core::PlanTarget).
+  core::PlanTarget target = core::PlanTarget::TorchRec;
   std::uint64_t seed = 1;                   // for `random`
   std::uint32_t max_improvement_steps = 20000;  // moves/swaps/splits per grid (deterministic cap)
   double time_budget_ms = 2000;             // wall-clock safety cap on improvement per grid (the step cap normally ends it)
@@ -45,7 +48,8 @@ struct PlannerOptions {
 };
 
 // Lower bound on the slowest rank's load for this grid (see docs/cost-model.md).
-[[nodiscard]] double lowerBoundMs(const CostModel& model, const Grid& grid, const core::Constraints& constraints);
+[[nodiscard]] double lowerBoundMs(const CostModel& model, const Grid& grid, const core::Constraints& constraints,
+                                  core::PlanTarget target);
 
 [[nodiscard]] GridResult planGrid(const CostModel& model, const Grid& grid, const core::Constraints& constraints,
                                   const PlannerOptions& options);

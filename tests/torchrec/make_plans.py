@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Writes TorchRec's own EmbeddingShardingPlanner plans for ShardScope's
+fixture models and grids: the baseline our optimizer must never lose to.
+
+Run with torchrec installed (scripts/torchrec-venv prints such a venv):
+
+    $(scripts/torchrec-venv)/bin/python tests/torchrec/make_plans.py \
+        --cli build/ci/app/cli/shardscope-cli --out tests/data/torchrec/planner
+
+For each case it reads the model (a shardscope.model/1 file) and the cluster
+(a preset, via `shardscope-cli summary`-free JSON in resources/clusters),
+plans one sharding group of M GPUs as DMPCollection expects (TorchRec's
+world = M, hosts of `node_group_size` ranks, the cluster's HBM, bandwidths
+and the model's batch size and pooling factors), and writes
+
+    {"case": ..., "model": <path>, "cluster": <preset>, "world_size": N,
+     "sharding_group_size": M, "layout": ..., "node_group_size": L,
+     "torchrec": "<version>", "planning_seconds": s,
+     "plan": <ShardingPlan._serialize()["plan"]>}
+
+The synthetic models are written next to the plans (gen-model with a fixed
+seed; the uniform one has every table's access set to uniform).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+MODULE = "ebc"
+
+# (case name, model, cluster preset, world size, sharding group size M, layout)
+CASES = [
+    ("kaggle_h100x8_m8", "criteo_kaggle", "h100x8", 8, 8, "strided"),
+    ("kaggle_h100x8_m4", "criteo_kaggle", "h100x8", 8, 4, "strided"),
+    ("dcnv2_h100x8_m8", "dcnv2", "h100x8", 8, 8, "strided"),
+    ("dcnv2_h100x64_m64", "dcnv2", "h100x64", 64, 64, "strided"),
+    ("dcnv2_h100x64_m16", "dcnv2", "h100x64", 64, 16, "strided"),
+    ("synth50_skewed_h100x64_m64", "synth50_skewed", "h100x64", 64, 64, "strided"),
+    ("synth50_skewed_h100x64_m16", "synth50_skewed", "h100x64", 64, 16, "contiguous"),
+    ("synth200_uniform_h100x64_m64", "synth200_uniform", "h100x64", 64, 64, "strided"),
+    ("synth200_uniform_h100x8_m8", "synth200_uniform", "h100x8", 8, 8, "strided"),
+]
+
+
+def node_group_size(world_size: int, gpus_per_node: int, m: int, layout: str) -> int:
+    """Largest L dividing M such that every block of L consecutive group ranks
+    sits on one node (core::nodeGroupSize, docs/formats/plan.md)."""
+    r = world_size // m
+    if layout == "strided":
+        groups = [[g + i * r for i in range(m)] for g in range(r)]
+    else:
+        groups = [[g * m + i for i in range(m)] for g in range(r)]
+    for size in range(m, 0, -1):
+        if m % size:
+            continue
+        if all(len({rank // gpus_per_node for rank in grp[b:b + size]}) == 1
+               for grp in groups for b in range(0, m, size)):
+            return size
+    return 1
+
+
+def synthetic_models(cli: str, out: str) -> dict:
+    paths = {}
+    skewed = os.path.join(out, "synth50_skewed.model.json")
+    subprocess.run([cli, "gen-model", "--tables", "50", "--seed", "11", "--out", skewed], check=True,
+                   stdout=subprocess.DEVNULL)
+    uniform = os.path.join(out, "synth200_uniform.model.json")
+    subprocess.run([cli, "gen-model", "--tables", "200", "--seed", "23", "--out", uniform], check=True,
+                   stdout=subprocess.DEVNULL)
+    with open(uniform, encoding="utf-8") as f:
+        doc = json.load(f)
+    doc["name"] = doc["name"] + " (uniform access)"
+    for t in doc["tables"]:
+        t["access"] = {"kind": "uniform"}
+    with open(uniform, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    paths["synth50_skewed"] = skewed
+    paths["synth200_uniform"] = uniform
+    for name in ("criteo_kaggle", "dcnv2"):
+        paths[name] = os.path.join(ROOT, "resources", "models", name + ".json")
+    return paths
+
+
+def torchrec_plan(model: dict, cluster: dict, m: int, local: int):
+    import torch
+    from fbgemm_gpu.split_embedding_configs import EmbOptimType
+    from torchrec.distributed.embeddingbag import EmbeddingBagCollectionSharder
+    from torchrec.distributed.planner import EmbeddingShardingPlanner, Topology
+    from torchrec.distributed.planner.types import ParameterConstraints
+    from torchrec.modules.embedding_configs import DataType, EmbeddingBagConfig
+    from torchrec.modules.embedding_modules import EmbeddingBagCollection
+
+    dtypes = {"fp32": DataType.FP32, "fp16": DataType.FP16, "bf16": DataType.BF16, "int8": DataType.INT8}
+    tables = [EmbeddingBagConfig(name=t["name"], embedding_dim=t["dim"], num_embeddings=t["rows"],
+                                 feature_names=[t["name"]], data_type=dtypes[t.get("dtype", "fp32")])
+              for t in model["tables"]]
+    ebc = EmbeddingBagCollection(tables=tables, device=torch.device("meta"))
+    constraints = {t["name"]: ParameterConstraints(pooling_factors=[float(t["pooling"]["mean"])])
+                   for t in model["tables"]}
+    gbps = 1e9 / 1e3  # GB/s -> bytes/ms
+    topology = Topology(world_size=m, local_world_size=local, compute_device="cuda",
+                        hbm_cap=cluster["gpu"]["hbm_bytes"],
+                        hbm_mem_bw=cluster["gpu"]["hbm_bandwidth_gbps"] * gbps,
+                        intra_host_bw=cluster["intra_node"]["bandwidth_gbps"] * gbps,
+                        inter_host_bw=cluster["inter_node"]["bandwidth_gbps"] * gbps)
+    optimizers = {"rowwise_adagrad": EmbOptimType.EXACT_ROWWISE_ADAGRAD, "sgd": EmbOptimType.EXACT_SGD,
+                  "adam": EmbOptimType.ADAM}
+    sharder = EmbeddingBagCollectionSharder(fused_params={"optimizer": optimizers[model.get("optimizer", "sgd")]})
+    planner = EmbeddingShardingPlanner(topology=topology, batch_size=model["batch_size_per_gpu"],
+                                       constraints=constraints)
+    start = time.perf_counter()
+    plan = planner.plan(ebc, [sharder])
+    seconds = time.perf_counter() - start
+    return plan._serialize()["plan"][""], seconds
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cli", required=True, help="path to shardscope-cli (for gen-model)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "tests", "data", "torchrec", "planner"))
+    ap.add_argument("--only", help="plan only the cases whose name contains this")
+    args = ap.parse_args()
+    import torchrec  # noqa: F401  (fail early and clearly without it)
+    from importlib.metadata import version
+
+    os.makedirs(args.out, exist_ok=True)
+    models = synthetic_models(args.cli, args.out)
+    for case, model_name, preset, n, m, layout in CASES:
+        if args.only and args.only not in case:
+            continue
+        with open(models[model_name], encoding="utf-8") as f:
+            model = json.load(f)
+        with open(os.path.join(ROOT, "resources", "clusters", preset + ".json"), encoding="utf-8") as f:
+            cluster = json.load(f)
+        local = node_group_size(n, cluster["gpus_per_node"], m, layout)
+        plan, seconds = torchrec_plan(model, cluster, m, local)
+        doc = {
+            "case": case,
+            "model": os.path.relpath(models[model_name], ROOT),
+            "cluster": preset,
+            "world_size": n,
+            "sharding_group_size": m,
+            "layout": layout,
+            "node_group_size": local,
+            "torchrec": version("torchrec"),
+            "planning_seconds": round(seconds, 3),
+            "plan": {"plan": {MODULE: plan}},
+        }
+        path = os.path.join(args.out, case + ".json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f, separators=(",", ":"))
+            f.write("\n")
+        types = {}
+        for ps in plan.values():
+            types[ps["sharding_type"]] = types.get(ps["sharding_type"], 0) + 1
+        print(f"{case}: {len(plan)} tables {types} in {seconds:.2f} s -> {os.path.relpath(path)}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
