@@ -10,14 +10,14 @@
 #include "shardscope/core/presets.h"
 #include "shardscope/core/summary.h"
 #include "shardscope/core/torchrec_plan.h"
-#include "shardscope/planner/partitioner.h"
+#include "shardscope/planner/plan_comparison.h"
 
 namespace shardscope::app::cli {
 
 namespace {
 constexpr const char* kEvaluateHelp = R"(usage: shardscope-cli evaluate --plan P (--model M | --project F) [--cluster C]
                               [--world-size N] [--layout strided|contiguous] [--calibration F]
-                              [--constraints F] [--balance-sync] [--json]
+                              [--constraints F] [--balance-compute] [--json]
 
 Prices a shard plan under ShardScope's cost model: a shardscope.plan/1 file, or a
 TorchRec ShardingPlan._serialize() JSON (group-local ranks; --world-size N and
@@ -27,7 +27,7 @@ project's): it supplies the access skew and pooling every cost depends on, and
 its tables must have the plan's rows and dims. The cluster defaults to the
 default GPU kind resized to the plan's world size. Prints the plan's per-rank
 costs and, for comparison, the optimized plan for the same grid and target
-(--balance-sync: optimized for step time including the replica sync).
+(--balance-compute: balanced on compute + all-to-all, the sync left out).
 A plan TorchRec would not run as written (a TorchRec plan, or one whose target
 is torchrec) is refused with the rule it breaks.
 )";
@@ -39,7 +39,7 @@ int runEvaluate(Args args) {
     return kExitOk;
   }
   const bool json = args.flag("--json");
-  const bool balance_sync = args.flag("--balance-sync");
+  const bool balance_compute = args.flag("--balance-compute");
   auto plan_arg = args.option("--plan");
   auto world_arg = args.option("--world-size");
   auto layout_arg = args.option("--layout");
@@ -107,14 +107,11 @@ int runEvaluate(Args args) {
   }
   const core::Calibration* cal = project->calibration ? &*project->calibration : nullptr;
   planner::CostConstants k = planner::CostConstants::from(cluster, cal);
-  k.balance_replica_sync = balance_sync;
+  k.balance_replica_sync = !balance_compute;
   const planner::CostModel cost(project->model, cluster, k);
-  const planner::Grid grid = planner::makeGrid(plan->world_size, plan->gpus_per_node, plan->sharding_group_size, plan->layout);
-  planner::GridResult theirs = planner::evaluatePlacement(cost, grid, plan->tables, project->constraints, plan->target,
-                                                               "given plan");
-  planner::PlannerOptions ours_options;
-  ours_options.target = plan->target;
-  planner::GridResult ours = planner::planGrid(cost, grid, project->constraints, ours_options);
+  const planner::PlanComparison compared = planner::compareWithOptimized(cost, *plan, project->constraints);
+  const planner::GridResult& theirs = compared.given;
+  const planner::GridResult& ours = compared.optimized;
   if (json) {
     nlohmann::ordered_json out;
     out["plan"] = *plan_arg;

@@ -21,7 +21,7 @@ extern "C" void onSigint(int) { g_cancel.store(true); }
 
 constexpr const char* kPlanHelp = R"(usage: shardscope-cli plan [--project F] [--model M] [--cluster C] [--grid M]
                           [--layout strided|contiguous] [--algorithm NAME] [--calibration F]
-                          [--constraints F] [--sync-interval K] [--balance-sync]
+                          [--constraints F] [--sync-interval K] [--balance-compute]
                           [--target torchrec|shardscope] [--out plan.json] [--json]
 
 Sweeps every sharding group size M dividing N (R = N/M replicas) in both rank
@@ -35,9 +35,10 @@ project's) writes only layouts TorchRec runs exactly as priced (row blocks in
 rank order, table_row_wise and grid blocks in order on one node group);
 shardscope also lets ShardScope's engine run row blocks on any rank.
 
---balance-sync also balances each rank's share of the replica weight sync
-(the step-time objective); by default ranks are balanced on embedding compute +
-all-to-all, and the sync is priced but not balanced.
+By default each rank's load counts its share of the replica weight sync, so
+the partitioner balances the step time (with one replica this is the load
+alone); --balance-compute balances embedding compute + all-to-all only and
+prices the sync without balancing it.
 
 algorithms: optimized (default), random, round_robin, dim_greedy, size_greedy,
             lookup_greedy, size_lookup_greedy, torchrec_greedy
@@ -86,7 +87,7 @@ int runPlan(Args args) {
     return kExitOk;
   }
   const bool json = args.flag("--json");
-  const bool balance_sync = args.flag("--balance-sync");
+  const bool balance_compute = args.flag("--balance-compute");
   auto grid_arg = args.option("--grid");
   auto layout_arg = args.option("--layout");
   auto algo_arg = args.option("--algorithm");
@@ -102,7 +103,7 @@ int runPlan(Args args) {
     return kExitInvalid;
   }
   planner::SweepOptions options;
-  options.balance_replica_sync = balance_sync;
+  options.balance_replica_sync = !balance_compute;
   options.sync_interval = std::max<std::uint32_t>(1, project->sync_interval);  // the project's, unless --sync-interval
   options.planner.target = project->target;                                     // the project's, unless --target
   if (target_arg) {

@@ -18,7 +18,7 @@ Plan and profile 2D sparse parallelism (sharding group M x replicas R) for DLRM-
 commands:
   summary [--model M] [--cluster C] [--project F]
                          print the model and cluster (presets or files); default: the built-in project
-  plan [--model M] [--cluster C] [--grid M] [--layout L] [--algorithm A] [--calibration F] [--balance-sync]
+  plan [--model M] [--cluster C] [--grid M] [--layout L] [--algorithm A] [--calibration F] [--balance-compute]
        [--constraints F] [--sync-interval K] [--out plan.json] [--json]
                          sweep every grid (M x R), rank them, show the chosen grid per rank
   evaluate --plan P [--project F] [--model M] [--cluster C] [--calibration F] [--constraints F]

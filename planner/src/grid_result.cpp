@@ -113,8 +113,12 @@ GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vect
     }
   }
   r.critical_rank = static_cast<std::uint32_t>(std::max_element(loads.begin(), loads.end()) - loads.begin());
-  const RankResult& crit = r.ranks[r.critical_rank];
-  r.max_load_ms = crit.load_ms;
+  r.max_load_ms = r.ranks[r.critical_rank].load_ms;
+  // The step waits for the rank with the longest embedding chain (compute +
+  // served all-to-all), whatever else the balanced load counts (its sync share).
+  const RankResult& crit = *std::max_element(r.ranks.begin(), r.ranks.end(), [](const RankResult& a, const RankResult& b) {
+    return a.fwd_ms + a.bwd_ms + a.served_comm_ms < b.fwd_ms + b.bwd_ms + b.served_comm_ms;
+  });
   r.imbalance = imbalanceOf(loads);
   // Which tables make the critical rank slow (a second pass over its shards only).
   for (const auto& tp : tables) {
@@ -144,7 +148,7 @@ GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vect
   r.samples_per_second = st.step_ms > 0 ? grid.world_size * static_cast<double>(model.model().batch_size_per_gpu) / (st.step_ms / 1e3) : 0;
   r.lower_bound_ms = lower_bound_ms ? *lower_bound_ms : lowerBoundMs(model, grid, constraints, target);
   r.gap = r.lower_bound_ms > 0 ? r.max_load_ms / r.lower_bound_ms - 1.0 : 0.0;
-  r.critical_path = {"ids all-to-all", "embedding forward on group rank " + std::to_string(r.critical_rank) + " (" + ms(crit.fwd_ms) + ")",
+  r.critical_path = {"ids all-to-all", "embedding forward on group rank " + std::to_string(crit.group_rank) + " (" + ms(crit.fwd_ms) + ")",
                      "pooled all-to-all", "dense forward + backward (" + ms(gc.dense_compute_ms) + ")",
                      "gradient all-to-all", "embedding backward + fused update (" + ms(crit.bwd_ms) + ")"};
   if (st.replica_sync_ms > 0) r.critical_path.push_back("replica weight sync (" + ms(st.replica_sync_ms) + ")");

@@ -8,15 +8,17 @@ Run with torchrec installed (scripts/torchrec-venv prints such a venv):
         --cli build/ci/app/cli/shardscope-cli --out tests/data/torchrec/planner
 
 For each case it reads the model (a shardscope.model/1 file) and the cluster
-(a preset, via `shardscope-cli summary`-free JSON in resources/clusters),
-plans one sharding group of M GPUs as DMPCollection expects (TorchRec's
-world = M, hosts of `node_group_size` ranks, the cluster's HBM, bandwidths
-and the model's batch size and pooling factors), and writes
+(a preset in resources/clusters), plans one sharding group of M GPUs as
+DMPCollection expects (TorchRec's world = M, hosts of `node_group_size`
+ranks, the model's batch size and pooling factors, and either the cluster's
+HBM and bandwidths or, for the "_trdefaults" cases, TorchRec's own default
+topology constants, as a user who does not tune them gets), and writes
 
-    {"case": ..., "model": <path>, "cluster": <preset>, "world_size": N,
-     "sharding_group_size": M, "layout": ..., "node_group_size": L,
+    {"case": ..., "model": <preset name, or a file next to the fixture>,
+     "cluster": <preset>, "world_size": N, "sharding_group_size": M,
+     "layout": ..., "node_group_size": L, "topology": "cluster" | "torchrec defaults",
      "torchrec": "<version>", "planning_seconds": s,
-     "plan": <ShardingPlan._serialize()["plan"]>}
+     "plan": {"plan": {"ebc": <EmbeddingModuleShardingPlan._serialize()>}}}
 
 The synthetic models are written next to the plans (gen-model with a fixed
 seed; the uniform one has every table's access set to uniform).
@@ -34,17 +36,21 @@ import time
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MODULE = "ebc"
 
-# (case name, model, cluster preset, world size, sharding group size M, layout)
+# (case name, model, cluster preset, world size, sharding group size M, layout, TorchRec's default topology)
 CASES = [
-    ("kaggle_h100x8_m8", "criteo_kaggle", "h100x8", 8, 8, "strided"),
-    ("kaggle_h100x8_m4", "criteo_kaggle", "h100x8", 8, 4, "strided"),
-    ("dcnv2_h100x8_m8", "dcnv2", "h100x8", 8, 8, "strided"),
-    ("dcnv2_h100x64_m64", "dcnv2", "h100x64", 64, 64, "strided"),
-    ("dcnv2_h100x64_m16", "dcnv2", "h100x64", 64, 16, "strided"),
-    ("synth50_skewed_h100x64_m64", "synth50_skewed", "h100x64", 64, 64, "strided"),
-    ("synth50_skewed_h100x64_m16", "synth50_skewed", "h100x64", 64, 16, "contiguous"),
-    ("synth200_uniform_h100x64_m64", "synth200_uniform", "h100x64", 64, 64, "strided"),
-    ("synth200_uniform_h100x8_m8", "synth200_uniform", "h100x8", 8, 8, "strided"),
+    ("kaggle_h100x8_m8", "criteo_kaggle", "h100x8", 8, 8, "strided", False),
+    ("kaggle_h100x8_m4", "criteo_kaggle", "h100x8", 8, 4, "strided", False),
+    ("kaggle_h100x8_m8_trdefaults", "criteo_kaggle", "h100x8", 8, 8, "strided", True),
+    ("kaggle_h100x64_m8_trdefaults", "criteo_kaggle", "h100x64", 64, 8, "contiguous", True),
+    ("dcnv2_h100x8_m8", "dcnv2", "h100x8", 8, 8, "strided", False),
+    ("dcnv2_h100x8_m8_trdefaults", "dcnv2", "h100x8", 8, 8, "strided", True),
+    ("dcnv2_h100x64_m64", "dcnv2", "h100x64", 64, 64, "strided", False),
+    ("dcnv2_h100x64_m16", "dcnv2", "h100x64", 64, 16, "strided", False),
+    ("synth50_skewed_h100x8_m8_trdefaults", "synth50_skewed", "h100x8", 8, 8, "strided", True),
+    ("synth50_skewed_h100x64_m64", "synth50_skewed", "h100x64", 64, 64, "strided", False),
+    ("synth50_skewed_h100x64_m16", "synth50_skewed", "h100x64", 64, 16, "contiguous", False),
+    ("synth200_uniform_h100x64_m64", "synth200_uniform", "h100x64", 64, 64, "strided", False),
+    ("synth200_uniform_h100x8_m8", "synth200_uniform", "h100x8", 8, 8, "strided", False),
 ]
 
 
@@ -83,12 +89,14 @@ def synthetic_models(cli: str, out: str) -> dict:
         f.write("\n")
     paths["synth50_skewed"] = skewed
     paths["synth200_uniform"] = uniform
-    for name in ("criteo_kaggle", "dcnv2"):
-        paths[name] = os.path.join(ROOT, "resources", "models", name + ".json")
     return paths
 
 
-def torchrec_plan(model: dict, cluster: dict, m: int, local: int):
+def model_file(models: dict, name: str) -> str:
+    return models.get(name) or os.path.join(ROOT, "resources", "models", name + ".json")
+
+
+def torchrec_plan(model: dict, cluster: dict, m: int, local: int, defaults: bool):
     import torch
     from fbgemm_gpu.split_embedding_configs import EmbOptimType
     from torchrec.distributed.embeddingbag import EmbeddingBagCollectionSharder
@@ -105,11 +113,14 @@ def torchrec_plan(model: dict, cluster: dict, m: int, local: int):
     constraints = {t["name"]: ParameterConstraints(pooling_factors=[float(t["pooling"]["mean"])])
                    for t in model["tables"]}
     gbps = 1e9 / 1e3  # GB/s -> bytes/ms
-    topology = Topology(world_size=m, local_world_size=local, compute_device="cuda",
-                        hbm_cap=cluster["gpu"]["hbm_bytes"],
-                        hbm_mem_bw=cluster["gpu"]["hbm_bandwidth_gbps"] * gbps,
-                        intra_host_bw=cluster["intra_node"]["bandwidth_gbps"] * gbps,
-                        inter_host_bw=cluster["inter_node"]["bandwidth_gbps"] * gbps)
+    if defaults:
+        topology = Topology(world_size=m, local_world_size=local, compute_device="cuda")
+    else:
+        topology = Topology(world_size=m, local_world_size=local, compute_device="cuda",
+                            hbm_cap=cluster["gpu"]["hbm_bytes"],
+                            hbm_mem_bw=cluster["gpu"]["hbm_bandwidth_gbps"] * gbps,
+                            intra_host_bw=cluster["intra_node"]["bandwidth_gbps"] * gbps,
+                            inter_host_bw=cluster["inter_node"]["bandwidth_gbps"] * gbps)
     optimizers = {"rowwise_adagrad": EmbOptimType.EXACT_ROWWISE_ADAGRAD, "sgd": EmbOptimType.EXACT_SGD,
                   "adam": EmbOptimType.ADAM}
     sharder = EmbeddingBagCollectionSharder(fused_params={"optimizer": optimizers[model.get("optimizer", "sgd")]})
@@ -132,23 +143,24 @@ def main() -> int:
 
     os.makedirs(args.out, exist_ok=True)
     models = synthetic_models(args.cli, args.out)
-    for case, model_name, preset, n, m, layout in CASES:
+    for case, model_name, preset, n, m, layout, defaults in CASES:
         if args.only and args.only not in case:
             continue
-        with open(models[model_name], encoding="utf-8") as f:
+        with open(model_file(models, model_name), encoding="utf-8") as f:
             model = json.load(f)
         with open(os.path.join(ROOT, "resources", "clusters", preset + ".json"), encoding="utf-8") as f:
             cluster = json.load(f)
         local = node_group_size(n, cluster["gpus_per_node"], m, layout)
-        plan, seconds = torchrec_plan(model, cluster, m, local)
+        plan, seconds = torchrec_plan(model, cluster, m, local, defaults)
         doc = {
             "case": case,
-            "model": os.path.relpath(models[model_name], ROOT),
+            "model": os.path.basename(models[model_name]) if model_name in models else model_name,
             "cluster": preset,
             "world_size": n,
             "sharding_group_size": m,
             "layout": layout,
             "node_group_size": local,
+            "topology": "torchrec defaults" if defaults else "cluster",
             "torchrec": version("torchrec"),
             "planning_seconds": round(seconds, 3),
             "plan": {"plan": {MODULE: plan}},

@@ -40,8 +40,9 @@ struct CostConstants {
   double hbm_reserve_fraction = 0.15;   // TorchRec keeps 15% of HBM free
   std::uint32_t sync_interval = 1;      // replica weight sync every k steps (TorchRec default 1)
   // Count each shard's share of the replica sync in the load the partitioner
-  // balances (step-time objective). Off by default: load = compute + all-to-all.
-  bool balance_replica_sync = false;
+  // balances (the step-time objective, the default; it changes nothing with one
+  // replica). Off: load = compute + all-to-all only.
+  bool balance_replica_sync = true;
   int index_bytes = 8;                  // int64 ids
   int output_bytes = 4;                 // fp32 pooled embeddings and their gradients
 

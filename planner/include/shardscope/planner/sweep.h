@@ -21,7 +21,7 @@ struct SweepOptions {
   std::optional<std::uint32_t> only_group_size;     // --grid M
   std::optional<core::RankLayout> only_layout;      // --layout
   std::uint32_t sync_interval = 1;
-  bool balance_replica_sync = false;  // see CostConstants::balance_replica_sync
+  bool balance_replica_sync = true;  // see CostConstants::balance_replica_sync
 };
 
 struct SweepResult {
