@@ -19,10 +19,10 @@ commands:
   summary [--model M] [--cluster C] [--project F]
                          print the model and cluster (presets or files); default: the built-in project
   plan [--model M] [--cluster C] [--grid M] [--layout L] [--algorithm A] [--calibration F] [--balance-compute]
-       [--constraints F] [--sync-interval K] [--out plan.json] [--json]
+       [--constraints F] [--sync-interval K] [--target torchrec|shardscope] [--out plan.json] [--json]
                          sweep every grid (M x R), rank them, show the chosen grid per rank
-  evaluate --plan P [--project F] [--model M] [--cluster C] [--calibration F] [--constraints F]
-           [--world-size N] [--layout L] [--json]
+  evaluate --plan P (--model M | --project F) [--cluster C] [--calibration F] [--constraints F]
+           [--world-size N] [--layout L] [--balance-compute] [--json]
                          price a shardscope or TorchRec plan; compare with the optimized plan
   gen-model --tables T [--seed S] [--batch B] [--out F]
                          write a seeded synthetic model (log-normal rows, dims 32..512, zipf skew)

@@ -222,6 +222,9 @@ QString ExportPage::summaryText() const {
   text += tr(" \u2014 %1 on N = %2 GPUs.")
               .arg(QString::fromStdString(project.model.name))
               .arg(project.cluster.worldSize());
+  text += grid->plan.target == core::PlanTarget::TorchRec
+              ? tr(" Planned for TorchRec: DMPCollection runs exactly this layout.")
+              : tr(" Planned for ShardScope's engine: TorchRec may refuse its row-block placement.");
   if (session_->isRunning()) text += tr(" (The project changed; replanning\u2026)");
   return text;
 }

@@ -73,6 +73,7 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
       message_(new QLabel),
       step_units_(new QComboBox),
       sync_interval_(new QSpinBox),
+      target_(new QComboBox),
       step_plot_(new QCustomPlot),
       memory_plot_(new QCustomPlot),
       imbalance_plot_(new QCustomPlot),
@@ -112,10 +113,24 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
                                 "weights and optimizer state every k steps; the sync cost is amortised over k."));
   sync_interval_->setValue(static_cast<int>(session_->document()->project().sync_interval));
   connect(sync_interval_, &QSpinBox::valueChanged, this, &GridExplorerPage::setSyncInterval);
-  connect(session_->document(), &ProjectDocument::projectChanged, this, [this] {
-    const QSignalBlocker block(sync_interval_);
-    sync_interval_->setValue(static_cast<int>(session_->document()->project().sync_interval));
-  });
+  target_->setObjectName(QStringLiteral("planTarget"));
+  target_->addItem(tr("plans for TorchRec"), static_cast<int>(core::PlanTarget::TorchRec));
+  target_->addItem(tr("plans for ShardScope's engine"), static_cast<int>(core::PlanTarget::ShardScope));
+  target_->setToolTip(tr("TorchRec runs row blocks only in its own order (block k on group rank k, table_row_wise "
+                         "and grid blocks in order on one node group); plans for it keep that layout, so the "
+                         "trainer runs exactly what is priced. ShardScope's engine runs any placement, which can "
+                         "balance better."));
+  auto showProject = [this] {
+    const core::Project& project = session_->document()->project();
+    const QSignalBlocker block_sync(sync_interval_);
+    sync_interval_->setValue(static_cast<int>(project.sync_interval));
+    const QSignalBlocker block_target(target_);
+    target_->setCurrentIndex(target_->findData(static_cast<int>(project.target)));
+  };
+  showProject();
+  connect(target_, &QComboBox::currentIndexChanged, this,
+          [this](int index) { setTarget(static_cast<core::PlanTarget>(target_->itemData(index).toInt())); });
+  connect(session_->document(), &ProjectDocument::projectChanged, this, showProject);
 
   // Step time: four stacked bar series, one per part of the step.
   stylePlot(step_plot_, palette());
@@ -250,6 +265,7 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
 
   auto* bar = new QHBoxLayout;
   bar->addWidget(message_, 1);
+  bar->addWidget(target_);
   bar->addWidget(sync_interval_);
   bar->addWidget(step_units_);
   bar->addWidget(progress_);
@@ -337,6 +353,15 @@ void GridExplorerPage::setSyncInterval(int steps) {
   core::Project edited = document->project();
   edited.sync_interval = static_cast<std::uint32_t>(steps);
   document->edit(std::move(edited), tr("Set replica sync interval to %1 steps").arg(steps));
+}
+
+void GridExplorerPage::setTarget(core::PlanTarget target) {
+  ProjectDocument* document = session_->document();
+  if (target == document->project().target) return;
+  core::Project edited = document->project();
+  edited.target = target;
+  document->edit(std::move(edited), target == core::PlanTarget::TorchRec ? tr("Plan for TorchRec")
+                                                                           : tr("Plan for ShardScope's engine"));
 }
 
 void GridExplorerPage::setStepShares(bool shares) {

@@ -68,6 +68,8 @@ class GridExplorerPage : public QWidget {
   void setStepShares(bool shares);
   // The project's replica sync interval (an undoable edit; the sweep reruns).
   void setSyncInterval(int steps);
+  // The trainer the plans are for (an undoable edit; the sweep reruns).
+  void setTarget(core::PlanTarget target);
   // Chooses the grid shown in table row `row` (as sorted in the view).
   void chooseRow(int row);
   // Chooses the heatmap cell (row m_index, column n_index of session()->scaling()).
@@ -99,6 +101,7 @@ class GridExplorerPage : public QWidget {
   QLabel* message_;
   QComboBox* step_units_;
   QSpinBox* sync_interval_;
+  QComboBox* target_;
   QCustomPlot* step_plot_;
   QCustomPlot* memory_plot_;
   QCustomPlot* imbalance_plot_;

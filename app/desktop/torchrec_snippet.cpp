@@ -51,6 +51,14 @@ std::string torchRecSnippet(const core::ShardPlan& plan, const std::string& plan
   s += "# ShardScope plan for " + commentText(plan.model) + ": N = " + n + " GPUs as sharding groups of\n";
   s += core::formatf("# M = %u GPUs x R = %u replicas, %s rank layout, predicted %.2f ms per step.\n",
                      plan.sharding_group_size, plan.replicas, core::toString(plan.layout), plan.predicted.step_ms);
+  if (plan.target == core::PlanTarget::TorchRec) {
+    s += "# Planned for TorchRec: every row block sits where TorchRec's sharders put it, so\n";
+    s += "# DMPCollection runs exactly the layout that was priced.\n";
+  } else {
+    s += "# Planned for ShardScope's engine (target shardscope): where a row block sits elsewhere\n";
+    s += "# than TorchRec would put it, dmp_collection_kwargs() and to_torchrec_sharding_plan()\n";
+    s += "# refuse the plan with the rule; plan for TorchRec to train it with DMPCollection.\n";
+  }
   s += "# Needs torch, torchrec and shardscope_torchrec (pip install <ShardScope>/packaging/python).\n";
   s += "import torch\n";
   s += "import torch.distributed as dist\n";

@@ -34,6 +34,9 @@ import sys
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "packaging", "python"))
+
+from shardscope_torchrec import layout_groups, rules  # noqa: E402
 MODULE = "ebc"
 
 # (case name, model, cluster preset, world size, sharding group size M, layout, TorchRec's default topology)
@@ -55,20 +58,8 @@ CASES = [
 
 
 def node_group_size(world_size: int, gpus_per_node: int, m: int, layout: str) -> int:
-    """Largest L dividing M such that every block of L consecutive group ranks
-    sits on one node (core::nodeGroupSize, docs/formats/plan.md)."""
-    r = world_size // m
-    if layout == "strided":
-        groups = [[g + i * r for i in range(m)] for g in range(r)]
-    else:
-        groups = [[g * m + i for i in range(m)] for g in range(r)]
-    for size in range(m, 0, -1):
-        if m % size:
-            continue
-        if all(len({rank // gpus_per_node for rank in grp[b:b + size]}) == 1
-               for grp in groups for b in range(0, m, size)):
-            return size
-    return 1
+    """L of the grid (core::nodeGroupSize, docs/formats/plan.md), from the adapter's rules."""
+    return rules.node_group_size(world_size, gpus_per_node, m, layout_groups(world_size, m, layout)[0])
 
 
 def synthetic_models(cli: str, out: str) -> dict:

@@ -465,7 +465,8 @@ def dump_plan(sharding_plan: Any, path: Union[str, "os.PathLike[str]"]) -> Dict[
     Returns the serialized dict. Data-parallel tables carry no shards; evaluate
     takes their rows and dim from the model (--model).
     """
-    doc = sharding_plan if isinstance(sharding_plan, Mapping) else sharding_plan._serialize()
+    serialize = getattr(sharding_plan, "_serialize", None)
+    doc = sharding_plan if isinstance(sharding_plan, Mapping) else serialize() if callable(serialize) else None
     if not isinstance(doc, Mapping) or not isinstance(doc.get("plan"), Mapping):
         raise ValueError('expected a torchrec ShardingPlan or its _serialize() form {"plan": {module: {table: ...}}}')
     out_path = os.fspath(path)

@@ -2,6 +2,7 @@
 // unsaved-changes prompt, the planning session shared by the pages (chosen
 // grid, sync interval, the scaling heatmap) and the status bar.
 #include <QAbstractItemModelTester>
+#include <QComboBox>
 #include <QCloseEvent>
 #include <QHeaderView>
 #include <QImage>
@@ -14,6 +15,7 @@
 #include <QtTest>
 #include <qcustomplot.h>
 
+#include "export_page.h"
 #include "grid_explorer_page.h"
 #include "main_window.h"
 #include "plan_page.h"
@@ -165,6 +167,33 @@ class TestWorkbench : public QObject {
     QVERIFY(syncOf(8) < every_step / 50.0);
     window.document()->undoStack()->undo();
     QCOMPARE(window.document()->project().sync_interval, 1u);
+  }
+
+  void theTargetComboReplansForTheChosenTrainer() {
+    MainWindow window;
+    GridExplorerPage* page = window.gridExplorerPage();
+    PlanningSession* session = window.session();
+    QVERIFY(session->waitUntilIdle(kTimeoutMs, false));
+    auto* combo = page->findChild<QComboBox*>(QStringLiteral("planTarget"));
+    QVERIFY(combo != nullptr);
+    QCOMPARE(window.document()->project().target, core::PlanTarget::TorchRec);  // the default
+    QCOMPARE(combo->currentData().toInt(), static_cast<int>(core::PlanTarget::TorchRec));
+    for (const auto& g : session->result().grids)
+      if (g.fits) QCOMPARE(g.plan.target, core::PlanTarget::TorchRec);
+    QVERIFY(window.exportPage()->summaryText().contains(QStringLiteral("Planned for TorchRec")));
+
+    combo->setCurrentIndex(combo->findData(static_cast<int>(core::PlanTarget::ShardScope)));
+    QCOMPARE(window.document()->project().target, core::PlanTarget::ShardScope);
+    QVERIFY(session->waitUntilIdle(kTimeoutMs, false));
+    QCOMPARE(session->plannedProject().target, core::PlanTarget::ShardScope);
+    for (const auto& g : session->result().grids)
+      if (g.fits) QCOMPARE(g.plan.target, core::PlanTarget::ShardScope);
+    QVERIFY(window.exportPage()->snippetText().contains(QStringLiteral("target shardscope")));
+
+    // Undo restores the project and the combo follows it.
+    window.document()->undoStack()->undo();
+    QCOMPARE(window.document()->project().target, core::PlanTarget::TorchRec);
+    QCOMPARE(combo->currentData().toInt(), static_cast<int>(core::PlanTarget::TorchRec));
   }
 
   void stepSharesAddUpToOneHundred() {
