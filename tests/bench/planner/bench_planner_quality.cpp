@@ -66,9 +66,11 @@ struct Tally {
 
 void usage() {
   std::printf(
-      "usage: bench_planner_quality [--instances K] [--quick]\n"
+      "usage: bench_planner_quality [--instances K] [--quick] [--balance-compute] [--target torchrec|shardscope]\n"
       "  --instances K  run instances 0..K-1 of the suite (default 50; above 50 the T pattern repeats, seeds do not)\n"
-      "  --quick        10 instances spread over every N and T (i = 7j mod 50, j = 0..9)\n");
+      "  --quick        10 instances spread over every N and T (i = 7j mod 50, j = 0..9)\n"
+      "  --balance-compute  balance compute + all-to-all only (the sync priced, not balanced)\n"
+      "  --target T     plans for torchrec (default) or shardscope (free row-block placement)\n");
 }
 
 }  // namespace
@@ -76,6 +78,7 @@ void usage() {
 int main(int argc, char** argv) {
   std::uint32_t instances = kSuite;
   bool quick = false;
+  planner::SweepOptions base;
   for (int a = 1; a < argc; ++a) {
     const std::string s = argv[a];
     if (s == "--instances" && a + 1 < argc) {
@@ -83,6 +86,15 @@ int main(int argc, char** argv) {
       instances = static_cast<std::uint32_t>(std::max(1L, k));
     } else if (s == "--quick") {
       quick = true;
+    } else if (s == "--balance-compute") {
+      base.balance_replica_sync = false;
+    } else if (s == "--target" && a + 1 < argc) {
+      const auto target = core::planTargetFromString(argv[++a]);
+      if (!target) {
+        std::fprintf(stderr, "--target: expected torchrec or shardscope, got %s\n", argv[a]);
+        return 2;
+      }
+      base.planner.target = *target;
     } else if (s == "-h" || s == "--help") {
       usage();
       return 0;
@@ -106,8 +118,10 @@ int main(int argc, char** argv) {
   int fitting = 0;
   const core::Constraints constraints;
 
-  std::printf("bench_planner_quality: %zu instance(s)%s; baselines run on the optimized sweep's best grid\n\n", ids.size(),
-              quick ? " (--quick)" : "");
+  std::printf("bench_planner_quality: %zu instance(s)%s, %s objective, plans for %s; baselines run on the optimized "
+              "sweep's best grid\n\n",
+              ids.size(), quick ? " (--quick)" : "", base.balance_replica_sync ? "step-time" : "compute-balance",
+              core::toString(base.planner.target));
   std::printf("%3s %5s %5s %5s %-10s %-4s %8s | %-18s %12s %-4s | %12s | %-4s %7s\n", "i", "T", "N", "M", "layout", "fits",
               "gap", "best baseline", "its max load", "fits", "ours", "vs", "time");
   std::printf("%s\n", std::string(124, '-').c_str());
@@ -118,7 +132,7 @@ int main(int argc, char** argv) {
     const core::ClusterSpec cluster = bench::h100Cluster(gpusOf(i));
     const core::ModelSpec model = planner::syntheticModel({.tables = T, .seed = 1000 + static_cast<std::uint64_t>(i)});
 
-    planner::SweepOptions opt;
+    const planner::SweepOptions opt = base;
     const planner::SweepResult res = planner::sweep(model, cluster, nullptr, constraints, opt);
     if (res.grids.empty()) {
       std::printf("%3u %5u %5u  (no grids)\n", i, T, cluster.worldSize());
@@ -128,7 +142,7 @@ int main(int argc, char** argv) {
     if (ours.fits) ++fitting;
     gaps.push_back(ours.gap);
 
-    planner::SweepOptions same;
+    planner::SweepOptions same = base;
     same.only_group_size = ours.grid.group_size;
     same.only_layout = ours.grid.layout;
     double best_load = std::numeric_limits<double>::infinity();
