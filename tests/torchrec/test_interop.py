@@ -26,6 +26,10 @@ Before the runs, the forced plan goes through the adapter to a TorchRec
 ShardingPlan and back with dump_plan, and `shardscope-cli evaluate` must price
 that file exactly as it prices the plan.
 
+The same model planned for ShardScope's engine (row blocks placed freely)
+must either run exactly as planned or be refused by the adapter with the
+rule it breaks; it is never handed to TorchRec as a different layout.
+
 A negative control proves the checks can fail: a hand-made plan with row_wise
 blocks swapped between ranks (TorchRec ignores the placement and puts block k
 on rank k) and a grid column block's row blocks swapped (TorchRec returns
@@ -70,9 +74,9 @@ def check(cond: bool, message: str) -> None:
 
 # --- the planning side (plain Python + shardscope-cli) -----------------------------------------
 
-def plan_with_cli(cli: str, out: str, model: str, cluster: str, constraints: str = "") -> str:
+def plan_with_cli(cli: str, out: str, model: str, cluster: str, constraints: str = "", target: str = "torchrec") -> str:
     cmd = [cli, "plan", "--model", model, "--cluster", cluster, "--grid", "4", "--layout", "strided",
-           "--target", "torchrec", "--out", out]
+           "--target", target, "--out", out]
     if constraints:
         cmd += ["--constraints", constraints]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -97,6 +101,24 @@ def priced_as_run(cli: str, plan_path: str, model: str, cluster: str, tmp: str) 
     print(f"  priced as planned {want:.6f} ms, as TorchRec runs it (dump_plan) {got:.6f} ms", flush=True)
     return [] if abs(got - want) <= 1e-9 * max(1.0, want) else [
         f"{plan_path}: the dumped TorchRec plan prices {got} ms, the plan {want} ms"]
+
+
+def engine_plan_case(cli: str, model: str, cluster: str, constraints: str, tmp: str, phase: str):
+    """A plan for ShardScope's engine (row blocks placed freely) either goes to TorchRec exactly as planned
+    or is refused by the adapter with the rule it breaks: never run as a different layout."""
+    from shardscope_torchrec import load_plan
+    path = plan_with_cli(cli, os.path.join(tmp, f"engine_{phase}.json"), model, cluster, constraints, "shardscope")
+    plan = load_plan(path)
+    rules = plan.torchrec_problems()
+    if not rules:
+        return {"name": "engine-target plan", "model": model, "plan": path}, []
+    try:
+        plan.to_torchrec("", device_type="cpu")
+    except ValueError as e:
+        print(f"  {phase}: engine-target plan refused for TorchRec ({len(rules)} rule(s), e.g. {rules[0][:80]}...)",
+              flush=True)
+        return None, [] if rules[0] in str(e) else [f"{phase}: the refusal does not name the rule: {e}"]
+    return None, [f"{phase}: the adapter exported an engine-target plan TorchRec would run differently: {rules}"]
 
 
 def describe(plan_path: str) -> Dict[str, str]:
@@ -351,6 +373,10 @@ def main() -> int:
             problems += priced_as_run(args.cli, every, model, cluster_file, tmp)
             cases = [{"name": "every sharding type", "model": model, "plan": every},
                      {"name": "optimizer plan", "model": skewed, "plan": optimized}]
+            engine_case, engine_problems = engine_plan_case(args.cli, model, cluster_file, constraints, tmp, phase)
+            problems += engine_problems
+            if engine_case:
+                cases.append(engine_case)
             if phase == "1d":
                 cases.append({"name": "negative control", "model": model, "plan": every, "negative": True})
             else:
