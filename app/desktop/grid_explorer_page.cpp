@@ -29,10 +29,6 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-QString layoutName(core::RankLayout layout) {
-  return layout == core::RankLayout::Strided ? QStringLiteral("strided") : QStringLiteral("contiguous");
-}
-
 double maxMemoryGiB(const planner::GridResult& grid) {
   std::uint64_t most = 0;
   for (const auto& rank : grid.ranks) most = std::max(most, rank.memory_bytes);
@@ -403,7 +399,7 @@ void GridExplorerPage::onFinished(quint64 job_id) {
                           .arg(fitting)
                           .arg(best->grid.group_size)
                           .arg(best->grid.replicas)
-                          .arg(layoutName(best->grid.layout))
+                          .arg(QString::fromLatin1(core::toString(best->grid.layout)))
                           .arg(best->step.step_ms, 0, 'f', 2));
   } else {
     message_->setText(tr("%1 grids planned; none fits in %2 GiB of HBM.").arg(result.grids.size()).arg(hbm_gib_, 0, 'f', 1));
@@ -426,7 +422,7 @@ void GridExplorerPage::fillTable() {
     rank->setData(static_cast<int>(i), kGridIndexRole);
     row << rank << cell(QString::number(g.grid.group_size), g.grid.group_size)
         << cell(QString::number(g.grid.replicas), g.grid.replicas)
-        << cell(layoutName(g.grid.layout), g.grid.layout == core::RankLayout::Strided ? 0 : 1,
+        << cell(QString::fromLatin1(core::toString(g.grid.layout)), g.grid.layout == core::RankLayout::Strided ? 0 : 1,
                 Qt::AlignLeft | Qt::AlignVCenter)
         << cell(QString::number(g.step.step_ms, 'f', 2), g.step.step_ms)
         << cell(QString::number(g.step.embedding_ms, 'f', 2), g.step.embedding_ms)

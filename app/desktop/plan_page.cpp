@@ -43,10 +43,6 @@ constexpr std::size_t kInlineWork = 5000;
 constexpr std::uint32_t kPinMenuRanks = 32;
 constexpr int kProblemLines = 5;
 
-QString layoutName(core::RankLayout layout) {
-  return layout == core::RankLayout::Strided ? QStringLiteral("strided") : QStringLiteral("contiguous");
-}
-
 void styleTable(QTableView* view) {
   view->setSelectionBehavior(QAbstractItemView::SelectRows);
   view->setSelectionMode(QAbstractItemView::SingleSelection);
@@ -359,7 +355,7 @@ void PlanPage::showHeader() {
     const QString grid = tr("M = %1 \u00d7 R = %2 (%3) on N = %4 GPUs")
                              .arg(g.grid.group_size)
                              .arg(g.grid.replicas)
-                             .arg(layoutName(g.grid.layout))
+                             .arg(QString::fromLatin1(core::toString(g.grid.layout)))
                              .arg(g.grid.world_size);
     const QString fits = g.fits ? tr("fits in memory") : tr("does not fit in memory");
     const QString details =

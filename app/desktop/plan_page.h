@@ -1,6 +1,3 @@
-// NOTE FROM THE LEAD (19:37): the lead overwrote this file BY ACCIDENT with a minimal skeleton;
-// your previous content is lost. Please recreate it from your own context (your earlier views and
-// edits of this file), then delete this note. Sorry. Nothing else of yours was touched.
 // The Plan page: the shard plan of the chosen grid (else the best fitting
 // one), per rank and per table. A header names the grid, its step time, fit,
 // algorithm and gap to the lower bound, and lists its problems in red; per-

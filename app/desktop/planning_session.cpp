@@ -55,10 +55,6 @@ SweepOutcome runSweep(const core::Project& project, const std::atomic<bool>* can
   return outcome;
 }
 
-QString layoutName(core::RankLayout layout) {
-  return layout == core::RankLayout::Strided ? QStringLiteral("strided") : QStringLiteral("contiguous");
-}
-
 }  // namespace
 
 QThreadPool* planningPool() {
@@ -325,7 +321,7 @@ QString PlanningSession::describe(const planner::GridResult& g) {
   QString text = tr("M = %1 \u00d7 R = %2 (%3), %4 ms per step")
                      .arg(g.grid.group_size)
                      .arg(g.grid.replicas)
-                     .arg(layoutName(g.grid.layout))
+                     .arg(QString::fromLatin1(core::toString(g.grid.layout)))
                      .arg(g.step.step_ms, 0, 'f', 2);
   if (!g.fits) text += tr(", does not fit");
   return text;

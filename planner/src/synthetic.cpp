@@ -4,19 +4,16 @@
 #include <cmath>
 #include <numbers>
 
+#include "shardscope/core/hash.h"
+
 namespace shardscope::planner {
 
 namespace {
 // SplitMix64: tiny, well-mixed, identical on every platform.
 class Rng {
  public:
-  explicit Rng(std::uint64_t seed) : s_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (s_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
+  explicit Rng(std::uint64_t seed) : gen_(seed) {}
+  std::uint64_t next() { return gen_.next(); }
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
   double normal() {  // Box-Muller
     const double u1 = std::max(uniform(), 1e-300), u2 = uniform();
@@ -24,7 +21,7 @@ class Rng {
   }
 
  private:
-  std::uint64_t s_;
+  core::SplitMix64 gen_;
 };
 }  // namespace
 

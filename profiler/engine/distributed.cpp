@@ -20,6 +20,7 @@
 #include <thread>
 #include <utility>
 
+#include "shardscope/core/hash.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/time_text.h"
 #include "shardscope/profiler/host_info.h"
@@ -46,12 +47,8 @@ constexpr int kClockRounds = 16;
 
 // ---- host facts --------------------------------------------------------------
 
-std::uint64_t mix64(std::uint64_t z) {
-  z += 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
+// The engine's deterministic inputs and weights: one SplitMix64 step per value.
+constexpr std::uint64_t mix64(std::uint64_t z) { return core::splitMix64(z); }
 
 std::string hex64(std::uint64_t v) {
   char buf[17];

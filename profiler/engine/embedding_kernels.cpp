@@ -14,6 +14,8 @@
 #include <cstring>
 #include <new>
 
+#include "shardscope/core/hash.h"
+
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
@@ -95,11 +97,7 @@ void freeTableBytes(void* p, std::size_t bytes) noexcept {
 
 namespace {
 
-std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+using core::mix64;
 
 // Uniform in [-0.05, 0.05) from 24 random bits: small enough that Sum pooling over
 // long bags stays far from fp16 overflow, large enough to be visibly non-zero.

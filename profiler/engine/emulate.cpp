@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardscope/core/hash.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/time_text.h"
 #include "shardscope/profiler/host_info.h"
@@ -110,11 +111,8 @@ core::Status checkInputs(const core::ModelSpec& model, const core::ClusterSpec& 
 void fillGradient(std::vector<float>& grad, std::uint64_t seed) {
   std::uint64_t z = seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
   for (float& g : grad) {
-    z += 0x9E3779B97F4A7C15ULL;
-    std::uint64_t x = z;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    x ^= x >> 31;
+    z += core::kGoldenGamma;
+    const std::uint64_t x = core::mix64(z);
     g = (static_cast<float>(x >> 40) * 0x1.0p-24f - 0.5f) * 0.02f;
   }
 }

@@ -8,22 +8,19 @@
 #include <cmath>
 #include <utility>
 
+#include "shardscope/core/hash.h"
+
 namespace shardscope::profiler {
 
 namespace {
 
-constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
 // Slots are 32-bit, so this counter never collides with an id slot.
 constexpr std::uint64_t kLengthSlot = std::uint64_t{1} << 40;
 constexpr int kMaxZipfAttempts = 64;
 
-std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
+using core::mix64;
 
-std::uint64_t hash2(std::uint64_t key, std::uint64_t x) { return mix64(key ^ mix64(x + kGolden)); }
+std::uint64_t hash2(std::uint64_t key, std::uint64_t x) { return mix64(key ^ core::splitMix64(x)); }
 
 // [0, 1) with 53 random bits; exact in IEEE double.
 double unit(std::uint64_t u) { return static_cast<double>(u >> 11) * 0x1.0p-53; }

@@ -1,4 +1,4 @@
-// Desktop responsiveness benchmark (issue 4's bars), offscreen:
+// Desktop responsiveness benchmark (the responsiveness bars), offscreen:
 //   (a) edit -> new sweep shown in the Grid Explorer, default project   bar: < 200 ms
 //       baseline in the same run: the sweep alone (planner::sweep on this thread)
 //   (b) GUI-thread blocking with a 1,000-table model on 4,096 GPUs         bar: never > 50 ms
