@@ -101,8 +101,7 @@ int runEvaluate(Args args) {
                 << cluster.worldSize() << "\n";
       return kExitInvalid;
     }
-    cluster.gpus_per_node = std::min(plan->gpus_per_node, plan->world_size);
-    cluster.nodes = plan->world_size / cluster.gpus_per_node;
+    cluster = core::resizedCluster(cluster, plan->world_size, plan->gpus_per_node);
     cluster.name = cluster.gpu.name + " x " + std::to_string(plan->world_size) + " (resized to the plan)";
   }
   const core::Calibration* cal = project->calibration ? &*project->calibration : nullptr;

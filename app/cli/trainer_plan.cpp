@@ -80,8 +80,7 @@ core::Result<profiler::RunInputs> loadTrainerPlan(const TrainerPlanArgs& a, std:
     if (a.cluster)
       return core::Error{*a.plan + ": the plan is for " + std::to_string(in.plan->world_size) + " GPUs but cluster " +
                          cluster.name + " has " + std::to_string(cluster.worldSize())};
-    cluster.gpus_per_node = std::max<std::uint32_t>(1, std::min(in.plan->gpus_per_node, in.plan->world_size));
-    cluster.nodes = std::max<std::uint32_t>(1, in.plan->world_size / cluster.gpus_per_node);
+    cluster = core::resizedCluster(cluster, in.plan->world_size, in.plan->gpus_per_node);
     cluster.name = cluster.gpu.name + " x " + std::to_string(in.plan->world_size) + " (resized to the plan)";
   }
   in.cluster = std::move(cluster);

@@ -664,7 +664,7 @@ void GridExplorerPage::chooseHeatmapCell(std::size_t m_index, std::size_t n_inde
     return;
   }
   core::Project scaled = project;
-  scaled.cluster = scaledCluster(project.cluster, c->world_size);
+  scaled.cluster = core::resizedCluster(project.cluster, c->world_size);
   scaled.chosen_group_size = c->group_size;
   scaled.chosen_layout = c->layout;
   document->edit(std::move(scaled),

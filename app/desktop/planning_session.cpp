@@ -85,19 +85,6 @@ std::vector<std::uint32_t> scalingWorldSizes(const core::ClusterSpec& cluster) {
   return sizes;
 }
 
-core::ClusterSpec scaledCluster(const core::ClusterSpec& cluster, std::uint32_t world_size) {
-  core::ClusterSpec scaled = cluster;
-  if (cluster.gpus_per_node > 0 && world_size % cluster.gpus_per_node == 0) {
-    scaled.nodes = world_size / cluster.gpus_per_node;
-  } else {
-    scaled.nodes = 1;
-    scaled.gpus_per_node = world_size;
-  }
-  // Measured collective curves belong to the cluster's own size.
-  if (scaled.worldSize() != cluster.worldSize()) scaled.collectives.clear();
-  return scaled;
-}
-
 ScalingResult runScalingSweep(const core::Project& project, const std::atomic<bool>* cancel,
                               const std::function<void(int, int)>& progress) {
   ScalingResult out;
@@ -128,7 +115,7 @@ ScalingResult runScalingSweep(const core::Project& project, const std::atomic<bo
         break;
       }
       const std::uint32_t n = out.world_sizes[ni];
-      const core::ClusterSpec cluster = scaledCluster(project.cluster, n);
+      const core::ClusterSpec cluster = core::resizedCluster(project.cluster, n);
       planner::SweepResult sweep =
           planner::sweep(project.model, cluster, cal, project.constraints, sweepOptionsOf(project), {}, cancel);
       if (sweep.cancelled) {

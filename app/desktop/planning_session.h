@@ -70,9 +70,6 @@ struct ScalingResult {
 // The world sizes of the heatmap for a cluster: powers of two from 8 to
 // 4,096, plus the cluster's own N when it is not one of them.
 [[nodiscard]] std::vector<std::uint32_t> scalingWorldSizes(const core::ClusterSpec& cluster);
-// The cluster scaled to `world_size` GPUs of the same kind (whole nodes when
-// N is a multiple of the node size, else one node of N GPUs).
-[[nodiscard]] core::ClusterSpec scaledCluster(const core::ClusterSpec& cluster, std::uint32_t world_size);
 // Runs the scaling sweep (pool thread); progress(done, total) per world size.
 [[nodiscard]] ScalingResult runScalingSweep(const core::Project& project, const std::atomic<bool>* cancel,
                                             const std::function<void(int, int)>& progress = {});

@@ -35,6 +35,28 @@ class TestJsonCluster : public QObject {
     QCOMPARE(r->collectives[0].points[1].bytes, 1048576u);
   }
 
+  void resizedClustersKeepTheNodeShapeAndDropOtherSizesCurves() {
+    auto lab = clusterFromJson(validCluster(), "cluster.json");
+    QVERIFY(lab.ok());
+    const ClusterSpec big = resizedCluster(*lab, 4096);
+    QCOMPARE(big.nodes, 512u);
+    QCOMPARE(big.gpus_per_node, 8u);
+    QVERIFY(big.collectives.empty());  // measured at 16 GPUs
+    QCOMPARE(big.gpu, lab->gpu);
+    QCOMPARE(big.name, lab->name);
+    const ClusterSpec small = resizedCluster(*lab, 4);
+    QCOMPARE(small.nodes, 1u);
+    QCOMPARE(small.gpus_per_node, 4u);
+    const ClusterSpec odd = resizedCluster(*lab, 12);  // 8 does not divide 12: one node
+    QCOMPARE(odd.nodes, 1u);
+    QCOMPARE(odd.gpus_per_node, 12u);
+    const ClusterSpec same = resizedCluster(*lab, 16);
+    QVERIFY(same == *lab);  // curves kept at their own size
+    const ClusterSpec per4 = resizedCluster(*lab, 32, 4);  // a plan's node size
+    QCOMPARE(per4.nodes, 8u);
+    QCOMPARE(per4.gpus_per_node, 4u);
+  }
+
   void roundTripsThroughJson() {
     auto a = clusterFromJson(validCluster(), "cluster.json");
     QVERIFY(a.ok());

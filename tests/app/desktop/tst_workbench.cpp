@@ -271,13 +271,13 @@ class TestWorkbench : public QObject {
 
   void scaledClustersKeepTheNodeShape() {
     const core::ClusterSpec h100 = core::defaultProject().cluster;
-    const core::ClusterSpec big = shardscope::app::scaledCluster(h100, 4096);
+    const core::ClusterSpec big = core::resizedCluster(h100, 4096);
     QCOMPARE(big.nodes, 4096u / h100.gpus_per_node);
     QCOMPARE(big.gpus_per_node, h100.gpus_per_node);
-    const core::ClusterSpec small = shardscope::app::scaledCluster(h100, 4);
+    const core::ClusterSpec small = core::resizedCluster(h100, 4);
     QCOMPARE(small.nodes, 1u);
     QCOMPARE(small.gpus_per_node, 4u);
-    const auto sizes = shardscope::app::scalingWorldSizes(shardscope::app::scaledCluster(h100, 24));
+    const auto sizes = shardscope::app::scalingWorldSizes(core::resizedCluster(h100, 24));
     QVERIFY(std::find(sizes.begin(), sizes.end(), 24u) != sizes.end());
     QVERIFY(std::is_sorted(sizes.begin(), sizes.end()));
   }

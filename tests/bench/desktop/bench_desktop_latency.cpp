@@ -184,7 +184,7 @@ int main(int argc, char* argv[]) {
   core::Project big = core::defaultProject();
   big.name = "bench: synthetic model";
   big.model = planner::syntheticModel({.tables = tables, .seed = 1});
-  big.cluster = app::scaledCluster(big.cluster, world);
+  big.cluster = core::resizedCluster(big.cluster, world);
   QElapsedTimer total;
   total.start();
   probe.start();

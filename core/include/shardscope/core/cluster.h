@@ -51,4 +51,12 @@ struct ClusterSpec {
   bool operator==(const ClusterSpec&) const = default;
 };
 
+// The same GPUs and links at another size: world_size GPUs in nodes of
+// gpus_per_node (0: the cluster's own) capped at world_size, or one node of
+// world_size GPUs when that does not divide it. Measured collective curves
+// belong to the cluster's own size and are dropped when the size changes.
+// The name is kept.
+[[nodiscard]] ClusterSpec resizedCluster(const ClusterSpec& cluster, std::uint32_t world_size,
+                                         std::uint32_t gpus_per_node = 0);
+
 }  // namespace shardscope::core
