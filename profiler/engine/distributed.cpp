@@ -29,6 +29,7 @@
 #include "shardscope/planner/sweep.h"
 #include "shardscope/profiler/embedding_kernels.h"
 #include "shardscope/profiler/emulate.h"
+#include "shardscope/profiler/engine_run_config.h"
 #include "shardscope/profiler/engine_trace.h"
 #include "shardscope/profiler/mpi_groups.h"
 #include "shardscope/profiler/shard_inputs.h"
@@ -826,40 +827,32 @@ std::vector<std::int64_t> clockOffsets(MPI_Comm world) {
 std::string configJson(const Inputs& in, const DistributedConfig& c, std::uint32_t batch, unsigned threads,
                        std::uint64_t budget, const std::vector<std::vector<RankShard>>& group_shards,
                        const std::vector<std::string>& hosts) {
-  nlohmann::ordered_json j;
-  j["schema"] = "shardscope.engine-run/1";
-  j["mode"] = "mpi";
-  j["steps"] = c.steps;
-  j["warmup"] = c.warmup;
-  j["seed"] = c.seed;
-  j["threads"] = threads;
-  j["batch_size_per_gpu"] = batch;
-  j["sync_interval"] = c.sync_interval;
-  j["pooling"] = "sum";
-  j["learning_rate"] = c.learning_rate;
-  j["eps"] = AdagradConfig{}.eps;
-  j["tracing"] = c.tracing;
-  j["replay"] = false;
-  j["grid"] = {{"sharding_group_size", in.plan.sharding_group_size}, {"replicas", in.plan.replicas}};
-  j["groups_measured"] = in.plan.replicas;
-  std::vector<std::uint32_t> ranks(in.plan.world_size);
-  for (std::uint32_t i = 0; i < in.plan.world_size; ++i) ranks[i] = i;
-  j["ranks_measured"] = ranks;
-  j["world_size"] = in.plan.world_size;
-  j["memory_budget_bytes"] = budget;
-  nlohmann::ordered_json capped = nlohmann::ordered_json::array();
+  EngineRunConfig r;
+  r.mode = "mpi";
+  r.steps = c.steps;
+  r.warmup = c.warmup;
+  r.seed = c.seed;
+  r.threads = threads;
+  r.batch_size_per_gpu = batch;
+  r.sync_interval = c.sync_interval;
+  r.learning_rate = c.learning_rate;
+  r.eps = AdagradConfig{}.eps;
+  r.tracing = c.tracing;
+  r.sharding_group_size = in.plan.sharding_group_size;
+  r.replicas = in.plan.replicas;
+  r.groups_measured = in.plan.replicas;
+  r.ranks_measured.resize(in.plan.world_size);
+  for (std::uint32_t i = 0; i < in.plan.world_size; ++i) r.ranks_measured[i] = i;
+  r.world_size = in.plan.world_size;
+  r.memory_budget_bytes = budget;
   for (std::size_t g = 0; g < group_shards.size(); ++g)
     for (const RankShard& s : group_shards[g])
       if (s.capped())
-        capped.push_back({{"table", in.model.tables[s.table].name}, {"group_rank", g},
-                          {"row_offset", s.shard.row_offset}, {"col_offset", s.shard.col_offset},
-                          {"rows", s.shard.rows}, {"physical_rows", s.physical_rows}});
-  j["capped"] = std::move(capped);
-  j["host"] = hosts.empty() ? std::string() : hosts.front();
-  j["hosts"] = hosts;
-  j["cpu"] = cpuName();
-  j["started"] = core::utcNowIso8601();
-  return j.dump();
+        r.capped.push_back({in.model.tables[s.table].name, static_cast<std::uint32_t>(g), s.shard.row_offset,
+                            s.shard.col_offset, s.shard.rows, s.physical_rows});
+  r.host = hosts.empty() ? std::string() : hosts.front();
+  r.hosts = hosts;
+  return engineRunConfigJson(r);
 }
 
 // Ranks sharing this node (for the default thread count and memory budget).

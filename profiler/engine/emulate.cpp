@@ -17,6 +17,7 @@
 
 #include "shardscope/core/hash.h"
 #include "shardscope/core/json_io.h"
+#include "shardscope/profiler/engine_run_config.h"
 #include "shardscope/core/time_text.h"
 #include "shardscope/profiler/host_info.h"
 #include "shardscope/core/store/run_writer.h"
@@ -286,34 +287,26 @@ RankOutcome runRank(RankContext& ctx, const GroupRankSetup& setup, std::uint32_t
 std::string configJson(const core::ShardPlan& plan, const EmulateOptions& o, std::uint32_t batch_size,
                        unsigned threads, std::uint64_t budget, const std::vector<std::uint32_t>& measured,
                        const std::vector<CappedShard>& capped, const std::string& host) {
-  nlohmann::ordered_json j;
-  j["schema"] = "shardscope.engine-run/1";
-  j["mode"] = "emulate";
-  j["steps"] = o.steps;
-  j["warmup"] = o.warmup;
-  j["seed"] = o.seed;
-  j["threads"] = threads;
-  j["batch_size_per_gpu"] = batch_size;
-  j["sync_interval"] = 1;
-  j["pooling"] = o.pooling == Pooling::Sum ? "sum" : "mean";
-  j["learning_rate"] = o.adagrad.learning_rate;
-  j["eps"] = o.adagrad.eps;
-  j["tracing"] = o.trace_spans;
-  j["replay"] = o.replay != nullptr;
-  j["grid"] = {{"sharding_group_size", plan.sharding_group_size}, {"replicas", plan.replicas}};
-  j["groups_measured"] = o.all_groups ? plan.replicas : 1;
-  j["ranks_measured"] = measured;
-  j["memory_budget_bytes"] = budget;
-  nlohmann::ordered_json c = nlohmann::ordered_json::array();
-  for (const CappedShard& s : capped) {
-    c.push_back({{"table", s.table}, {"group_rank", s.group_rank}, {"row_offset", s.row_offset},
-                 {"col_offset", s.col_offset}, {"rows", s.rows}, {"physical_rows", s.physical_rows}});
-  }
-  j["capped"] = std::move(c);
-  j["host"] = host;
-  j["cpu"] = cpuName();
-  j["started"] = core::utcNowIso8601();
-  return j.dump();
+  EngineRunConfig c;
+  c.mode = "emulate";
+  c.steps = o.steps;
+  c.warmup = o.warmup;
+  c.seed = o.seed;
+  c.threads = threads;
+  c.batch_size_per_gpu = batch_size;
+  c.pooling = o.pooling == Pooling::Sum ? "sum" : "mean";
+  c.learning_rate = o.adagrad.learning_rate;
+  c.eps = o.adagrad.eps;
+  c.tracing = o.trace_spans;
+  c.replay = o.replay != nullptr;
+  c.sharding_group_size = plan.sharding_group_size;
+  c.replicas = plan.replicas;
+  c.groups_measured = o.all_groups ? plan.replicas : 1;
+  c.ranks_measured = measured;
+  c.memory_budget_bytes = budget;
+  c.capped = capped;
+  c.host = host;
+  return engineRunConfigJson(c);
 }
 
 }  // namespace
