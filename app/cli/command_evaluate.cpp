@@ -55,8 +55,9 @@ int runEvaluate(Args args) {
   if (!args.positional().empty()) return usageError("evaluate: unexpected argument " + args.positional().front());
   if (!plan_arg) return usageError("evaluate needs --plan FILE");
   if (!model_given)
-    return usageError("evaluate needs the model the plan is for: --model PRESET|FILE or --project FILE "
-                      "(its access skew and pooling price every shard; nothing is assumed)");
+    return usageError(
+        "evaluate needs the model the plan is for: --model PRESET|FILE or --project FILE "
+        "(its access skew and pooling price every shard; nothing is assumed)");
   if (!project) {
     std::cerr << project.error().message << "\n";
     return kExitInvalid;
@@ -124,13 +125,15 @@ int runEvaluate(Args args) {
   if (!plan->model.empty() && plan->model != project->model.name && !core::looksLikeTorchRecPlan(*j))
     std::cout << "note: the plan names model \"" << plan->model << "\"\n";
   printGridDetail(std::cout, theirs);
-  std::cout << "\nOptimized plan for the same grid: " << core::formatf("step %.3f ms vs %.3f ms given; slowest rank load %.3f ms vs %.3f ms",
-                                                                    ours.step.step_ms, theirs.step.step_ms, ours.max_load_ms, theirs.max_load_ms);
-  if (theirs.step.step_ms > 0) std::cout << core::formatf(" (step %+.1f%%)", (ours.step.step_ms / theirs.step.step_ms - 1.0) * 100.0);
+  std::cout << "\nOptimized plan for the same grid: "
+            << core::formatf("step %.3f ms vs %.3f ms given; slowest rank load %.3f ms vs %.3f ms", ours.step.step_ms,
+                             theirs.step.step_ms, ours.max_load_ms, theirs.max_load_ms);
+  if (theirs.step.step_ms > 0)
+    std::cout << core::formatf(" (step %+.1f%%)", (ours.step.step_ms / theirs.step.step_ms - 1.0) * 100.0);
   std::cout << "\n";
-  if (theirs.problems.size() > 0 && std::any_of(theirs.problems.begin(), theirs.problems.end(), [](const std::string& p) {
-        return p.find("is not in the plan") != std::string::npos;
-      }))
+  if (theirs.problems.size() > 0 &&
+      std::any_of(theirs.problems.begin(), theirs.problems.end(),
+                  [](const std::string& p) { return p.find("is not in the plan") != std::string::npos; }))
     std::cout << "note: the given plan lacks tables of the model, so its figures leave their cost out\n";
   return kExitOk;
 }

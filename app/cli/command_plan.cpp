@@ -105,7 +105,7 @@ int runPlan(Args args) {
   planner::SweepOptions options;
   options.balance_replica_sync = !balance_compute;
   options.sync_interval = std::max<std::uint32_t>(1, project->sync_interval);  // the project's, unless --sync-interval
-  options.planner.target = project->target;                                     // the project's, unless --target
+  options.planner.target = project->target;                                    // the project's, unless --target
   if (target_arg) {
     auto t = core::planTargetFromString(*target_arg);
     if (!t) return usageError("plan: --target must be torchrec or shardscope, got " + *target_arg);
@@ -114,7 +114,8 @@ int runPlan(Args args) {
   if (grid_arg) {
     const auto m = parsePositive(*grid_arg, project->cluster.worldSize());
     if (!m || project->cluster.worldSize() % *m != 0)
-      return usageError("plan: --grid must be a divisor of N = " + std::to_string(project->cluster.worldSize()) + ", got " + *grid_arg);
+      return usageError("plan: --grid must be a divisor of N = " + std::to_string(project->cluster.worldSize()) +
+                        ", got " + *grid_arg);
     options.only_group_size = static_cast<std::uint32_t>(*m);
   }
   if (layout_arg) {
@@ -140,7 +141,8 @@ int runPlan(Args args) {
     return true;
   };
   const core::Calibration* cal = project->calibration ? &*project->calibration : nullptr;
-  const planner::SweepResult result = planner::sweep(project->model, project->cluster, cal, project->constraints, options, progress, &g_cancel);
+  const planner::SweepResult result =
+      planner::sweep(project->model, project->cluster, cal, project->constraints, options, progress, &g_cancel);
   if (tty) std::fprintf(stderr, "\r%40s\r", "");
   std::signal(SIGINT, SIG_DFL);
   if (result.grids.empty()) {

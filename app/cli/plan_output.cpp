@@ -22,32 +22,36 @@ void printSweep(std::ostream& out, const planner::SweepResult& result, const cor
       << " per GPU" << (project.calibration ? ", calibrated" : ", default constants") << "\n\n";
   char line[256];
   std::snprintf(line, sizeof line, "%4s %6s %6s %-10s %9s %9s %9s %9s %9s %11s %12s %8s %7s  %s\n", "rank", "M", "R",
-                "layout", "step ms", "emb ms", "a2a ms", "sync ms", "dense ms", "samples/s", "mem GiB/GPU", "max/mean", "gap",
-                "fits");
+                "layout", "step ms", "emb ms", "a2a ms", "sync ms", "dense ms", "samples/s", "mem GiB/GPU", "max/mean",
+                "gap", "fits");
   out << line;
   int i = 0;
   for (const auto& g : result.grids) {
     std::uint64_t mem = 0;
     for (const auto& r : g.ranks) mem = std::max(mem, r.memory_bytes);
-    std::snprintf(line, sizeof line, "%4d %6u %6u %-10s %9.3f %9.3f %9.3f %9.3f %9.3f %11.3g %12s %8.3f %6.1f%%  %s\n", ++i,
-                  g.grid.group_size, g.grid.replicas, core::toString(g.grid.layout), g.step.step_ms, g.step.embedding_ms,
-                  g.step.all_to_all_ms, g.step.replica_sync_ms, g.step.dense_ms, g.samples_per_second,
-                  (gib(mem) + "/" + gib(c.gpu.hbm_bytes)).c_str(), g.imbalance.max_over_mean, g.gap * 100.0,
-                  g.fits ? "yes" : "NO");
+    std::snprintf(line, sizeof line, "%4d %6u %6u %-10s %9.3f %9.3f %9.3f %9.3f %9.3f %11.3g %12s %8.3f %6.1f%%  %s\n",
+                  ++i, g.grid.group_size, g.grid.replicas, core::toString(g.grid.layout), g.step.step_ms,
+                  g.step.embedding_ms, g.step.all_to_all_ms, g.step.replica_sync_ms, g.step.dense_ms,
+                  g.samples_per_second, (gib(mem) + "/" + gib(c.gpu.hbm_bytes)).c_str(), g.imbalance.max_over_mean,
+                  g.gap * 100.0, g.fits ? "yes" : "NO");
     out << line;
   }
 }
 
 void printGridDetail(std::ostream& out, const planner::GridResult& g) {
   out << "\nGrid M = " << g.grid.group_size << ", R = " << g.grid.replicas << " (" << core::toString(g.grid.layout)
-      << ", " << g.algorithm << ", for " << core::toString(g.plan.target) << "): step " << core::formatf("%.3f", g.step.step_ms) << " ms = embedding " << core::formatf("%.3f", g.step.embedding_ms)
-      << " + all-to-all " << core::formatf("%.3f", g.step.all_to_all_ms) << " + dense " << core::formatf("%.3f", g.step.dense_ms)
-      << " + replica sync " << core::formatf("%.3f", g.step.replica_sync_ms) << "\n";
+      << ", " << g.algorithm << ", for " << core::toString(g.plan.target) << "): step "
+      << core::formatf("%.3f", g.step.step_ms) << " ms = embedding " << core::formatf("%.3f", g.step.embedding_ms)
+      << " + all-to-all " << core::formatf("%.3f", g.step.all_to_all_ms) << " + dense "
+      << core::formatf("%.3f", g.step.dense_ms) << " + replica sync " << core::formatf("%.3f", g.step.replica_sync_ms)
+      << "\n";
   out << "slowest rank " << g.critical_rank << ": load " << core::formatf("%.3f", g.max_load_ms) << " ms, lower bound "
       << core::formatf("%.3f", g.lower_bound_ms) << " ms (gap " << core::formatf("%.2f", g.gap * 100) << "%)\n";
   out << "imbalance: max/mean " << core::formatf("%.4f", g.imbalance.max_over_mean) << ", total variation "
-      << core::formatf("%.4f", g.imbalance.total_variation) << ", total distance " << core::formatf("%.4f", g.imbalance.total_distance)
-      << ", chi-square " << core::formatf("%.4f", g.imbalance.chi_divergence) << ", KL " << core::formatf("%.4f", g.imbalance.kl_divergence) << "\n";
+      << core::formatf("%.4f", g.imbalance.total_variation) << ", total distance "
+      << core::formatf("%.4f", g.imbalance.total_distance) << ", chi-square "
+      << core::formatf("%.4f", g.imbalance.chi_divergence) << ", KL "
+      << core::formatf("%.4f", g.imbalance.kl_divergence) << "\n";
   if (!g.critical_tables.empty()) {
     out << "heaviest tables on rank " << g.critical_rank << ":";
     for (std::size_t i = 0; i < g.critical_tables.size() && i < 5; ++i)
@@ -65,9 +69,9 @@ void printGridDetail(std::ostream& out, const planner::GridResult& g) {
       i = n - 20;
     }
     const auto& r = g.ranks[i];
-    std::snprintf(line, sizeof line, "%6u %9.3f %9.3f %9.3f %9.3f %9.3f %12s %12s %7u%s\n", r.group_rank, r.fwd_ms, r.bwd_ms,
-                  r.served_comm_ms, r.load_ms, r.sync_ms, gib(r.memory_bytes).c_str(), gib(r.capacity_bytes).c_str(), r.shards,
-                  r.group_rank == g.critical_rank ? "  <- slowest" : "");
+    std::snprintf(line, sizeof line, "%6u %9.3f %9.3f %9.3f %9.3f %9.3f %12s %12s %7u%s\n", r.group_rank, r.fwd_ms,
+                  r.bwd_ms, r.served_comm_ms, r.load_ms, r.sync_ms, gib(r.memory_bytes).c_str(),
+                  gib(r.capacity_bytes).c_str(), r.shards, r.group_rank == g.critical_rank ? "  <- slowest" : "");
     out << line;
   }
   if (!g.problems.empty()) {
@@ -85,22 +89,33 @@ nlohmann::ordered_json gridToJson(const planner::GridResult& g, bool with_plan) 
   j["target"] = core::toString(g.plan.target);
   j["node_group_size"] = g.grid.node_group_size;
   j["fits"] = g.fits;
-  j["step"] = {{"step_ms", g.step.step_ms}, {"embedding_ms", g.step.embedding_ms}, {"all_to_all_ms", g.step.all_to_all_ms},
-               {"replica_sync_ms", g.step.replica_sync_ms}, {"dense_ms", g.step.dense_ms},
+  j["step"] = {{"step_ms", g.step.step_ms},
+               {"embedding_ms", g.step.embedding_ms},
+               {"all_to_all_ms", g.step.all_to_all_ms},
+               {"replica_sync_ms", g.step.replica_sync_ms},
+               {"dense_ms", g.step.dense_ms},
                {"dense_allreduce_ms", g.step.dense_allreduce_ms}};
   j["samples_per_second"] = g.samples_per_second;
   j["max_load_ms"] = g.max_load_ms;
   j["lower_bound_ms"] = g.lower_bound_ms;
   j["gap"] = g.gap;
   j["critical_rank"] = g.critical_rank;
-  j["imbalance"] = {{"max_over_mean", g.imbalance.max_over_mean}, {"total_variation", g.imbalance.total_variation},
-                    {"total_distance", g.imbalance.total_distance}, {"chi_divergence", g.imbalance.chi_divergence},
+  j["imbalance"] = {{"max_over_mean", g.imbalance.max_over_mean},
+                    {"total_variation", g.imbalance.total_variation},
+                    {"total_distance", g.imbalance.total_distance},
+                    {"chi_divergence", g.imbalance.chi_divergence},
                     {"kl_divergence", g.imbalance.kl_divergence}};
   auto& ranks = j["ranks"] = nlohmann::ordered_json::array();
   for (const auto& r : g.ranks)
-    ranks.push_back({{"group_rank", r.group_rank}, {"fwd_ms", r.fwd_ms}, {"bwd_ms", r.bwd_ms}, {"comm_ms", r.served_comm_ms},
-                     {"load_ms", r.load_ms}, {"sync_ms", r.sync_ms}, {"memory_bytes", r.memory_bytes},
-                     {"capacity_bytes", r.capacity_bytes}, {"shards", r.shards}});
+    ranks.push_back({{"group_rank", r.group_rank},
+                     {"fwd_ms", r.fwd_ms},
+                     {"bwd_ms", r.bwd_ms},
+                     {"comm_ms", r.served_comm_ms},
+                     {"load_ms", r.load_ms},
+                     {"sync_ms", r.sync_ms},
+                     {"memory_bytes", r.memory_bytes},
+                     {"capacity_bytes", r.capacity_bytes},
+                     {"shards", r.shards}});
   j["problems"] = g.problems;
   j["critical_path"] = g.critical_path;
   if (with_plan) j["plan"] = core::toJson(g.plan);
