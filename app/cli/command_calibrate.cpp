@@ -10,7 +10,7 @@
 #include "trainer_plan.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/store/trace_store.h"
-#include "shardscope/profiler/calibration_fit.h"
+#include "shardscope/profiler/analysis/calibration_fit.h"
 
 namespace shardscope::app::cli {
 

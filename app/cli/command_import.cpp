@@ -15,10 +15,10 @@
 #include "progress.h"
 #include "trainer_plan.h"
 #include "shardscope/core/json_io.h"
-#include "shardscope/profiler/import_classify.h"
-#include "shardscope/profiler/kineto_import.h"
-#include "shardscope/profiler/nsys_import.h"
-#include "shardscope/profiler/store_import_sink.h"
+#include "shardscope/profiler/import/import_classify.h"
+#include "shardscope/profiler/import/kineto_import.h"
+#include "shardscope/profiler/import/nsys_import.h"
+#include "shardscope/profiler/import/store_import_sink.h"
 
 namespace shardscope::app::cli {
 

@@ -6,7 +6,7 @@
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/presets.h"
 #include "shardscope/core/summary.h"
-#include "shardscope/profiler/gpu_devices.h"
+#include "shardscope/profiler/engine/gpu_devices.h"
 
 namespace shardscope::app::cli {
 

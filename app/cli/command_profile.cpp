@@ -27,10 +27,10 @@
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/planner/sweep.h"
-#include "shardscope/profiler/calibration_fit.h"
-#include "shardscope/profiler/emulate.h"
-#include "shardscope/profiler/host_info.h"
-#include "shardscope/profiler/run_analysis.h"
+#include "shardscope/profiler/analysis/calibration_fit.h"
+#include "shardscope/profiler/engine/emulate.h"
+#include "shardscope/profiler/engine/host_info.h"
+#include "shardscope/profiler/analysis/run_analysis.h"
 
 extern char** environ;
 

@@ -6,7 +6,7 @@
 #include "cli.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/store/trace_store.h"
-#include "shardscope/profiler/run_analysis.h"
+#include "shardscope/profiler/analysis/run_analysis.h"
 #include "trainer_plan.h"
 
 namespace shardscope::app::cli {

@@ -6,7 +6,7 @@
 
 #include "cli.h"
 #include "shardscope/core/version.h"
-#include "shardscope/profiler/gpu_devices.h"
+#include "shardscope/profiler/engine/gpu_devices.h"
 
 namespace shardscope::app::cli {
 

@@ -12,7 +12,7 @@
 #include "cli.h"
 #include "shardscope/core/result.h"
 #include "shardscope/core/store/trace_store.h"
-#include "shardscope/profiler/run_analysis.h"
+#include "shardscope/profiler/analysis/run_analysis.h"
 
 namespace shardscope::app::cli {
 

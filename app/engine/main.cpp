@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "shardscope/profiler/distributed.h"
+#include "shardscope/profiler/engine_mpi/distributed.h"
 
 namespace {
 

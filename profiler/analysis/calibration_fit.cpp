@@ -2,7 +2,7 @@
 // are linear in 1/BW, backward_scale/BW, kernel overhead and lookup overhead
 // once lookups and unique rows are measured, so the constants come from a
 // non-negative least-squares fit on relative error. docs/analysis.md.
-#include "shardscope/profiler/calibration_fit.h"
+#include "shardscope/profiler/analysis/calibration_fit.h"
 
 #include <unistd.h>
 
@@ -22,8 +22,8 @@
 #include "shardscope/core/time_text.h"
 #include "shardscope/planner/access_profile.h"
 #include "shardscope/planner/cost_model.h"
-#include "shardscope/profiler/engine_trace.h"
-#include "shardscope/profiler/run_analysis.h"
+#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/analysis/run_analysis.h"
 #include "analysis_common.h"
 
 namespace shardscope::profiler {

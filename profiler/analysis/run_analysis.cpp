@@ -1,6 +1,6 @@
 // Analysis of one engine run; definitions of every number in docs/analysis.md,
 // the conventions read here in docs/formats/engine-trace.md.
-#include "shardscope/profiler/run_analysis.h"
+#include "shardscope/profiler/analysis/run_analysis.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,7 +15,7 @@
 #include "shardscope/planner/cost_model.h"
 #include "shardscope/planner/grid.h"
 #include "shardscope/planner/grid_result.h"
-#include "shardscope/profiler/engine_trace.h"
+#include "shardscope/profiler/trace/engine_trace.h"
 #include "analysis_common.h"
 
 namespace shardscope::profiler {

@@ -4,7 +4,7 @@
 // target attributes. FMA is deliberately not enabled: every sum and product
 // below is a separately rounded operation, which is what makes both paths (and
 // the tests' naive loops) bit-identical.
-#include "shardscope/profiler/embedding_kernels.h"
+#include "shardscope/profiler/engine/embedding_kernels.h"
 
 #include <algorithm>
 #include <array>

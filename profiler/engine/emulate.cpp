@@ -2,7 +2,7 @@
 // process, with its own shards, its own ids and the CPU kernels; the times
 // land in a trace-store run. There are no collectives: what a rank would wait
 // for in a real run is left to the analysis, which compares ranks' loads.
-#include "shardscope/profiler/emulate.h"
+#include "shardscope/profiler/engine/emulate.h"
 
 #include <unistd.h>
 
@@ -17,13 +17,13 @@
 
 #include "shardscope/core/hash.h"
 #include "shardscope/core/json_io.h"
-#include "shardscope/profiler/engine_run_config.h"
+#include "shardscope/profiler/trace/engine_run_config.h"
 #include "shardscope/core/time_text.h"
-#include "shardscope/profiler/host_info.h"
+#include "shardscope/profiler/engine/host_info.h"
 #include "shardscope/core/store/run_writer.h"
-#include "shardscope/profiler/engine_trace.h"
-#include "shardscope/profiler/shard_inputs.h"
-#include "shardscope/profiler/thread_pool.h"
+#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/engine/shard_inputs.h"
+#include "shardscope/profiler/engine/thread_pool.h"
 
 namespace shardscope::profiler {
 
@@ -306,6 +306,7 @@ std::string configJson(const core::ShardPlan& plan, const EmulateOptions& o, std
   c.memory_budget_bytes = budget;
   c.capped = capped;
   c.host = host;
+  c.cpu = cpuName();
   return engineRunConfigJson(c);
 }
 

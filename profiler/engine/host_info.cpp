@@ -1,4 +1,4 @@
-#include "shardscope/profiler/host_info.h"
+#include "shardscope/profiler/engine/host_info.h"
 
 #include <unistd.h>
 

@@ -1,7 +1,7 @@
 // Which shards a rank holds, how many rows of each fit in memory, and which of
 // a batch's ids each shard serves. Shared by emulate mode and the distributed
 // engine, so both run exactly the same lookups for a plan.
-#include "shardscope/profiler/shard_inputs.h"
+#include "shardscope/profiler/engine/shard_inputs.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,6 +1,6 @@
 // A fixed pool for the kernels: one job at a time, chunks handed out through an
 // atomic counter so that fast threads take more of them, the caller working too.
-#include "shardscope/profiler/thread_pool.h"
+#include "shardscope/profiler/engine/thread_pool.h"
 
 #include <algorithm>
 #include <atomic>

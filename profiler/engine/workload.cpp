@@ -2,7 +2,7 @@
 // (seed, table, sample, slot, attempt) — SplitMix64's finaliser — so a slice
 // of samples never depends on the samples before it and no std:: distribution
 // (whose output the standard leaves unspecified) is involved.
-#include "shardscope/profiler/workload.h"
+#include "shardscope/profiler/engine/workload.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "shardscope/profiler/workload.h"
+#include "shardscope/profiler/engine/workload.h"
 
 namespace shardscope::profiler {
 

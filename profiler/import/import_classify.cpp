@@ -1,5 +1,5 @@
 // Kernel classification rules (docs/import.md): one ordered regex list.
-#include "shardscope/profiler/import_classify.h"
+#include "shardscope/profiler/import/import_classify.h"
 
 #include <array>
 #include <fstream>

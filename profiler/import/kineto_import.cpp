@@ -2,7 +2,7 @@
 // the streaming JSON scanner (json_scanner.h) over a chunked zlib reader
 // (gzread reads plain files as they are, so gzip is found by its magic
 // bytes). Only the current event's fields are held; see docs/import.md.
-#include "shardscope/profiler/kineto_import.h"
+#include "shardscope/profiler/import/kineto_import.h"
 
 #include <zlib.h>
 

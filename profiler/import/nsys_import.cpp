@@ -2,7 +2,7 @@
 // by one prepared statement ordered by start; a k-way merge over the current
 // rows hands the sink one time-ordered stream. Columns are picked from
 // PRAGMA table_info because they change between nsys versions.
-#include "shardscope/profiler/nsys_import.h"
+#include "shardscope/profiler/import/nsys_import.h"
 
 #include <sqlite3.h>
 

@@ -3,7 +3,7 @@
 // compact form until its file ends (steps of GPU work come from their
 // launches, which may appear anywhere in the file); past a cap the rank is
 // written as it streams.
-#include "shardscope/profiler/store_import_sink.h"
+#include "shardscope/profiler/import/store_import_sink.h"
 
 #include <algorithm>
 #include <charconv>
@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shardscope/profiler/engine_trace.h"
+#include "shardscope/profiler/trace/engine_trace.h"
 
 namespace shardscope::profiler {
 

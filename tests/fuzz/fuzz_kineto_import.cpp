@@ -40,7 +40,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shardscope/profiler/kineto_import.h"
+#include "shardscope/profiler/import/kineto_import.h"
 
 using namespace shardscope;
 

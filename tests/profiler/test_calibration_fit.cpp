@@ -18,9 +18,9 @@
 #include "shardscope/planner/cost_model.h"
 #include "shardscope/planner/grid.h"
 #include "shardscope/planner/sweep.h"
-#include "shardscope/profiler/calibration_fit.h"
-#include "shardscope/profiler/emulate.h"
-#include "shardscope/profiler/run_analysis.h"
+#include "shardscope/profiler/analysis/calibration_fit.h"
+#include "shardscope/profiler/engine/emulate.h"
+#include "shardscope/profiler/analysis/run_analysis.h"
 
 #include "cpu_cluster.h"
 

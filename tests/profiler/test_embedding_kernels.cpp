@@ -16,8 +16,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "shardscope/profiler/embedding_kernels.h"
-#include "shardscope/profiler/thread_pool.h"
+#include "shardscope/profiler/engine/embedding_kernels.h"
+#include "shardscope/profiler/engine/thread_pool.h"
 
 using namespace shardscope::profiler;
 

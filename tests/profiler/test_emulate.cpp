@@ -17,8 +17,8 @@
 #include "shardscope/core/store/run_writer.h"
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/planner/sweep.h"
-#include "shardscope/profiler/emulate.h"
-#include "shardscope/profiler/shard_inputs.h"
+#include "shardscope/profiler/engine/emulate.h"
+#include "shardscope/profiler/engine/shard_inputs.h"
 
 using namespace shardscope;
 using profiler::RankShard;

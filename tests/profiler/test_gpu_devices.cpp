@@ -1,7 +1,7 @@
 // GPU checks: run where a GPU is present (scripts/gpu-check), skipped elsewhere.
 #include <QtTest>
 
-#include "shardscope/profiler/gpu_devices.h"
+#include "shardscope/profiler/engine/gpu_devices.h"
 
 using namespace shardscope::profiler;
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "shardscope/profiler/import_classify.h"
+#include "shardscope/profiler/import/import_classify.h"
 
 using namespace shardscope;
 using profiler::KernelClass;

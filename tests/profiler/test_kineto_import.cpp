@@ -19,9 +19,9 @@
 #include <nlohmann/json.hpp>
 
 #include "shardscope/core/store/trace_store.h"
-#include "shardscope/profiler/kineto_import.h"
-#include "shardscope/profiler/run_analysis.h"
-#include "shardscope/profiler/store_import_sink.h"
+#include "shardscope/profiler/import/kineto_import.h"
+#include "shardscope/profiler/analysis/run_analysis.h"
+#include "shardscope/profiler/import/store_import_sink.h"
 
 using namespace shardscope;
 namespace st = core::store;

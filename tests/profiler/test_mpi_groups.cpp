@@ -2,7 +2,7 @@
 #include <QtTest>
 
 #include "shardscope/core/rank_layout.h"
-#include "shardscope/profiler/mpi_groups.h"
+#include "shardscope/profiler/engine_mpi/mpi_groups.h"
 
 using namespace shardscope;
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "shardscope/profiler/nsys_import.h"
+#include "shardscope/profiler/import/nsys_import.h"
 
 using namespace shardscope;
 using profiler::TraceEventKind;

@@ -17,7 +17,7 @@
 #include "shardscope/core/rank_layout.h"
 #include "shardscope/core/store/run_writer.h"
 #include "shardscope/core/store/trace_store.h"
-#include "shardscope/profiler/run_analysis.h"
+#include "shardscope/profiler/analysis/run_analysis.h"
 
 #include "cpu_cluster.h"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "shardscope/planner/access_profile.h"
-#include "shardscope/profiler/workload.h"
+#include "shardscope/profiler/engine/workload.h"
 
 using namespace shardscope;
 using profiler::Batch;

@@ -25,8 +25,8 @@
 
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/planner/sweep.h"
-#include "shardscope/profiler/calibration_fit.h"
-#include "shardscope/profiler/emulate.h"
+#include "shardscope/profiler/analysis/calibration_fit.h"
+#include "shardscope/profiler/engine/emulate.h"
 
 namespace sp = shardscope::profiler;
 namespace core = shardscope::core;

@@ -24,8 +24,8 @@
 #include <thread>
 #include <vector>
 
-#include "shardscope/profiler/embedding_kernels.h"
-#include "shardscope/profiler/thread_pool.h"
+#include "shardscope/profiler/engine/embedding_kernels.h"
+#include "shardscope/profiler/engine/thread_pool.h"
 
 namespace sp = shardscope::profiler;
 namespace fs = std::filesystem;

@@ -26,8 +26,8 @@
 
 #include "shardscope/core/presets.h"
 #include "shardscope/planner/sweep.h"
-#include "shardscope/profiler/emulate.h"
-#include "shardscope/profiler/engine_trace.h"
+#include "shardscope/profiler/engine/emulate.h"
+#include "shardscope/profiler/trace/engine_trace.h"
 
 namespace sp = shardscope::profiler;
 namespace core = shardscope::core;

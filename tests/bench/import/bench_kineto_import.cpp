@@ -24,8 +24,8 @@
 #include <nlohmann/json.hpp>
 
 #include "json_scanner.h"  // profiler/import: the importer's scanner, for its no-op baseline
-#include "shardscope/profiler/kineto_import.h"
-#include "shardscope/profiler/store_import_sink.h"
+#include "shardscope/profiler/import/kineto_import.h"
+#include "shardscope/profiler/import/store_import_sink.h"
 
 namespace fs = std::filesystem;
 using namespace shardscope;

@@ -1,5 +1,5 @@
 // gpu_devices.h for builds without the CUDA toolkit.
-#include "shardscope/profiler/gpu_devices.h"
+#include "shardscope/profiler/engine/gpu_devices.h"
 
 namespace shardscope::profiler {
 

@@ -11,7 +11,7 @@
 #include <span>
 #include <vector>
 
-#include "shardscope/profiler/thread_pool.h"
+#include "shardscope/profiler/engine/thread_pool.h"
 
 namespace shardscope::profiler {
 

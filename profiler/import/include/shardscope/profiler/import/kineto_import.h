@@ -11,7 +11,7 @@
 #include <string>
 
 #include "shardscope/core/result.h"
-#include "shardscope/profiler/trace_import.h"
+#include "shardscope/profiler/import/trace_import.h"
 
 namespace shardscope::profiler {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "shardscope/profiler/gpu_devices.h"
+#include "shardscope/profiler/engine/gpu_devices.h"
 
 namespace shardscope::profiler {
 

@@ -8,9 +8,17 @@
 #include <string>
 #include <vector>
 
-#include "shardscope/profiler/emulate.h"
-
 namespace shardscope::profiler {
+
+// A shard that ran with fewer physical rows than it has (ids folded onto them).
+struct CappedShard {
+  std::string table;
+  std::uint32_t group_rank = 0;
+  std::uint64_t row_offset = 0;
+  std::uint32_t col_offset = 0;
+  std::uint64_t rows = 0;
+  std::uint64_t physical_rows = 0;
+};
 
 struct EngineRunConfig {
   std::string mode;  // "emulate" or "mpi"
@@ -34,9 +42,10 @@ struct EngineRunConfig {
   std::vector<CappedShard> capped;
   std::string host;
   std::optional<std::vector<std::string>> hosts;  // MPI runs: every rank's host
+  std::string cpu;                                 // the CPU model (profiler::cpuName())
 };
 
-// The JSON text, with the CPU model and the start time (UTC) added.
+// The JSON text, with the start time (UTC) added.
 [[nodiscard]] std::string engineRunConfigJson(const EngineRunConfig& c);
 
 }  // namespace shardscope::profiler

@@ -3,7 +3,7 @@
 // shards, runs warm-up and measured steps (docs/engine-distributed.md has the
 // step and the message layouts), and at the end rank 0 collects every rank's
 // trace, aligns the clocks and writes one run.
-#include "shardscope/profiler/distributed.h"
+#include "shardscope/profiler/engine_mpi/distributed.h"
 
 #include <unistd.h>
 
@@ -23,18 +23,18 @@
 #include "shardscope/core/hash.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/time_text.h"
-#include "shardscope/profiler/host_info.h"
+#include "shardscope/profiler/engine/host_info.h"
 #include "shardscope/core/presets.h"
 #include "shardscope/core/store/run_writer.h"
 #include "shardscope/planner/sweep.h"
-#include "shardscope/profiler/embedding_kernels.h"
-#include "shardscope/profiler/emulate.h"
-#include "shardscope/profiler/engine_run_config.h"
-#include "shardscope/profiler/engine_trace.h"
-#include "shardscope/profiler/mpi_groups.h"
-#include "shardscope/profiler/shard_inputs.h"
-#include "shardscope/profiler/thread_pool.h"
-#include "shardscope/profiler/workload.h"
+#include "shardscope/profiler/engine/embedding_kernels.h"
+#include "shardscope/profiler/engine/emulate.h"
+#include "shardscope/profiler/trace/engine_run_config.h"
+#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/engine_mpi/mpi_groups.h"
+#include "shardscope/profiler/engine/shard_inputs.h"
+#include "shardscope/profiler/engine/thread_pool.h"
+#include "shardscope/profiler/engine/workload.h"
 #include "mpi_util.h"
 
 namespace shardscope::profiler {
@@ -852,6 +852,7 @@ std::string configJson(const Inputs& in, const DistributedConfig& c, std::uint32
                             s.shard.col_offset, s.shard.rows, s.physical_rows});
   r.host = hosts.empty() ? std::string() : hosts.front();
   r.hosts = hosts;
+  r.cpu = cpuName();
   return engineRunConfigJson(r);
 }
 

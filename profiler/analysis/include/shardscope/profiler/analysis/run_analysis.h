@@ -19,7 +19,7 @@
 #include "shardscope/core/result.h"
 #include "shardscope/core/store/store_types.h"
 #include "shardscope/core/store/trace_store.h"
-#include "shardscope/profiler/emulate.h"  // CappedShard
+#include "shardscope/profiler/trace/engine_run_config.h"  // CappedShard
 
 namespace shardscope::profiler {
 

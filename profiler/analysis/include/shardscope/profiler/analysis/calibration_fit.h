@@ -17,7 +17,7 @@
 #include "shardscope/core/result.h"
 #include "shardscope/core/store/store_types.h"
 #include "shardscope/core/store/trace_store.h"
-#include "shardscope/profiler/run_analysis.h"  // RunInputs
+#include "shardscope/profiler/analysis/run_analysis.h"  // RunInputs
 
 namespace shardscope::profiler {
 

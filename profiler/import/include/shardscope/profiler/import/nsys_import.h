@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "shardscope/core/result.h"
-#include "shardscope/profiler/trace_import.h"
+#include "shardscope/profiler/import/trace_import.h"
 
 namespace shardscope::profiler {
 

@@ -1,9 +1,8 @@
-#include "shardscope/profiler/engine_run_config.h"
+#include "shardscope/profiler/trace/engine_run_config.h"
 
 #include <nlohmann/json.hpp>
 
 #include "shardscope/core/time_text.h"
-#include "shardscope/profiler/host_info.h"
 
 namespace shardscope::profiler {
 
@@ -34,7 +33,7 @@ std::string engineRunConfigJson(const EngineRunConfig& c) {
   j["capped"] = std::move(capped);
   j["host"] = c.host;
   if (c.hosts) j["hosts"] = *c.hosts;
-  j["cpu"] = cpuName();
+  j["cpu"] = c.cpu;
   j["started"] = core::utcNowIso8601();
   return j.dump();
 }

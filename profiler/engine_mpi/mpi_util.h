@@ -1,5 +1,5 @@
 // Small MPI helpers of the distributed engine (private to profiler/engine,
-// compiled into shardscope_mpi): rank and size, chunked broadcasts and
+// compiled into shardscope_engine_mpi): rank and size, chunked broadcasts and
 // point-to-point byte messages (MPI counts are ints), an error every rank
 // agrees on, all-to-all displacements, chunked float all-reduce.
 #pragma once

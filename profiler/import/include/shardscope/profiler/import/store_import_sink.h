@@ -17,8 +17,8 @@
 #include "shardscope/core/result.h"
 #include "shardscope/core/store/run_writer.h"
 #include "shardscope/core/store/store_types.h"
-#include "shardscope/profiler/import_classify.h"
-#include "shardscope/profiler/trace_import.h"
+#include "shardscope/profiler/import/import_classify.h"
+#include "shardscope/profiler/import/trace_import.h"
 
 namespace shardscope::profiler {
 

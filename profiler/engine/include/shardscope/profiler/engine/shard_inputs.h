@@ -11,8 +11,8 @@
 #include "shardscope/core/model.h"
 #include "shardscope/core/plan.h"
 #include "shardscope/core/result.h"
-#include "shardscope/profiler/embedding_kernels.h"
-#include "shardscope/profiler/workload.h"
+#include "shardscope/profiler/engine/embedding_kernels.h"
+#include "shardscope/profiler/engine/workload.h"
 
 namespace shardscope::profiler {
 

@@ -1,4 +1,4 @@
-#include "shardscope/profiler/mpi_groups.h"
+#include "shardscope/profiler/engine_mpi/mpi_groups.h"
 
 #include <string>
 #include <utility>

@@ -19,8 +19,9 @@
 #include "shardscope/core/plan.h"
 #include "shardscope/core/result.h"
 #include "shardscope/core/store/store_types.h"
-#include "shardscope/profiler/embedding_kernels.h"
-#include "shardscope/profiler/workload.h"
+#include "shardscope/profiler/engine/embedding_kernels.h"
+#include "shardscope/profiler/engine/workload.h"
+#include "shardscope/profiler/trace/engine_run_config.h"
 
 namespace shardscope::profiler {
 
@@ -62,16 +63,6 @@ struct EmulateRankResult {
   double step_ms = 0;            // the whole step: input generation and routing, forward, backward
   std::uint64_t state_bytes = 0; // weights + optimizer state allocated (after capping)
   std::vector<EmulateTableResult> tables;  // in plan order
-};
-
-// A shard that ran with fewer physical rows than it has (ids folded onto them).
-struct CappedShard {
-  std::string table;
-  std::uint32_t group_rank = 0;
-  std::uint64_t row_offset = 0;
-  std::uint32_t col_offset = 0;
-  std::uint64_t rows = 0;
-  std::uint64_t physical_rows = 0;
 };
 
 struct EmulateResult {
