@@ -17,39 +17,18 @@
 #include <unordered_set>
 #include <utility>
 
+#include "shardscope/core/store/sqlite.h"
+
 namespace shardscope::profiler {
 namespace {
 
-// --- a small RAII layer over the C API -------------------------------------
+using Stmt = core::sqlite::Statement;
 
-class Stmt {
- public:
-  Stmt() = default;
-  explicit Stmt(sqlite3_stmt* s) : s_(s) {}
-  Stmt(Stmt&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
-  Stmt& operator=(Stmt&& o) noexcept {
-    if (this != &o) {
-      sqlite3_finalize(s_);
-      s_ = std::exchange(o.s_, nullptr);
-    }
-    return *this;
-  }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-  ~Stmt() { sqlite3_finalize(s_); }
-  [[nodiscard]] sqlite3_stmt* get() const { return s_; }
-
- private:
-  sqlite3_stmt* s_ = nullptr;
-};
-
+// A read-only export: the shared connection with the importer's error wording.
 class Db {
  public:
-  Db(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
-  Db(const Db&) = delete;
-  Db& operator=(const Db&) = delete;
-  ~Db() { sqlite3_close_v2(db_); }
-  [[nodiscard]] sqlite3* get() const { return db_; }
+  Db(core::sqlite::Connection connection, std::string path) : conn_(std::move(connection)), path_(std::move(path)) {}
+  [[nodiscard]] sqlite3* get() const { return conn_.handle(); }
   [[nodiscard]] const std::string& path() const { return path_; }
 
   // "<file>: corrupt or truncated SQLite database while reading X (detail)".
@@ -62,22 +41,18 @@ class Db {
       case SQLITE_IOERR: os << "read error"; break;
       default: os << "SQLite error"; break;
     }
-    os << " while " << what << " (" << sqlite3_errmsg(db_) << ")";
+    os << " while " << what << " (" << sqlite3_errmsg(conn_.handle()) << ")";
     return core::Error{os.str()};
   }
 
   [[nodiscard]] core::Result<Stmt> prepare(const std::string& sql, std::string_view what) const {
-    sqlite3_stmt* s = nullptr;
-    const int rc = sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &s, nullptr);
-    if (rc != SQLITE_OK) {
-      sqlite3_finalize(s);
-      return error(what, rc);
-    }
-    return Stmt(s);
+    auto prepared = conn_.prepare(sql);
+    if (prepared.rc != SQLITE_OK) return error(what, prepared.rc);
+    return std::move(prepared.stmt);
   }
 
  private:
-  sqlite3* db_;
+  core::sqlite::Connection conn_;
   std::string path_;
 };
 
@@ -181,7 +156,7 @@ class Importer {
   // true: the row became c.event; false: skipped (counted).
   core::Result<bool> decode(Cursor& c);
   // A name column: text as is, an integer through StringIds. nullopt = skip (counted).
-  core::Result<std::optional<std::string_view>> nameAt(sqlite3_stmt* s, int col, bool* is_null);
+  core::Result<std::optional<std::string_view>> nameAt(sqlite3_stmt* s, int col);
   core::Result<std::optional<std::string_view>> lookup(std::int64_t id);
 
   Db& db_;
@@ -199,7 +174,7 @@ core::Result<std::unordered_set<std::string>> Importer::tables() {
   if (!st) return st.error();
   std::unordered_set<std::string> out;
   int rc = 0;
-  while ((rc = sqlite3_step(st->get())) == SQLITE_ROW) out.emplace(columnText(st->get(), 0));
+  while ((rc = sqlite3_step(st->get())) == SQLITE_ROW) out.emplace(st->textView(0));
   if (rc != SQLITE_DONE) return db_.error("listing tables", rc);
   return out;
 }
@@ -210,7 +185,7 @@ core::Result<std::unordered_set<std::string>> Importer::columnsOf(const std::str
   if (!st) return st.error();
   std::unordered_set<std::string> out;
   int rc = 0;
-  while ((rc = sqlite3_step(st->get())) == SQLITE_ROW) out.emplace(columnText(st->get(), 1));
+  while ((rc = sqlite3_step(st->get())) == SQLITE_ROW) out.emplace(st->textView(1));
   if (rc != SQLITE_DONE) return db_.error(what, rc);
   return out;
 }
@@ -222,7 +197,7 @@ core::Result<std::optional<std::string>> Importer::firstText(const std::string& 
   if (rc == SQLITE_DONE) return std::optional<std::string>{};
   if (rc != SQLITE_ROW) return db_.error(what, rc);
   if (sqlite3_column_type(st->get(), 0) == SQLITE_NULL) return std::optional<std::string>{};
-  return std::optional<std::string>{std::string(columnText(st->get(), 0))};
+  return std::optional<std::string>{st->text(0)};
 }
 
 core::Status Importer::rankInfo(const std::unordered_set<std::string>& tables, ImportRankInfo& info) {
@@ -311,10 +286,9 @@ core::Result<std::optional<std::string_view>> Importer::lookup(std::int64_t id) 
   return std::optional<std::string_view>{};
 }
 
-core::Result<std::optional<std::string_view>> Importer::nameAt(sqlite3_stmt* s, int col, bool* is_null) {
-  *is_null = false;
+core::Result<std::optional<std::string_view>> Importer::nameAt(sqlite3_stmt* s, int col) {
   switch (sqlite3_column_type(s, col)) {
-    case SQLITE_NULL: *is_null = true; return std::optional<std::string_view>{};
+    case SQLITE_NULL: return std::optional<std::string_view>{};
     case SQLITE_TEXT: return std::optional<std::string_view>{columnText(s, col)};
     case SQLITE_INTEGER: {
       auto name = lookup(sqlite3_column_int64(s, col));
@@ -356,16 +330,14 @@ core::Result<bool> Importer::decode(Cursor& c) {
   } else if (source == Source::Memset) {
     name = std::string_view("Memset");
   } else {
-    bool null1 = false, null2 = true;
-    auto n1 = nameAt(s, kName1, &null1);
-    if (!n1) return n1.error();
-    name = *n1;
-    if (null1) {
-      auto n2 = nameAt(s, kName2, &null2);
-      if (!n2) return n2.error();
-      name = *n2;
-      if (null2) ++report_.skipped_null_name;
+    const int col = sqlite3_column_type(s, kName1) != SQLITE_NULL ? kName1 : kName2;
+    if (sqlite3_column_type(s, col) == SQLITE_NULL) {
+      ++report_.skipped_null_name;
+      return false;
     }
+    auto n = nameAt(s, col);
+    if (!n) return n.error();
+    name = *n;
     if (!name) return false;
   }
   e.name = *name;
@@ -560,9 +532,10 @@ core::Status importNsys(const std::string& path, TraceEventSink& sink, const Nsy
       return core::Error{path + ": not an SQLite database (expected the \"SQLite format 3\" header of an `nsys export --type sqlite` file)"};
     }
   }
-  sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
-  Db db(raw, path);  // closes even when open failed
+  auto opened = core::sqlite::Connection::open(path, SQLITE_OPEN_READONLY);
+  const int rc = opened.rc;
+  Db db(std::move(opened.connection), path);  // closes even when open failed
+  sqlite3* raw = db.get();
   if (rc != SQLITE_OK) return db.error("opening", rc);
   sqlite3_extended_result_codes(raw, 0);
   // SQLite sorts a whole unindexed table inside the first step of a query:

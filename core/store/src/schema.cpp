@@ -281,15 +281,15 @@ Status initialiseSchema(Database& db) {
 }
 
 Result<std::unique_ptr<Database>> openConnection(const fs::path& path, int flags) {
-  sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
-  auto db = std::make_unique<Database>(raw, path);
+  auto opened = sqlite::Connection::open(path, flags);
+  const int rc = opened.rc;
+  auto db = std::make_unique<Database>(std::move(opened.connection));
   if (rc != SQLITE_OK) {
     const bool creating = (flags & SQLITE_OPEN_CREATE) != 0;
-    const std::string msg = raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
-    return Error{storeName(path) + (creating ? " cannot be created: " : " cannot be opened: ") + msg};
+    return Error{storeName(path) + (creating ? " cannot be created: " : " cannot be opened: ") +
+                 db->connection().message(rc)};
   }
-  sqlite3_extended_result_codes(raw, 1);
+  sqlite3_extended_result_codes(db->handle(), 1);
   return db;
 }
 

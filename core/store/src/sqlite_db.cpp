@@ -1,35 +1,9 @@
 #include "sqlite_db.h"
 
 #include <cstdint>
+#include <utility>
 
 namespace shardscope::core::store::detail {
-
-namespace {
-// SQLITE_TRANSIENT spelled without the macro's C-style cast.
-const sqlite3_destructor_type kTransient =
-    reinterpret_cast<sqlite3_destructor_type>(static_cast<std::intptr_t>(-1));
-}  // namespace
-
-Statement& Statement::operator=(Statement&& other) noexcept {
-  if (this != &other) {
-    sqlite3_finalize(stmt_);
-    stmt_ = other.stmt_;
-    other.stmt_ = nullptr;
-  }
-  return *this;
-}
-
-void Statement::bind(int index, std::string_view text) {
-  sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), kTransient);
-}
-
-std::string Statement::text(int col) const {
-  const unsigned char* p = sqlite3_column_text(stmt_, col);
-  if (p == nullptr) {
-    return {};
-  }
-  return {reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))};
-}
 
 std::string storeName(const std::filesystem::path& path) {
   return "trace store '" + path.string() + "'";
@@ -37,7 +11,7 @@ std::string storeName(const std::filesystem::path& path) {
 
 Status Database::exec(const char* sql) {
   char* msg = nullptr;
-  const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &msg);
+  const int rc = sqlite3_exec(handle(), sql, nullptr, nullptr, &msg);
   sqlite3_free(msg);
   if (rc != SQLITE_OK) {
     return error(std::string("running '") + sql + "'", rc);
@@ -46,14 +20,11 @@ Status Database::exec(const char* sql) {
 }
 
 Result<Statement> Database::prepare(std::string_view sql) const {
-  sqlite3_stmt* stmt = nullptr;
-  const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
-                                    SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
-  if (rc != SQLITE_OK) {
-    sqlite3_finalize(stmt);
-    return error("preparing a query", rc);
+  auto prepared = conn_.prepare(sql, /*persistent=*/true);
+  if (prepared.rc != SQLITE_OK) {
+    return error("preparing a query", prepared.rc);
   }
-  return Statement(stmt);
+  return std::move(prepared.stmt);
 }
 
 Result<std::int64_t> Database::queryInt(const char* sql) const {
@@ -72,12 +43,12 @@ Result<std::int64_t> Database::queryInt(const char* sql) const {
 }
 
 Error Database::error(std::string_view what) const {
-  return error(what, sqlite3_extended_errcode(db_));
+  return error(what, sqlite3_extended_errcode(handle()));
 }
 
 Error Database::error(std::string_view what, int code) const {
-  const std::string name = storeName(path_);
-  const std::string detail = std::string(what) + ": " + sqlite3_errmsg(db_);
+  const std::string name = storeName(path());
+  const std::string detail = std::string(what) + ": " + sqlite3_errmsg(handle());
   switch (code & 0xff) {
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
