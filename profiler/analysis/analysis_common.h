@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -40,6 +41,10 @@ inline std::string runName(const core::store::TraceStore& store, core::store::Ru
 // Median of per-step values (0 for none): a step that the OS preempted on a
 // shared machine does not move it, where it would move a mean.
 double median(std::vector<double> v);
+
+// Collective span kinds, in the order reports show them (the last three
+// come from imported traces only: docs/formats/import-trace.md).
+const std::vector<std::string_view>& commKinds();
 
 // Fixed-point text with `decimals` digits.
 inline std::string fmt(double v, int decimals = 3) {

@@ -29,19 +29,17 @@ double analysis_detail::median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-namespace {
-
-using namespace analysis_detail;
-
-// Collective span kinds, in the order reports show them (the last three
-// come from imported traces only: docs/formats/import-trace.md).
-const std::vector<std::string_view>& commKinds() {
+const std::vector<std::string_view>& analysis_detail::commKinds() {
   static const std::vector<std::string_view> kinds = {
       span_kind::kA2aIds,       span_kind::kA2aPooled,     span_kind::kA2aGrads, span_kind::kDpAllreduce,
       span_kind::kReplicaSync,  span_kind::kDenseAllreduce, "reduce_scatter",     "all_gather",
       "send_recv"};
   return kinds;
 }
+
+namespace {
+
+using namespace analysis_detail;
 
 // Span kinds that are device work besides collectives: the engine's compute
 // and the kernels and copies of imported traces. Everything else (the step
@@ -83,18 +81,6 @@ std::int64_t overlapOf(const std::vector<Interval>& a, const std::vector<Interva
   return n;
 }
 
-std::string bytesText(double b) {
-  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024.0 && u < 4) {
-    b /= 1024.0;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, b < 10 && u > 0 ? "%.1f %s" : "%.0f %s", b, kUnits[u]);
-  return buf;
-}
-
 ComputeImbalance imbalanceOver(const std::vector<const RankAnalysis*>& ranks, int group) {
   ComputeImbalance im;
   im.sharding_group = group;
@@ -112,39 +98,343 @@ ComputeImbalance imbalanceOver(const std::vector<const RankAnalysis*>& ranks, in
   return im;
 }
 
-std::string pct(double fraction) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", fraction * 100.0);
-  return buf;
+using RankMap = std::map<int, RankAnalysis>;
+
+// Per-rank means from step summaries; a.steps is the number of distinct steps.
+RankMap rankMeans(const std::vector<st::StepSummary>& summaries, RunAnalysis& a) {
+  std::map<int, RankAnalysis> ranks;
+  std::set<std::int64_t> steps;
+  for (const auto& s : summaries) {
+    RankAnalysis& r = ranks[s.rank];
+    r.rank = s.rank;
+    ++r.steps;
+    r.emb_fwd_ms += static_cast<double>(s.embFwdNs);
+    r.emb_bwd_ms += static_cast<double>(s.embBwdNs);
+    r.dense_ms += static_cast<double>(s.denseNs);
+    r.comm_ms += static_cast<double>(s.commNs);
+    r.step_ms += static_cast<double>(s.totalNs);
+    steps.insert(s.step);
+  }
+  a.steps = static_cast<std::int64_t>(steps.size());
+  for (auto& [rank, r] : ranks) {
+    const double d = static_cast<double>(r.steps) * kNsPerMs;
+    r.emb_fwd_ms /= d;
+    r.emb_bwd_ms /= d;
+    r.compute_ms = r.emb_fwd_ms + r.emb_bwd_ms;
+    r.dense_ms /= d;
+    r.comm_ms /= d;
+    r.step_ms /= d;
+    if (r.steps < a.steps)
+      a.warnings.push_back("rank " + std::to_string(rank) + " has " + std::to_string(r.steps) + " of " +
+                           std::to_string(a.steps) + " measured steps");
+  }
+  return ranks;
 }
 
-// Right-aligned columns; the first column left-aligned.
-class TextTable {
- public:
-  explicit TextTable(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  void print(std::ostream& o, const std::string& indent = "  ") const {
-    std::vector<std::size_t> w;
-    for (const auto& r : rows_)
-      for (std::size_t i = 0; i < r.size(); ++i) {
-        if (w.size() <= i) w.push_back(0);
-        w[i] = std::max(w[i], r[i].size());
+// Groups: the ranks table, else the plan.
+void assignGroups(const std::vector<st::RankInfo>& infos, const RunInputs& in, bool imported, RankMap& ranks,
+                  RunAnalysis& a) {
+  // An import's ranks table holds one placeholder group; a supplied plan knows better.
+  const bool groups_from_plan = imported && in.plan;
+  for (const auto& info : infos) {
+    if (groups_from_plan) break;
+    auto it = ranks.find(info.rank);
+    if (it == ranks.end()) continue;
+    it->second.sharding_group = info.shardingGroup;
+    it->second.replica_group = info.replicaGroup;
+  }
+  if (in.plan) {
+    const auto& plan = *in.plan;
+    for (auto& [rank, r] : ranks) {
+      r.group_rank = groupRankOf(plan, rank);
+      if (r.sharding_group < 0)
+        for (std::size_t g = 0; g < plan.sharding_groups.size(); ++g)
+          if (std::find(plan.sharding_groups[g].begin(), plan.sharding_groups[g].end(),
+                        static_cast<std::uint32_t>(rank)) != plan.sharding_groups[g].end())
+            r.sharding_group = static_cast<int>(g);
+      if (r.replica_group < 0)
+        for (std::size_t g = 0; g < plan.replica_groups.size(); ++g)
+          if (std::find(plan.replica_groups[g].begin(), plan.replica_groups[g].end(),
+                        static_cast<std::uint32_t>(rank)) != plan.replica_groups[g].end())
+            r.replica_group = static_cast<int>(g);
+    }
+    std::ostringstream ps;
+    ps << "M=" << plan.sharding_group_size << " R=" << plan.replicas << " " << core::toString(plan.layout);
+    a.plan_summary = ps.str();
+  }
+}
+
+// Collective time per kind and the wait inside each call; per step the
+// union of work, of collectives, and their overlap with compute.
+core::Status spanTimes(const st::TraceStore& store, st::RunId id, const st::StringTable& strings,
+                       const AnalysisOptions& options, RankMap& ranks, RunAnalysis& a) {
+  // Spans, one rank at a time and in time windows of about
+  // options.spans_per_window spans (memory: one window, plus an interval per work span): collective
+  // time per kind and the wait inside each call; per step the union of work,
+  // of collectives, and their overlap with compute.
+  auto extents = store.spanExtents(id);
+  if (!extents) return extents.error();
+  // Calls fn(span) once for every span of `rank`, in start order per window.
+  auto forEachSpan = [&](int rank, const auto& fn) -> core::Status {
+    const std::int64_t per_window = std::max<std::int64_t>(1, options.spans_per_window);
+    const auto ext = std::find_if(extents->begin(), extents->end(), [&](const st::SpanExtent& e) { return e.rank == rank; });
+    if (ext == extents->end() || ext->spanCount <= 0) return core::Ok{};
+    const std::int64_t windows = std::max<std::int64_t>(1, (ext->spanCount + per_window - 1) / per_window);
+    // Offsets from lo in unsigned arithmetic: timestamps may be anywhere in int64.
+    const std::int64_t lo = ext->minStartNs;
+    const std::int64_t last = std::max(ext->maxEndNs, ext->minStartNs);
+    const std::uint64_t range = static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(lo);  // hi = last + 1
+    const std::uint64_t width = range / static_cast<std::uint64_t>(windows) + 1;
+    const int rank_list[] = {rank};
+    for (std::uint64_t off = 0;; off += width) {
+      const auto at = [&](std::uint64_t o) { return static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + o); };
+      const bool final = range - off < width;  // this window reaches `last`
+      const std::int64_t t0 = at(off);
+      const std::int64_t t1 = final ? last : at(off + width);
+      // [t0, t1) windows; the final one is [t0, last] (t1 = last, and spans starting at `last` kept below).
+      const std::int64_t query_end = final && last < std::numeric_limits<std::int64_t>::max() ? last + 1 : t1;
+      auto spans = store.spansInWindow(id, rank_list, t0, query_end);
+      if (!spans) return spans.error();
+      for (const auto& sp : *spans)  // a span that crosses windows counts where it starts
+        if (sp.startNs >= t0 && (sp.startNs < t1 || (final && sp.startNs <= last))) fn(sp);
+      if (final) break;
+    }
+    return core::Ok{};
+  };
+  // One call = (step, kind, group, n-th call of that kind in the step on a rank).
+  struct Call {
+    int rank;
+    std::size_t kind;
+    std::int64_t duration;
+    std::tuple<std::int64_t, std::size_t, int, int> key;
+  };
+  std::vector<Call> calls;
+  std::map<std::tuple<std::int64_t, std::size_t, int, int>, std::int64_t> shortest;
+  const auto& kinds = commKinds();
+  for (auto& [rank, r] : ranks) {
+    std::map<std::tuple<std::int64_t, std::size_t>, int> seen;  // (step, kind) -> calls so far
+    std::map<std::int64_t, std::pair<std::vector<Interval>, std::vector<Interval>>> by_step;  // compute, comm
+    bool any = false;
+    auto walked = forEachSpan(rank, [&](const st::Span& sp) {
+      any = true;
+      const std::string_view kind = strings.at(sp.kind);
+      const auto k = std::find(kinds.begin(), kinds.end(), kind);
+      if (k == kinds.end()) {
+        if (sp.step >= 0 && isComputeWork(kind)) by_step[sp.step].first.emplace_back(sp.startNs, sp.endNs);
+        return;
       }
-    for (const auto& r : rows_) {
-      std::string line = indent;
-      for (std::size_t i = 0; i < r.size(); ++i) {
-        if (i) line += "  ";
-        const std::string pad(w[i] - r[i].size(), ' ');
-        line += i == 0 ? r[i] + pad : pad + r[i];
-      }
-      while (!line.empty() && line.back() == ' ') line.pop_back();
-      o << line << "\n";
+      if (sp.step >= 0) by_step[sp.step].second.emplace_back(sp.startNs, sp.endNs);
+      const auto ki = static_cast<std::size_t>(k - kinds.begin());
+      int group = 0;  // dense_allreduce spans every rank
+      if (kind == span_kind::kReplicaSync) group = r.replica_group;
+      else if (kind != span_kind::kDenseAllreduce) group = r.sharding_group;
+      const int nth = seen[{sp.step, ki}]++;
+      Call c{rank, ki, sp.endNs - sp.startNs, {sp.step, ki, group, nth}};
+      auto [it, inserted] = shortest.emplace(c.key, c.duration);
+      if (!inserted) it->second = std::min(it->second, c.duration);
+      calls.push_back(c);
+    });
+    if (!walked) return walked.error();
+    a.has_spans = a.has_spans || any;
+    if (by_step.empty()) continue;
+    std::int64_t busy = 0, comm = 0, overlap = 0;
+    for (auto& [step, v] : by_step) {
+      const auto compute = unite(v.first), coll = unite(v.second);
+      std::vector<Interval> all = compute;
+      all.insert(all.end(), coll.begin(), coll.end());
+      busy += lengthOf(unite(all));
+      comm += lengthOf(coll);
+      overlap += overlapOf(compute, coll);
+    }
+    const double d = static_cast<double>(std::max<std::int64_t>(1, r.steps)) * kNsPerMs;
+    r.busy_ms = static_cast<double>(busy) / d;
+    r.idle_ms = std::max(0.0, r.step_ms - r.busy_ms);
+    r.comm_union_ms = static_cast<double>(comm) / d;
+    r.overlap_ms = static_cast<double>(overlap) / d;
+  }
+  std::map<std::pair<int, std::size_t>, std::pair<double, double>> per;  // (rank, kind) -> (ns, wait ns)
+  for (const auto& c : calls) {
+    auto& p = per[{c.rank, c.kind}];
+    p.first += static_cast<double>(c.duration);
+    p.second += static_cast<double>(c.duration - shortest[c.key]);
+  }
+  for (const auto& [key, v] : per) {
+    RankAnalysis& r = ranks[key.first];
+    const double d = static_cast<double>(std::max<std::int64_t>(1, r.steps)) * kNsPerMs;
+    r.comm.push_back({std::string(kinds[key.second]), v.first / d, v.second / d});
+    r.wait_ms += v.second / d;
+  }
+  if (!a.has_spans) a.warnings.push_back("run has no spans (tracing off): collective times per kind and waits are not available");
+  return core::Ok{};
+}
+
+// Bus bandwidth per op and message size, from the collectives table.
+core::Status bandwidthBins(const st::TraceStore& store, st::RunId id, const st::StringTable& strings, RunAnalysis& a) {
+  auto colls = store.collectives(id);
+  if (!colls) return colls.error();
+  struct CallAcc {
+    std::int64_t shortest = std::numeric_limits<std::int64_t>::max();
+    double size = 0.0;  // the largest any member recorded (all-to-allv sizes differ per rank)
+    int ranks = 0;
+    std::vector<double> rank_ms;  // every member's duration
+  };
+  // (op, group, step, n-th call of the op in the group and step on a rank) -> the call
+  std::map<std::tuple<st::StringId, st::StringId, std::int64_t, int>, CallAcc> by_call;
+  std::map<std::tuple<int, st::StringId, st::StringId, std::int64_t>, int> seen;
+  for (const auto& c : *colls) {
+    if (c.endNs <= c.startNs || c.bytes <= 0) continue;
+    const std::string_view op = strings.at(c.op);
+    const int nth = seen[{c.rank, c.op, c.group, c.step}]++;
+    CallAcc& acc = by_call[{c.op, c.group, c.step, nth}];
+    acc.shortest = std::min(acc.shortest, c.endNs - c.startNs);
+    acc.size = std::max(acc.size, collectiveSizeBytes(op, static_cast<double>(c.bytes)));
+    acc.ranks = std::max(acc.ranks, c.peers + 1);
+    acc.rank_ms.push_back(static_cast<double>(c.endNs - c.startNs) / kNsPerMs);
+  }
+  // Binned once each call is complete, so every member lands in its call's bin.
+  struct BinAcc {
+    std::vector<double> sizes, transfer_ms, algbw, rank_ms;
+  };
+  std::map<std::tuple<std::string, int, int>, BinAcc> bins;
+  for (const auto& [key, acc] : by_call) {
+    const std::string op(strings.at(std::get<0>(key)));
+    const int bin = static_cast<int>(std::floor(std::log2(acc.size)));
+    BinAcc& b = bins[{op, acc.ranks, bin}];
+    b.sizes.push_back(acc.size);
+    b.transfer_ms.push_back(static_cast<double>(acc.shortest) / kNsPerMs);
+    b.algbw.push_back(acc.size / static_cast<double>(acc.shortest));  // bytes per ns = GB/s
+    b.rank_ms.insert(b.rank_ms.end(), acc.rank_ms.begin(), acc.rank_ms.end());
+  }
+  for (auto& [key, b] : bins) {
+    CollectiveBin cb;
+    cb.op = std::get<0>(key);
+    cb.group_size = std::get<1>(key);
+    cb.size_lo = std::ldexp(1.0, std::get<2>(key));
+    cb.size_hi = 2.0 * cb.size_lo;
+    cb.calls = b.sizes.size();
+    cb.median_bytes = median(b.sizes);
+    cb.median_ms = median(b.rank_ms);
+    cb.median_transfer_ms = median(b.transfer_ms);
+    cb.algbw_gbps = median(b.algbw);
+    const double factor = busBandwidthFactor(cb.op, cb.group_size);
+    cb.busbw_gbps = cb.algbw_gbps * factor;
+    cb.max_busbw_gbps = *std::max_element(b.algbw.begin(), b.algbw.end()) * factor;
+    a.bandwidth.push_back(std::move(cb));
+  }
+  return core::Ok{};
+}
+
+// Predictions: the plan's own, and the cost model's now, per rank and as MAPE.
+void comparePredictions(const RunInputs& in, bool imported, const AnalysisOptions& options, RankMap& ranks,
+                        RunAnalysis& a) {
+  std::vector<double> model_pred;
+  if (in.plan && in.model && in.cluster) {
+    auto p = predictedComputeMs(*in.model, *in.cluster, *in.plan, options.calibration);
+    if (p) {
+      model_pred = std::move(p).value();
+      a.model_constants = options.calibration ? "calibration " + options.calibration->source : "default constants";
+    } else {
+      a.warnings.push_back("cannot re-price the plan: " + p.error().message);
+    }
+  } else if (in.plan) {
+    a.warnings.push_back("the run lacks a valid model or cluster: the plan is not re-priced");
+  } else if (!imported || in.model || in.cluster) {
+    a.warnings.push_back("the run has no valid plan: no predicted compute to compare with");
+  }
+  double plan_err = 0.0, model_err = 0.0;
+  int plan_n = 0, model_n = 0;
+  for (auto& [rank, r] : ranks) {
+    if (r.group_rank < 0) continue;
+    const auto gr = static_cast<std::uint32_t>(r.group_rank);
+    for (const auto& pr : in.plan->predicted.ranks)
+      if (pr.group_rank == gr && pr.compute_ms > 0) r.predicted_plan_ms = pr.compute_ms;
+    if (gr < model_pred.size()) r.predicted_model_ms = model_pred[gr];
+    if (r.compute_ms > 0 && r.predicted_plan_ms >= 0) {
+      plan_err += std::abs(r.predicted_plan_ms - r.compute_ms) / r.compute_ms;
+      ++plan_n;
+    }
+    if (r.compute_ms > 0 && r.predicted_model_ms >= 0) {
+      model_err += std::abs(r.predicted_model_ms - r.compute_ms) / r.compute_ms;
+      ++model_n;
     }
   }
+  if (plan_n) a.plan_mape = plan_err / plan_n;
+  if (model_n) a.model_mape = model_err / model_n;
+}
 
- private:
-  std::vector<std::vector<std::string>> rows_;
-};
+// Imbalance and stragglers; moves the ranks into a.ranks.
+void imbalanceAndStragglers(RankMap& ranks, RunAnalysis& a) {
+  std::vector<const RankAnalysis*> all;
+  std::map<int, std::vector<const RankAnalysis*>> by_group;
+  std::vector<double> compute;
+  for (const auto& [rank, r] : ranks) {
+    all.push_back(&r);
+    by_group[r.sharding_group].push_back(&r);
+    compute.push_back(r.compute_ms);
+  }
+  a.overall = imbalanceOver(all, -1);
+  for (const auto& [g, members] : by_group) a.groups.push_back(imbalanceOver(members, g));
+  a.compute_mean_ms = a.overall.mean_ms;
+  a.compute_median_ms = median(compute);
+  double var = 0.0;
+  for (double c : compute) var += (c - a.compute_mean_ms) * (c - a.compute_mean_ms);
+  a.compute_stddev_ms = compute.empty() ? 0.0 : std::sqrt(var / static_cast<double>(compute.size()));
+  a.straggler_threshold_ms = std::min(a.compute_mean_ms + kStragglerSigmas * a.compute_stddev_ms,
+                                      kStragglerOverMedian * a.compute_median_ms);
+  for (auto& [rank, r] : ranks)
+    if (ranks.size() >= 2 && r.compute_ms > a.straggler_threshold_ms) {
+      r.straggler = true;
+      a.stragglers.push_back(rank);
+    }
+  for (auto& [rank, r] : ranks) a.ranks.push_back(std::move(r));
+}
+
+// Per table, over the measured ranks, slowest first.
+void tableLoads(const std::vector<st::TableStat>& stats, const st::StringTable& strings, RunAnalysis& a) {
+  std::map<std::string, TableAnalysis> tables;
+  for (const auto& s : stats) {
+    const std::string t(strings.at(s.table));
+    const auto r = std::find_if(a.ranks.begin(), a.ranks.end(), [&](const RankAnalysis& x) { return x.rank == s.rank; });
+    const double steps_of_rank = r != a.ranks.end() ? static_cast<double>(r->steps) : static_cast<double>(a.steps);
+    if (steps_of_rank <= 0) continue;
+    TableAnalysis& ta = tables[t];
+    ta.table = t;
+    ++ta.ranks;
+    ta.lookups_per_step += static_cast<double>(s.lookups) / steps_of_rank;
+    ta.unique_rows_per_step += static_cast<double>(s.uniqueRows) / steps_of_rank;
+    ta.ms_per_step += static_cast<double>(s.timeNs) / steps_of_rank / kNsPerMs;
+  }
+  for (auto& [t, ta] : tables) a.tables.push_back(std::move(ta));
+  std::stable_sort(a.tables.begin(), a.tables.end(),
+                   [](const TableAnalysis& x, const TableAnalysis& y) { return x.ms_per_step > y.ms_per_step; });
+}
+
+// Shards that ran folded into fewer physical rows.
+void cappedShards(const RunInputs& in, RunAnalysis& a) {
+  if (in.config.contains("capped") && in.config["capped"].is_array()) {
+    for (const auto& c : in.config["capped"]) {
+      if (!c.is_object()) continue;
+      CappedShard cs;
+      cs.table = field(c, "table", std::string());
+      cs.group_rank = field(c, "group_rank", std::uint32_t{0});
+      cs.row_offset = field(c, "row_offset", std::uint64_t{0});
+      cs.col_offset = field(c, "col_offset", std::uint32_t{0});
+      cs.rows = field(c, "rows", std::uint64_t{0});
+      cs.physical_rows = field(c, "physical_rows", std::uint64_t{0});
+      a.capped.push_back(std::move(cs));
+    }
+    if (!a.capped.empty()) {
+      std::ostringstream w;
+      w << a.capped.size() << " shard(s) ran capped (ids folded into fewer physical rows, so fewer cache misses than "
+        << "the full table would have):";
+      for (std::size_t i = 0; i < a.capped.size() && i < 5; ++i)
+        w << (i ? ", " : " ") << a.capped[i].table << " on group rank " << a.capped[i].group_rank << " ("
+          << a.capped[i].physical_rows << " of " << a.capped[i].rows << " rows)";
+      if (a.capped.size() > 5) w << ", ...";
+      a.warnings.push_back(w.str());
+    }
+  }
+}
 
 }  // namespace
 
@@ -293,538 +583,21 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
     for (const auto& p : in.problems) a.warnings.push_back(p);
   }
 
-  // Per-rank means from step summaries.
-  std::map<int, RankAnalysis> ranks;
-  std::set<std::int64_t> steps;
-  for (const auto& s : *summaries) {
-    RankAnalysis& r = ranks[s.rank];
-    r.rank = s.rank;
-    ++r.steps;
-    r.emb_fwd_ms += static_cast<double>(s.embFwdNs);
-    r.emb_bwd_ms += static_cast<double>(s.embBwdNs);
-    r.dense_ms += static_cast<double>(s.denseNs);
-    r.comm_ms += static_cast<double>(s.commNs);
-    r.step_ms += static_cast<double>(s.totalNs);
-    steps.insert(s.step);
-  }
-  a.steps = static_cast<std::int64_t>(steps.size());
-  for (auto& [rank, r] : ranks) {
-    const double d = static_cast<double>(r.steps) * kNsPerMs;
-    r.emb_fwd_ms /= d;
-    r.emb_bwd_ms /= d;
-    r.compute_ms = r.emb_fwd_ms + r.emb_bwd_ms;
-    r.dense_ms /= d;
-    r.comm_ms /= d;
-    r.step_ms /= d;
-    if (r.steps < a.steps)
-      a.warnings.push_back("rank " + std::to_string(rank) + " has " + std::to_string(r.steps) + " of " +
-                           std::to_string(a.steps) + " measured steps");
-  }
-
-  // Groups: the ranks table, else the plan.
+  auto ranks = rankMeans(*summaries, a);
   auto infos = store.ranks(id);
   if (!infos) return infos.error();
-  // An import's ranks table holds one placeholder group; a supplied plan knows better.
-  const bool groups_from_plan = imported && in.plan;
-  for (const auto& info : *infos) {
-    if (groups_from_plan) break;
-    auto it = ranks.find(info.rank);
-    if (it == ranks.end()) continue;
-    it->second.sharding_group = info.shardingGroup;
-    it->second.replica_group = info.replicaGroup;
-  }
-  if (in.plan) {
-    const auto& plan = *in.plan;
-    for (auto& [rank, r] : ranks) {
-      r.group_rank = groupRankOf(plan, rank);
-      if (r.sharding_group < 0)
-        for (std::size_t g = 0; g < plan.sharding_groups.size(); ++g)
-          if (std::find(plan.sharding_groups[g].begin(), plan.sharding_groups[g].end(),
-                        static_cast<std::uint32_t>(rank)) != plan.sharding_groups[g].end())
-            r.sharding_group = static_cast<int>(g);
-      if (r.replica_group < 0)
-        for (std::size_t g = 0; g < plan.replica_groups.size(); ++g)
-          if (std::find(plan.replica_groups[g].begin(), plan.replica_groups[g].end(),
-                        static_cast<std::uint32_t>(rank)) != plan.replica_groups[g].end())
-            r.replica_group = static_cast<int>(g);
-    }
-    std::ostringstream ps;
-    ps << "M=" << plan.sharding_group_size << " R=" << plan.replicas << " " << core::toString(plan.layout);
-    a.plan_summary = ps.str();
-  }
-
-  // Spans, one rank at a time and in time windows of about
-  // options.spans_per_window spans (memory: one window, plus an interval per work span): collective
-  // time per kind and the wait inside each call; per step the union of work,
-  // of collectives, and their overlap with compute.
+  assignGroups(*infos, in, imported, ranks, a);
   auto strings = store.strings();
   if (!strings) return strings.error();
-  auto extents = store.spanExtents(id);
-  if (!extents) return extents.error();
-  // Calls fn(span) once for every span of `rank`, in start order per window.
-  auto forEachSpan = [&](int rank, const auto& fn) -> core::Status {
-    const std::int64_t per_window = std::max<std::int64_t>(1, options.spans_per_window);
-    const auto ext = std::find_if(extents->begin(), extents->end(), [&](const st::SpanExtent& e) { return e.rank == rank; });
-    if (ext == extents->end() || ext->spanCount <= 0) return core::Ok{};
-    const std::int64_t windows = std::max<std::int64_t>(1, (ext->spanCount + per_window - 1) / per_window);
-    // Offsets from lo in unsigned arithmetic: timestamps may be anywhere in int64.
-    const std::int64_t lo = ext->minStartNs;
-    const std::int64_t last = std::max(ext->maxEndNs, ext->minStartNs);
-    const std::uint64_t range = static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(lo);  // hi = last + 1
-    const std::uint64_t width = range / static_cast<std::uint64_t>(windows) + 1;
-    const int rank_list[] = {rank};
-    for (std::uint64_t off = 0;; off += width) {
-      const auto at = [&](std::uint64_t o) { return static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + o); };
-      const bool final = range - off < width;  // this window reaches `last`
-      const std::int64_t t0 = at(off);
-      const std::int64_t t1 = final ? last : at(off + width);
-      // [t0, t1) windows; the final one is [t0, last] (t1 = last, and spans starting at `last` kept below).
-      const std::int64_t query_end = final && last < std::numeric_limits<std::int64_t>::max() ? last + 1 : t1;
-      auto spans = store.spansInWindow(id, rank_list, t0, query_end);
-      if (!spans) return spans.error();
-      for (const auto& sp : *spans)  // a span that crosses windows counts where it starts
-        if (sp.startNs >= t0 && (sp.startNs < t1 || (final && sp.startNs <= last))) fn(sp);
-      if (final) break;
-    }
-    return core::Ok{};
-  };
-  {
-    // One call = (step, kind, group, n-th call of that kind in the step on a rank).
-    struct Call {
-      int rank;
-      std::size_t kind;
-      std::int64_t duration;
-      std::tuple<std::int64_t, std::size_t, int, int> key;
-    };
-    std::vector<Call> calls;
-    std::map<std::tuple<std::int64_t, std::size_t, int, int>, std::int64_t> shortest;
-    const auto& kinds = commKinds();
-    for (auto& [rank, r] : ranks) {
-      std::map<std::tuple<std::int64_t, std::size_t>, int> seen;  // (step, kind) -> calls so far
-      std::map<std::int64_t, std::pair<std::vector<Interval>, std::vector<Interval>>> by_step;  // compute, comm
-      bool any = false;
-      auto walked = forEachSpan(rank, [&](const st::Span& sp) {
-        any = true;
-        const std::string_view kind = strings->at(sp.kind);
-        const auto k = std::find(kinds.begin(), kinds.end(), kind);
-        if (k == kinds.end()) {
-          if (sp.step >= 0 && isComputeWork(kind)) by_step[sp.step].first.emplace_back(sp.startNs, sp.endNs);
-          return;
-        }
-        if (sp.step >= 0) by_step[sp.step].second.emplace_back(sp.startNs, sp.endNs);
-        const auto ki = static_cast<std::size_t>(k - kinds.begin());
-        int group = 0;  // dense_allreduce spans every rank
-        if (kind == span_kind::kReplicaSync) group = r.replica_group;
-        else if (kind != span_kind::kDenseAllreduce) group = r.sharding_group;
-        const int nth = seen[{sp.step, ki}]++;
-        Call c{rank, ki, sp.endNs - sp.startNs, {sp.step, ki, group, nth}};
-        auto [it, inserted] = shortest.emplace(c.key, c.duration);
-        if (!inserted) it->second = std::min(it->second, c.duration);
-        calls.push_back(c);
-      });
-      if (!walked) return walked.error();
-      a.has_spans = a.has_spans || any;
-      if (by_step.empty()) continue;
-      std::int64_t busy = 0, comm = 0, overlap = 0;
-      for (auto& [step, v] : by_step) {
-        const auto compute = unite(v.first), coll = unite(v.second);
-        std::vector<Interval> all = compute;
-        all.insert(all.end(), coll.begin(), coll.end());
-        busy += lengthOf(unite(all));
-        comm += lengthOf(coll);
-        overlap += overlapOf(compute, coll);
-      }
-      const double d = static_cast<double>(std::max<std::int64_t>(1, r.steps)) * kNsPerMs;
-      r.busy_ms = static_cast<double>(busy) / d;
-      r.idle_ms = std::max(0.0, r.step_ms - r.busy_ms);
-      r.comm_union_ms = static_cast<double>(comm) / d;
-      r.overlap_ms = static_cast<double>(overlap) / d;
-    }
-    std::map<std::pair<int, std::size_t>, std::pair<double, double>> per;  // (rank, kind) -> (ns, wait ns)
-    for (const auto& c : calls) {
-      auto& p = per[{c.rank, c.kind}];
-      p.first += static_cast<double>(c.duration);
-      p.second += static_cast<double>(c.duration - shortest[c.key]);
-    }
-    for (const auto& [key, v] : per) {
-      RankAnalysis& r = ranks[key.first];
-      const double d = static_cast<double>(std::max<std::int64_t>(1, r.steps)) * kNsPerMs;
-      r.comm.push_back({std::string(kinds[key.second]), v.first / d, v.second / d});
-      r.wait_ms += v.second / d;
-    }
-  }
-  if (!a.has_spans) a.warnings.push_back("run has no spans (tracing off): collective times per kind and waits are not available");
-
-  // Bus bandwidth per op and message size, from the collectives table.
-  {
-    auto colls = store.collectives(id);
-    if (!colls) return colls.error();
-    struct CallAcc {
-      std::int64_t shortest = std::numeric_limits<std::int64_t>::max();
-      double size = 0.0;  // the largest any member recorded (all-to-allv sizes differ per rank)
-      int ranks = 0;
-      std::vector<double> rank_ms;  // every member's duration
-    };
-    // (op, group, step, n-th call of the op in the group and step on a rank) -> the call
-    std::map<std::tuple<st::StringId, st::StringId, std::int64_t, int>, CallAcc> by_call;
-    std::map<std::tuple<int, st::StringId, st::StringId, std::int64_t>, int> seen;
-    for (const auto& c : *colls) {
-      if (c.endNs <= c.startNs || c.bytes <= 0) continue;
-      const std::string_view op = strings->at(c.op);
-      const int nth = seen[{c.rank, c.op, c.group, c.step}]++;
-      CallAcc& acc = by_call[{c.op, c.group, c.step, nth}];
-      acc.shortest = std::min(acc.shortest, c.endNs - c.startNs);
-      acc.size = std::max(acc.size, collectiveSizeBytes(op, static_cast<double>(c.bytes)));
-      acc.ranks = std::max(acc.ranks, c.peers + 1);
-      acc.rank_ms.push_back(static_cast<double>(c.endNs - c.startNs) / kNsPerMs);
-    }
-    // Binned once each call is complete, so every member lands in its call's bin.
-    struct BinAcc {
-      std::vector<double> sizes, transfer_ms, algbw, rank_ms;
-    };
-    std::map<std::tuple<std::string, int, int>, BinAcc> bins;
-    for (const auto& [key, acc] : by_call) {
-      const std::string op(strings->at(std::get<0>(key)));
-      const int bin = static_cast<int>(std::floor(std::log2(acc.size)));
-      BinAcc& b = bins[{op, acc.ranks, bin}];
-      b.sizes.push_back(acc.size);
-      b.transfer_ms.push_back(static_cast<double>(acc.shortest) / kNsPerMs);
-      b.algbw.push_back(acc.size / static_cast<double>(acc.shortest));  // bytes per ns = GB/s
-      b.rank_ms.insert(b.rank_ms.end(), acc.rank_ms.begin(), acc.rank_ms.end());
-    }
-    for (auto& [key, b] : bins) {
-      CollectiveBin cb;
-      cb.op = std::get<0>(key);
-      cb.group_size = std::get<1>(key);
-      cb.size_lo = std::ldexp(1.0, std::get<2>(key));
-      cb.size_hi = 2.0 * cb.size_lo;
-      cb.calls = b.sizes.size();
-      cb.median_bytes = median(b.sizes);
-      cb.median_ms = median(b.rank_ms);
-      cb.median_transfer_ms = median(b.transfer_ms);
-      cb.algbw_gbps = median(b.algbw);
-      const double factor = busBandwidthFactor(cb.op, cb.group_size);
-      cb.busbw_gbps = cb.algbw_gbps * factor;
-      cb.max_busbw_gbps = *std::max_element(b.algbw.begin(), b.algbw.end()) * factor;
-      a.bandwidth.push_back(std::move(cb));
-    }
-  }
-
-  // Predictions: the plan's own, and the cost model's now.
-  std::vector<double> model_pred;
-  if (in.plan && in.model && in.cluster) {
-    auto p = predictedComputeMs(*in.model, *in.cluster, *in.plan, options.calibration);
-    if (p) {
-      model_pred = std::move(p).value();
-      a.model_constants = options.calibration ? "calibration " + options.calibration->source : "default constants";
-    } else {
-      a.warnings.push_back("cannot re-price the plan: " + p.error().message);
-    }
-  } else if (in.plan) {
-    a.warnings.push_back("the run lacks a valid model or cluster: the plan is not re-priced");
-  } else if (!imported || in.model || in.cluster) {
-    a.warnings.push_back("the run has no valid plan: no predicted compute to compare with");
-  }
-  double plan_err = 0.0, model_err = 0.0;
-  int plan_n = 0, model_n = 0;
-  for (auto& [rank, r] : ranks) {
-    if (r.group_rank < 0) continue;
-    const auto gr = static_cast<std::uint32_t>(r.group_rank);
-    for (const auto& pr : in.plan->predicted.ranks)
-      if (pr.group_rank == gr && pr.compute_ms > 0) r.predicted_plan_ms = pr.compute_ms;
-    if (gr < model_pred.size()) r.predicted_model_ms = model_pred[gr];
-    if (r.compute_ms > 0 && r.predicted_plan_ms >= 0) {
-      plan_err += std::abs(r.predicted_plan_ms - r.compute_ms) / r.compute_ms;
-      ++plan_n;
-    }
-    if (r.compute_ms > 0 && r.predicted_model_ms >= 0) {
-      model_err += std::abs(r.predicted_model_ms - r.compute_ms) / r.compute_ms;
-      ++model_n;
-    }
-  }
-  if (plan_n) a.plan_mape = plan_err / plan_n;
-  if (model_n) a.model_mape = model_err / model_n;
-
-  // Imbalance and stragglers.
-  std::vector<const RankAnalysis*> all;
-  std::map<int, std::vector<const RankAnalysis*>> by_group;
-  std::vector<double> compute;
-  for (const auto& [rank, r] : ranks) {
-    all.push_back(&r);
-    by_group[r.sharding_group].push_back(&r);
-    compute.push_back(r.compute_ms);
-  }
-  a.overall = imbalanceOver(all, -1);
-  for (const auto& [g, members] : by_group) a.groups.push_back(imbalanceOver(members, g));
-  a.compute_mean_ms = a.overall.mean_ms;
-  a.compute_median_ms = median(compute);
-  double var = 0.0;
-  for (double c : compute) var += (c - a.compute_mean_ms) * (c - a.compute_mean_ms);
-  a.compute_stddev_ms = compute.empty() ? 0.0 : std::sqrt(var / static_cast<double>(compute.size()));
-  a.straggler_threshold_ms = std::min(a.compute_mean_ms + kStragglerSigmas * a.compute_stddev_ms,
-                                      kStragglerOverMedian * a.compute_median_ms);
-  for (auto& [rank, r] : ranks)
-    if (ranks.size() >= 2 && r.compute_ms > a.straggler_threshold_ms) {
-      r.straggler = true;
-      a.stragglers.push_back(rank);
-    }
-  for (auto& [rank, r] : ranks) a.ranks.push_back(std::move(r));
-
-  // Per table, over the measured ranks.
+  if (auto s = spanTimes(store, id, *strings, options, ranks, a); !s) return s.error();
+  if (auto s = bandwidthBins(store, id, *strings, a); !s) return s.error();
+  comparePredictions(in, imported, options, ranks, a);
+  imbalanceAndStragglers(ranks, a);
   auto stats = store.tableStats(id);
   if (!stats) return stats.error();
-  {
-    std::map<std::string, TableAnalysis> tables;
-    for (const auto& s : *stats) {
-      const std::string t(strings->at(s.table));
-      const auto r = std::find_if(a.ranks.begin(), a.ranks.end(), [&](const RankAnalysis& x) { return x.rank == s.rank; });
-      const double steps_of_rank = r != a.ranks.end() ? static_cast<double>(r->steps) : static_cast<double>(a.steps);
-      if (steps_of_rank <= 0) continue;
-      TableAnalysis& ta = tables[t];
-      ta.table = t;
-      ++ta.ranks;
-      ta.lookups_per_step += static_cast<double>(s.lookups) / steps_of_rank;
-      ta.unique_rows_per_step += static_cast<double>(s.uniqueRows) / steps_of_rank;
-      ta.ms_per_step += static_cast<double>(s.timeNs) / steps_of_rank / kNsPerMs;
-    }
-    for (auto& [t, ta] : tables) a.tables.push_back(std::move(ta));
-    std::stable_sort(a.tables.begin(), a.tables.end(),
-                     [](const TableAnalysis& x, const TableAnalysis& y) { return x.ms_per_step > y.ms_per_step; });
-  }
-
-  // Shards that ran folded into fewer physical rows.
-  if (in.config.contains("capped") && in.config["capped"].is_array()) {
-    for (const auto& c : in.config["capped"]) {
-      if (!c.is_object()) continue;
-      CappedShard cs;
-      cs.table = field(c, "table", std::string());
-      cs.group_rank = field(c, "group_rank", std::uint32_t{0});
-      cs.row_offset = field(c, "row_offset", std::uint64_t{0});
-      cs.col_offset = field(c, "col_offset", std::uint32_t{0});
-      cs.rows = field(c, "rows", std::uint64_t{0});
-      cs.physical_rows = field(c, "physical_rows", std::uint64_t{0});
-      a.capped.push_back(std::move(cs));
-    }
-    if (!a.capped.empty()) {
-      std::ostringstream w;
-      w << a.capped.size() << " shard(s) ran capped (ids folded into fewer physical rows, so fewer cache misses than "
-        << "the full table would have):";
-      for (std::size_t i = 0; i < a.capped.size() && i < 5; ++i)
-        w << (i ? ", " : " ") << a.capped[i].table << " on group rank " << a.capped[i].group_rank << " ("
-          << a.capped[i].physical_rows << " of " << a.capped[i].rows << " rows)";
-      if (a.capped.size() > 5) w << ", ...";
-      a.warnings.push_back(w.str());
-    }
-  }
+  tableLoads(*stats, *strings, a);
+  cappedShards(in, a);
   return a;
-}
-
-std::string formatReport(const RunAnalysis& a) {
-  std::ostringstream o;
-  o << "Run " << static_cast<std::int64_t>(a.run.id) << " of " << a.store << ": " << a.mode;
-  if (!a.run.label.empty()) o << " \"" << a.run.label << "\"";
-  o << ", " << st::toText(a.run.status);
-  if (a.run.status == st::RunStatus::Running) o << " (not complete)";
-  o << ", " << a.steps << " measured step(s), " << a.ranks.size() << " measured rank(s)";
-  if (!a.plan_summary.empty()) o << ", plan " << a.plan_summary;
-  o << "\n";
-  for (const auto& w : a.warnings) o << "warning: " << w << "\n";
-
-  o << "\nPer rank, ms per step (compute = embedding forward + backward; err = predicted / measured - 1):\n";
-  {
-    TextTable t({"rank", "group", "g.rank", "fwd", "bwd", "compute", "plan", "err", "model", "err", "dense", "comm",
-                 "wait", "step", ""});
-    for (const auto& r : a.ranks) {
-      auto pred = [&](double p) { return p >= 0 ? fmt(p) : std::string("-"); };
-      auto err = [&](double p) { return p >= 0 && r.compute_ms > 0 ? pct(p / r.compute_ms - 1.0) : std::string("-"); };
-      t.add({std::to_string(r.rank), r.sharding_group >= 0 ? std::to_string(r.sharding_group) : "-",
-             r.group_rank >= 0 ? std::to_string(r.group_rank) : "-", fmt(r.emb_fwd_ms), fmt(r.emb_bwd_ms),
-             fmt(r.compute_ms), pred(r.predicted_plan_ms), err(r.predicted_plan_ms), pred(r.predicted_model_ms),
-             err(r.predicted_model_ms), fmt(r.dense_ms), fmt(r.comm_ms), a.has_spans ? fmt(r.wait_ms) : "-",
-             fmt(r.step_ms), r.straggler ? "<- straggler" : ""});
-    }
-    t.print(o);
-  }
-  o << "  plan = the plan file's predicted compute; model = the cost model now ("
-    << (a.model_constants.empty() ? "not available" : a.model_constants) << ")\n";
-  if (a.plan_mape >= 0 || a.model_mape >= 0) {
-    o << "  prediction error over ranks (MAPE): plan " << (a.plan_mape >= 0 ? fmt(a.plan_mape * 100, 1) + "%" : "-")
-      << ", model " << (a.model_mape >= 0 ? fmt(a.model_mape * 100, 1) + "%" : "-") << "\n";
-  }
-
-  std::vector<std::string> kinds;
-  for (const auto k : commKinds())
-    for (const auto& r : a.ranks)
-      if (std::any_of(r.comm.begin(), r.comm.end(), [&](const CommTime& c) { return c.kind == k; })) {
-        kinds.emplace_back(k);
-        break;
-      }
-  if (a.has_spans && kinds.empty()) {
-    o << "\nCollectives: none recorded" << (a.mode == "emulate" ? " (emulate runs have none)" : "") << "\n";
-  } else if (a.has_spans) {
-    o << "\nCollectives, ms per step (wait = time spent waiting for the slowest peer of the call):\n";
-    std::vector<std::string> header{"rank"};
-    for (const auto& k : kinds) {
-      header.push_back(k);
-      header.push_back("wait");
-    }
-    TextTable t(header);
-    for (const auto& r : a.ranks) {
-      std::vector<std::string> row{std::to_string(r.rank)};
-      for (const auto& k : kinds) {
-        const auto c = std::find_if(r.comm.begin(), r.comm.end(), [&](const CommTime& x) { return x.kind == k; });
-        row.push_back(c != r.comm.end() ? fmt(c->ms) : "-");
-        row.push_back(c != r.comm.end() ? fmt(c->wait_ms) : "-");
-      }
-      t.add(std::move(row));
-    }
-    t.print(o);
-  }
-
-  if (std::any_of(a.ranks.begin(), a.ranks.end(), [](const RankAnalysis& r) { return r.busy_ms >= 0; })) {
-    o << "\nTimeline, ms per step (busy = union of device work; comm = union of collectives;\n"
-         "  overlap = collectives running during compute; exposed = comm - overlap; hidden = overlap / comm):\n";
-    TextTable t({"rank", "step", "busy", "idle", "idle %", "comm", "overlap", "exposed", "hidden %"});
-    for (const auto& r : a.ranks) {
-      if (r.busy_ms < 0) {
-        t.add({std::to_string(r.rank), fmt(r.step_ms), "-", "-", "-", "-", "-", "-", "-"});
-        continue;
-      }
-      t.add({std::to_string(r.rank), fmt(r.step_ms), fmt(r.busy_ms), fmt(r.idle_ms),
-             r.step_ms > 0 ? fmt(100.0 * r.idle_ms / r.step_ms, 1) : std::string("-"), fmt(r.comm_union_ms),
-             fmt(r.overlap_ms), fmt(r.comm_union_ms - r.overlap_ms),
-             r.comm_union_ms > 0 ? fmt(100.0 * r.overlap_ms / r.comm_union_ms, 1) : std::string("-")});
-    }
-    t.print(o);
-  }
-
-  if (!a.bandwidth.empty()) {
-    o << "\nCollective bandwidth by message size (size as NCCL-tests count it; transfer = the shortest duration\n"
-         "  of a call in its group; algbw = size / transfer; busbw = algbw x the op's bus factor):\n";
-    TextTable t({"op", "ranks", "size", "calls", "median size", "ms/rank", "transfer ms", "algbw GB/s",
-                 "busbw GB/s", "best busbw"});
-    for (const auto& b : a.bandwidth)
-      t.add({b.op, std::to_string(b.group_size), bytesText(b.size_lo) + "-" + bytesText(b.size_hi),
-             std::to_string(b.calls), bytesText(b.median_bytes), fmt(b.median_ms), fmt(b.median_transfer_ms),
-             fmt(b.algbw_gbps, 2), fmt(b.busbw_gbps, 2), fmt(b.max_busbw_gbps, 2)});
-    t.print(o);
-  }
-
-  o << "\nImbalance of embedding compute (max / mean): overall " << fmt(a.overall.max_over_mean) << " over "
-    << a.overall.ranks << " rank(s), slowest rank " << a.overall.slowest_rank << "\n";
-  if (a.groups.size() > 1 || (a.groups.size() == 1 && a.groups.front().sharding_group >= 0))
-    for (const auto& g : a.groups)
-      o << "  sharding group " << (g.sharding_group >= 0 ? std::to_string(g.sharding_group) : "?") << ": "
-        << fmt(g.max_over_mean) << " over " << g.ranks << " rank(s), slowest rank " << g.slowest_rank << "\n";
-  o << "Stragglers (compute > min(mean + 2 sd, 1.10 x median) = " << fmt(a.straggler_threshold_ms) << " ms; mean "
-    << fmt(a.compute_mean_ms) << ", sd " << fmt(a.compute_stddev_ms) << ", median " << fmt(a.compute_median_ms)
-    << "): ";
-  if (a.stragglers.empty()) o << "none";
-  for (std::size_t i = 0; i < a.stragglers.size(); ++i) {
-    const auto& r = *std::find_if(a.ranks.begin(), a.ranks.end(),
-                                  [&](const RankAnalysis& x) { return x.rank == a.stragglers[i]; });
-    o << (i ? ", " : "") << "rank " << r.rank << " ("
-      << (a.compute_median_ms > 0 ? pct(r.compute_ms / a.compute_median_ms - 1.0) : std::string("-")) << " over median)";
-  }
-  o << "\n";
-
-  if (!a.tables.empty()) {
-    constexpr std::size_t kShown = 30;
-    o << "\nPer table, summed over the measured ranks, per step:\n";
-    TextTable t({"table", "ranks", "lookups", "unique rows", "ms"});
-    for (std::size_t i = 0; i < a.tables.size() && i < kShown; ++i) {
-      const auto& x = a.tables[i];
-      t.add({x.table, std::to_string(x.ranks), fmt(x.lookups_per_step, 0), fmt(x.unique_rows_per_step, 0),
-             fmt(x.ms_per_step)});
-    }
-    t.print(o);
-    if (a.tables.size() > kShown) o << "  ... " << a.tables.size() - kShown << " more (see --json)\n";
-  }
-  return o.str();
-}
-
-nlohmann::ordered_json reportJson(const RunAnalysis& a) {
-  using J = nlohmann::ordered_json;
-  auto optional = [](double v) { return v >= 0 ? J(v) : J(nullptr); };
-  J j;
-  j["store"] = a.store;
-  j["run"] = {{"id", static_cast<std::int64_t>(a.run.id)}, {"kind", a.run.kindText},
-              {"status", std::string(st::toText(a.run.status))}, {"complete", a.run.isComplete()},
-              {"label", a.run.label}, {"created", a.run.createdAt}, {"finished", a.run.finishedAt},
-              {"error", a.run.error}};
-  j["mode"] = a.mode;
-  j["steps"] = a.steps;
-  j["has_spans"] = a.has_spans;
-  j["plan"] = a.plan_summary.empty() ? J(nullptr) : J(a.plan_summary);
-  j["model_constants"] = a.model_constants.empty() ? J(nullptr) : J(a.model_constants);
-  j["warnings"] = a.warnings;
-  auto& ranks = j["ranks"] = J::array();
-  for (const auto& r : a.ranks) {
-    J comm = J::array();
-    for (const auto& c : r.comm) comm.push_back({{"kind", c.kind}, {"ms", c.ms}, {"wait_ms", c.wait_ms}});
-    ranks.push_back({{"rank", r.rank},
-                     {"sharding_group", r.sharding_group},
-                     {"replica_group", r.replica_group},
-                     {"group_rank", r.group_rank},
-                     {"steps", r.steps},
-                     {"emb_fwd_ms", r.emb_fwd_ms},
-                     {"emb_bwd_ms", r.emb_bwd_ms},
-                     {"compute_ms", r.compute_ms},
-                     {"predicted_plan_ms", optional(r.predicted_plan_ms)},
-                     {"predicted_model_ms", optional(r.predicted_model_ms)},
-                     {"dense_ms", r.dense_ms},
-                     {"comm_ms", r.comm_ms},
-                     {"wait_ms", r.wait_ms},
-                     {"step_ms", r.step_ms},
-                     {"comm", std::move(comm)},
-                     {"busy_ms", optional(r.busy_ms)},
-                     {"idle_ms", optional(r.idle_ms)},
-                     {"comm_union_ms", optional(r.comm_union_ms)},
-                     {"overlap_ms", optional(r.overlap_ms)},
-                     {"straggler", r.straggler}});
-  }
-  auto imb = [](const ComputeImbalance& g) {
-    return J{{"sharding_group", g.sharding_group}, {"ranks", g.ranks},       {"max_ms", g.max_ms},
-             {"mean_ms", g.mean_ms},               {"max_over_mean", g.max_over_mean}, {"slowest_rank", g.slowest_rank}};
-  };
-  j["imbalance"] = {{"overall", imb(a.overall)}, {"groups", J::array()}};
-  for (const auto& g : a.groups) j["imbalance"]["groups"].push_back(imb(g));
-  j["stragglers"] = {{"rule", "compute_ms > min(mean + 2 sd, 1.10 x median)"},
-                     {"threshold_ms", a.straggler_threshold_ms},
-                     {"mean_ms", a.compute_mean_ms},
-                     {"stddev_ms", a.compute_stddev_ms},
-                     {"median_ms", a.compute_median_ms},
-                     {"ranks", a.stragglers}};
-  j["prediction_mape"] = {{"plan", optional(a.plan_mape)}, {"model", optional(a.model_mape)}};
-  auto& tables = j["tables"] = J::array();
-  for (const auto& t : a.tables)
-    tables.push_back({{"table", t.table},
-                      {"ranks", t.ranks},
-                      {"lookups_per_step", t.lookups_per_step},
-                      {"unique_rows_per_step", t.unique_rows_per_step},
-                      {"ms_per_step", t.ms_per_step}});
-  auto& bandwidth = j["collective_bandwidth"] = J::array();
-  for (const auto& b : a.bandwidth)
-    bandwidth.push_back({{"op", b.op},
-                         {"ranks", b.group_size},
-                         {"size_lo_bytes", b.size_lo},
-                         {"size_hi_bytes", b.size_hi},
-                         {"calls", b.calls},
-                         {"median_bytes", b.median_bytes},
-                         {"median_ms", b.median_ms},
-                         {"median_transfer_ms", b.median_transfer_ms},
-                         {"algbw_gbps", b.algbw_gbps},
-                         {"busbw_gbps", b.busbw_gbps},
-                         {"max_busbw_gbps", b.max_busbw_gbps}});
-  auto& capped = j["capped"] = J::array();
-  for (const auto& c : a.capped)
-    capped.push_back({{"table", c.table},
-                      {"group_rank", c.group_rank},
-                      {"row_offset", c.row_offset},
-                      {"col_offset", c.col_offset},
-                      {"rows", c.rows},
-                      {"physical_rows", c.physical_rows}});
-  return j;
 }
 
 }  // namespace shardscope::profiler
