@@ -25,28 +25,15 @@
 #include "shardscope/profiler/trace/engine_trace.h"
 #include "shardscope/profiler/analysis/run_analysis.h"
 #include "analysis_common.h"
+#include "calibration_common.h"
 
 namespace shardscope::profiler {
 
 namespace st = core::store;
+using analysis_detail::fmt;
+using analysis_detail::runName;
 
-namespace {
-
-using namespace analysis_detail;
-
-// 1/BW, backward_scale/BW, kernel overhead, lookup overhead, cache miss,
-// backward lookup (ms units)
-constexpr std::size_t kUnknowns = 6;
-// Cache sizes the fit tries (bytes; 0 = no cache term): 1 MiB .. 1 GiB.
-std::vector<double> cacheCandidates() {
-  std::vector<double> out{0.0};
-  for (int i = 0; i <= 10; ++i) out.push_back(static_cast<double>(1ull << (20 + i)));
-  return out;
-}
-// ms per byte at 1 GB/s: bytes / (gbps * 1e9) * 1e3.
-constexpr double kMsPerByteAtOneGbps = 1e-6;
-
-std::string idList(std::span<const st::RunId> ids) {
+std::string calibration_detail::idList(std::span<const st::RunId> ids) {
   std::string s;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (i) s += ",";
@@ -55,24 +42,19 @@ std::string idList(std::span<const st::RunId> ids) {
   return s;
 }
 
-std::string fmtSig(double v) {
+std::string calibration_detail::fmtSig(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.4g", v);
   return buf;
 }
 
-std::string pct(double fraction) { return fmt(fraction * 100.0, 1) + "%"; }
+std::string calibration_detail::pct(double fraction) { return fmt(fraction * 100.0, 1) + "%"; }
 
-// Runs are engine runs with a model, a cluster and a plan.
-struct LoadedRun {
-  st::RunRecord record;
-  RunInputs inputs;
-};
 
-core::Result<LoadedRun> loadRun(const st::TraceStore& store, st::RunId id, const RunInputs* supplied) {
+core::Result<calibration_detail::LoadedRun> calibration_detail::loadRun(const st::TraceStore& store, st::RunId id, const RunInputs* supplied) {
   auto record = store.run(id);
   if (!record) return record.error();
-  LoadedRun r{std::move(record).value(), {}};
+  calibration_detail::LoadedRun r{std::move(record).value(), {}};
   r.inputs = runInputs(r.record, supplied);
   if (!r.inputs.model || !r.inputs.cluster || !r.inputs.plan) {
     std::string why;
@@ -86,6 +68,20 @@ core::Result<LoadedRun> loadRun(const st::TraceStore& store, st::RunId id, const
   return r;
 }
 
+namespace {
+
+using namespace analysis_detail;
+using namespace calibration_detail;
+
+// 1/BW, backward_scale/BW, kernel overhead, lookup overhead, cache miss,
+// backward lookup (ms units)
+constexpr std::size_t kUnknowns = 6;
+// Cache sizes the fit tries (bytes; 0 = no cache term): 1 MiB .. 1 GiB.
+std::vector<double> cacheCandidates() {
+  std::vector<double> out{0.0};
+  for (int i = 0; i <= 10; ++i) out.push_back(static_cast<double>(1ull << (20 + i)));
+  return out;
+}
 // Measured embedding compute (fwd + bwd) of each measured rank: the median over its steps.
 core::Result<std::map<int, double>> measuredComputeMs(const st::TraceStore& store, st::RunId id) {
   auto summaries = store.stepSummaries(id);
@@ -297,277 +293,16 @@ core::Result<LinearFit> fitNonNegative(const std::vector<std::vector<double>>& r
 
 namespace {
 
-// The cost model's byte counts of one shard (docs/cost-model.md, "One
-// shard") from its lookups k and unique rows U, and its price with the
-// default constants. Needs rows, cols, row_offset, samples_per_step, k, U.
-void priceShard(ShardSample& s, const core::TableSpec& t, const core::ModelSpec& model,
-                const planner::CostConstants& defaults) {
-  const double k = s.lookups_per_step, u = s.unique_rows_per_step, c = s.cols;
-  const double dtype = core::dtypeBytes(t.dtype);
-  const double row_bytes = std::max<double>(c, 32.0) * dtype;
-  const double state_row_bytes =
-      static_cast<double>(planner::stateBytesOf(t, model.optimizer, 1, s.cols)) - c * dtype;
-  s.penalty = planner::dimPenalty(s.cols);
-  s.fwd_bytes = k * defaults.index_bytes + k * row_bytes + s.samples_per_step * c * defaults.output_bytes;
-  s.bwd_bytes = k * defaults.index_bytes + k * c * defaults.output_bytes + u * 2.0 * (row_bytes + state_row_bytes);
-  const double inv_bw = kMsPerByteAtOneGbps / defaults.embedding_bandwidth_gbps;
-  const double overhead = defaults.kernel_overhead_us / 1e3 + k * defaults.lookup_overhead_ns / 1e6;
-  s.default_fwd_ms = s.penalty * s.fwd_bytes * inv_bw + overhead;
-  s.default_bwd_ms = defaults.backward_scale * s.penalty * s.bwd_bytes * inv_bw + overhead;
-  s.default_ms = s.default_fwd_ms + s.default_bwd_ms;
-  s.access = t.access;
-  s.table_rows = t.rows;
-  s.row_bytes = c * dtype;
-  s.draws = s.samples_per_step * t.pooling.mean;
-}
-
-}  // namespace
-
-core::Result<std::vector<ShardSample>> shardSamples(const st::TraceStore& store, st::RunId id,
-                                                    std::vector<std::string>* warnings) {
-  auto warn = [&](std::string w) {
-    if (warnings) warnings->push_back(std::move(w));
-  };
-  const std::string name = runName(store, id);
-  auto run = loadRun(store, id, nullptr);
-  if (!run) return run.error();
-  const auto& model = *run->inputs.model;
-  const auto& plan = *run->inputs.plan;
-  const auto& config = run->inputs.config;
-  if (!run->record.isComplete())
-    warn(name + " is " + std::string(st::toText(run->record.status)) + ": fitting what it wrote");
-
-  auto summaries = store.stepSummaries(id);
-  if (!summaries) return summaries.error();
-  if (summaries->empty()) return core::Error{name + ": has no engine step summaries"};
-  std::map<int, std::set<std::int64_t>> steps;
-  for (const auto& s : *summaries) steps[s.rank].insert(s.step);
-
-  auto strings = store.strings();
-  if (!strings) return strings.error();
-  auto stats = store.tableStats(id);
-  if (!stats) return stats.error();
-  std::map<std::pair<int, std::string>, st::TableStat> stat;
-  for (const auto& s : *stats) stat[{s.rank, std::string(strings->at(s.table))}] = s;
-
-  // emb_fwd / emb_bwd span time per (rank, table): per step, then the median
-  // over steps (times the step count, so that "/ n_steps" below gives it).
-  // Spans that do not give every measured step its own value fall back to the mean.
-  auto spans = store.spansInWindow(id, {}, std::numeric_limits<std::int64_t>::min(),
-                                   std::numeric_limits<std::int64_t>::max());
-  if (!spans) return spans.error();
-  std::map<std::pair<int, std::string>, std::map<std::int64_t, std::pair<double, double>>> per_step_ns;
-  for (const auto& s : *spans) {
-    const std::string_view kind = strings->at(s.kind);
-    const bool fwd = kind == span_kind::kEmbFwd;
-    if (!fwd && kind != span_kind::kEmbBwd) continue;
-    auto& v = per_step_ns[{s.rank, std::string(strings->at(s.table))}][s.step];
-    (fwd ? v.first : v.second) += static_cast<double>(s.endNs - s.startNs);
-  }
-  std::map<std::pair<int, std::string>, std::pair<double, double>> span_ns;
-  for (const auto& [key, by_step] : per_step_ns) {
-    std::vector<double> f, b;
-    for (const auto& [step, v] : by_step) {
-      f.push_back(v.first);
-      b.push_back(v.second);
-    }
-    const double n = static_cast<double>(steps[key.first].size());
-    if (static_cast<double>(by_step.size()) == n) {
-      span_ns[key] = {median(f) * n, median(b) * n};
-    } else {
-      double fs = 0, bs = 0;
-      for (double v : f) fs += v;
-      for (double v : b) bs += v;
-      span_ns[key] = {fs, bs};
-    }
-  }
-
-  std::set<std::pair<std::string, int>> capped;
-  if (config.contains("capped") && config["capped"].is_array())
-    for (const auto& c : config["capped"])
-      if (c.is_object()) capped.insert({field(c, "table", std::string()), field(c, "group_rank", -1)});
-
-  std::map<std::string, std::size_t> model_table;
-  for (std::size_t t = 0; t < model.tables.size(); ++t) model_table[model.tables[t].name] = t;
-
-  const double batch = model.batch_size_per_gpu;
-  const planner::CostConstants defaults = planner::CostConstants::from(*run->inputs.cluster, nullptr);
-  std::vector<ShardSample> out;
-  for (const auto& [rank, rank_steps] : steps) {
-    const int gr = groupRankOf(plan, rank);
-    if (gr < 0) {
-      warn(name + ": rank " + std::to_string(rank) + " is in no sharding group of the plan; skipped");
-      continue;
-    }
-    const double n_steps = static_cast<double>(rank_steps.size());
-    for (const auto& placement : plan.tables) {
-      std::vector<const core::Shard*> mine;
-      for (const auto& sh : placement.shards)
-        if (static_cast<int>(sh.group_rank) == gr) mine.push_back(&sh);
-      if (mine.empty()) continue;
-      const std::string where = name + ": rank " + std::to_string(rank) + ", table " + placement.name;
-      if (mine.size() > 1) {
-        warn(where + ": " + std::to_string(mine.size()) + " pieces on one rank share one timing; skipped");
-        continue;
-      }
-      const auto mt = model_table.find(placement.name);
-      if (mt == model_table.end()) {
-        warn(where + ": not in the run's model; skipped");
-        continue;
-      }
-      const core::TableSpec& t = model.tables[mt->second];
-      const auto st_it = stat.find({rank, placement.name});
-      const auto sp_it = span_ns.find({rank, placement.name});
-      ShardSample s;
-      s.run = id;
-      s.rank = rank;
-      s.group_rank = gr;
-      s.table = placement.name;
-      s.rows = mine.front()->rows;
-      s.cols = mine.front()->cols;
-      s.data_parallel = placement.sharding_type == core::ShardingType::DataParallel;
-      s.capped = capped.contains({placement.name, gr});
-      s.samples_per_step = s.data_parallel ? batch : batch * plan.sharding_group_size;
-      if (st_it != stat.end()) {
-        s.lookups_per_step = static_cast<double>(st_it->second.lookups) / n_steps;
-        s.unique_rows_per_step = static_cast<double>(st_it->second.uniqueRows) / n_steps;
-        s.measured_ms = static_cast<double>(st_it->second.timeNs) / n_steps / kNsPerMs;
-      }
-      if (sp_it != span_ns.end()) {
-        s.measured_fwd_ms = sp_it->second.first / n_steps / kNsPerMs;
-        s.measured_bwd_ms = sp_it->second.second / n_steps / kNsPerMs;
-        if (st_it == stat.end()) s.measured_ms = s.measured_fwd_ms + s.measured_bwd_ms;
-      }
-      if (st_it == stat.end()) {
-        warn(where + ": no table statistics (lookups, unique rows); skipped");
-        continue;
-      }
-      if (s.measured_ms <= 0.0) {
-        warn(where + ": no measured time; skipped");
-        continue;
-      }
-      s.row_offset = mine.front()->row_offset;
-      priceShard(s, t, model, defaults);
-      out.push_back(std::move(s));
-    }
-  }
-  return out;
-}
-
-core::Result<RankSamples> rankSamples(const st::TraceStore& store, st::RunId id, const RunInputs* supplied,
-                                      std::vector<std::string>* warnings) {
-  auto warn = [&](std::string w) {
-    if (warnings) warnings->push_back(std::move(w));
-  };
-  const std::string name = runName(store, id);
-  auto run = loadRun(store, id, supplied);
-  if (!run) return run.error();
-  const auto& model = *run->inputs.model;
-  const auto& cluster = *run->inputs.cluster;
-  const auto& plan = *run->inputs.plan;
-  if (!run->record.isComplete())
-    warn(name + " is " + std::string(st::toText(run->record.status)) + ": fitting what it wrote");
-  if (plan.sharding_group_size == 0 || plan.world_size % plan.sharding_group_size != 0)
-    return core::Error{name + ": plan: sharding group size " + std::to_string(plan.sharding_group_size) +
-                       " does not divide world size " + std::to_string(plan.world_size)};
-
-  // Measured embedding time per rank: medians over its steps, fwd and bwd.
-  auto summaries = store.stepSummaries(id);
-  if (!summaries) return summaries.error();
-  if (summaries->empty()) return core::Error{name + ": has no step summaries (no profiler steps in the trace)"};
-  std::map<int, std::pair<std::vector<double>, std::vector<double>>> per_rank;
-  for (const auto& sm : *summaries) {
-    per_rank[sm.rank].first.push_back(static_cast<double>(sm.embFwdNs) / kNsPerMs);
-    per_rank[sm.rank].second.push_back(static_cast<double>(sm.embBwdNs) / kNsPerMs);
-  }
-
-  // The planner's expected lookups and unique rows of every shard (access profiles).
-  const planner::CostConstants defaults = planner::CostConstants::from(cluster, nullptr);
-  const planner::CostModel cm(model, cluster, defaults);
-  const std::uint32_t gpn = plan.gpus_per_node ? plan.gpus_per_node : std::max<std::uint32_t>(1, cluster.gpus_per_node);
-  const planner::Grid grid = planner::makeGrid(plan.world_size, gpn, plan.sharding_group_size, plan.layout);
-  const planner::GridCosts gc = cm.gridCosts(grid);
-  std::map<std::string, std::size_t> model_table;
-  for (std::size_t t = 0; t < model.tables.size(); ++t) model_table[model.tables[t].name] = t;
-  const double batch = model.batch_size_per_gpu;
-
-  RankSamples out;
-  std::map<int, std::vector<std::size_t>> by_group_rank;  // group rank -> sample indexes
-  for (const auto& placement : plan.tables) {
-    const auto mt = model_table.find(placement.name);
-    if (mt == model_table.end()) {
-      warn(name + ": table " + placement.name + " of the plan is not in the model; left out");
-      continue;
-    }
-    const core::TableSpec& t = model.tables[mt->second];
-    const bool dp = placement.sharding_type == core::ShardingType::DataParallel;
-    for (const auto& sh : placement.shards) {
-      ShardSample smp;
-      smp.run = id;
-      smp.rank = -1;
-      smp.group_rank = static_cast<int>(sh.group_rank);
-      smp.table = placement.name;
-      smp.rows = sh.rows;
-      smp.cols = sh.cols;
-      smp.row_offset = sh.row_offset;
-      smp.data_parallel = dp;
-      smp.expected = true;
-      smp.samples_per_step = dp ? batch : batch * plan.sharding_group_size;
-      const planner::ShardCost c =
-          dp ? cm.dataParallelCost(mt->second, grid, gc) : cm.shardCost(mt->second, sh.row_offset, sh.rows, sh.cols, grid, gc);
-      smp.lookups_per_step = c.ids;
-      smp.unique_rows_per_step = c.unique_rows;
-      priceShard(smp, t, model, defaults);
-      by_group_rank[smp.group_rank].push_back(out.samples.size());
-      out.samples.push_back(std::move(smp));
-    }
-  }
-  for (auto& [rank, v] : per_rank) {
-    const int gr = groupRankOf(plan, rank);
-    if (gr < 0) {
-      warn(name + ": rank " + std::to_string(rank) + " is in no sharding group of the plan (world size " +
-           std::to_string(plan.world_size) + "); skipped");
-      continue;
-    }
-    const auto shards = by_group_rank.find(gr);
-    if (shards == by_group_rank.end()) {
-      warn(name + ": rank " + std::to_string(rank) + " holds no table in the plan; skipped");
-      continue;
-    }
-    Measurement m;
-    m.run = id;
-    m.rank = rank;
-    m.shards = shards->second;
-    m.measured_fwd_ms = median(v.first);
-    m.measured_bwd_ms = median(v.second);
-    m.measured_ms = m.measured_fwd_ms + m.measured_bwd_ms;
-    if (m.measured_ms <= 0.0) {
-      warn(name + ": rank " + std::to_string(rank) + " has no embedding kernel time; skipped");
-      continue;
-    }
-    // A rank's features are its forward and backward shards; with only one of
-    // the two measured (kernels a rule did not classify) the row would compare
-    // one pass with both.
-    if (m.measured_fwd_ms <= 0.0 || m.measured_bwd_ms <= 0.0) {
-      warn(name + ": rank " + std::to_string(rank) + " has no embedding " +
-           (m.measured_fwd_ms <= 0.0 ? "forward" : "backward") +
-           " kernel time (unclassified kernels? see import --rules); skipped");
-      continue;
-    }
-    out.measured.push_back(std::move(m));
-  }
-  if (out.measured.empty()) return core::Error{name + ": no rank with embedding time that the plan places tables on"};
-  return out;
-}
-
-core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, std::span<const st::RunId> fit,
-                                                  std::span<const st::RunId> holdout, const RunInputs* supplied) {
-  if (fit.empty()) return core::Error{store.path().string() + ": no runs to fit"};
-  CalibrationReport rep;
-  rep.fit_runs.assign(fit.begin(), fit.end());
-  rep.holdout_runs.assign(holdout.begin(), holdout.end());
-  double default_bw = 0.0;
+// What the fit's runs say about where they ran.
+struct RunFacts {
+  double default_bw = 0.0;  // the first run's cluster HBM bandwidth (GB/s)
   std::string host, cpu;
+};
+
+// The fit's measurements: per shard of engine runs, per rank of imported runs.
+core::Result<RunFacts> gatherMeasurements(const st::TraceStore& store, std::span<const st::RunId> fit,
+                                          const RunInputs* supplied, CalibrationReport& rep) {
+  RunFacts facts;
   for (const st::RunId id : fit) {
     auto record = store.run(id);
     if (!record) return record.error();
@@ -598,67 +333,79 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
       }
     }
     if (auto run = loadRun(store, id, supplied)) {
-      if (default_bw <= 0) default_bw = run->inputs.cluster->gpu.hbm_bandwidth_gbps;
-      if (host.empty()) host = field(run->inputs.config, "host", std::string());
-      if (cpu.empty()) cpu = field(run->inputs.config, "cpu", std::string());
+      if (facts.default_bw <= 0) facts.default_bw = run->inputs.cluster->gpu.hbm_bandwidth_gbps;
+      if (facts.host.empty()) facts.host = field(run->inputs.config, "host", std::string());
+      if (facts.cpu.empty()) facts.cpu = field(run->inputs.config, "cpu", std::string());
     }
   }
+  return facts;
+}
 
-  // Rows on relative error: each measurement's features divided by it, target 1.
-  // The cache term depends on a cache size, which enters non-linearly: fit
-  // once per candidate size and keep the best (smallest residual).
-  std::vector<planner::AccessProfile> profiles;
-  profiles.reserve(rep.samples.size());
-  for (const auto& s : rep.samples) profiles.emplace_back(s.access, s.table_rows);
+// The design on relative error: each measurement's features divided by it,
+// target 1 (weighted by sqrt). The cache term depends on a cache size, which
+// enters non-linearly, so the rows are rebuilt per candidate size and per
+// dim-penalty pair; the samples' penalties and miss shares are set as a side effect.
+struct FeatureRows {
   std::vector<std::vector<double>> rows;
   std::vector<double> targets;
-  auto buildRows = [&](double cache_bytes, double narrow, double mid) {
-    for (auto& s : rep.samples) s.penalty = planner::dimPenalty(s.cols, narrow, mid);
-    rows.clear();
-    targets.clear();
-    auto addRow = [&](std::vector<double> f, double y) {
-      const double w = std::sqrt(y);
-      for (auto& v : f) v /= w;
-      rows.push_back(std::move(f));
-      targets.push_back(y / w);
-    };
-    // Per shard: forward and backward features (columns as kUnknowns).
-    std::vector<std::array<double, kUnknowns>> fwd(rep.samples.size()), bwd(rep.samples.size());
-    for (std::size_t i = 0; i < rep.samples.size(); ++i) {
-      auto& s = rep.samples[i];
-      const auto miss = planner::cacheMissShare(profiles[i], s.row_offset, s.rows, s.row_bytes, cache_bytes, s.draws);
-      s.miss_ids = miss.ids;
-      s.miss_unique_rows = miss.unique_rows;
-      const double k = s.lookups_per_step;
-      const double lines = planner::cacheLines(s.row_bytes);
-      fwd[i] = {s.penalty * s.fwd_bytes, 0.0, 1.0, k, k * miss.ids * lines, 0.0};
-      bwd[i] = {0.0, s.penalty * s.bwd_bytes, 1.0, k, s.unique_rows_per_step * miss.unique_rows * lines, k};
-    }
-    // A measurement's features: the sum over its shards.
-    for (const auto& m : rep.measured) {
-      std::vector<double> f(kUnknowns, 0.0), b(kUnknowns, 0.0);
-      for (const std::size_t i : m.shards)
-        for (std::size_t j = 0; j < kUnknowns; ++j) {
-          f[j] += fwd[i][j];
-          b[j] += bwd[i][j];
-        }
-      if (m.measured_fwd_ms > 0 && m.measured_bwd_ms > 0) {
-        addRow(std::move(f), m.measured_fwd_ms);
-        addRow(std::move(b), m.measured_bwd_ms);
-      } else {
-        for (std::size_t j = 0; j < kUnknowns; ++j) f[j] += b[j];
-        addRow(std::move(f), m.measured_ms);
-      }
-    }
+};
+
+FeatureRows buildRows(CalibrationReport& rep, const std::vector<planner::AccessProfile>& profiles,
+                      double cache_bytes, double narrow, double mid) {
+  FeatureRows out;
+  auto& rows = out.rows;
+  auto& targets = out.targets;
+  for (auto& s : rep.samples) s.penalty = planner::dimPenalty(s.cols, narrow, mid);
+  auto addRow = [&](std::vector<double> f, double y) {
+    const double w = std::sqrt(y);
+    for (auto& v : f) v /= w;
+    rows.push_back(std::move(f));
+    targets.push_back(y / w);
   };
-  buildRows(0.0, 1.75, 1.15);
-  rep.measurements = rows.size();
-  if (rows.size() < kUnknowns)
-    return core::Error{store.path().string() + ": runs " + idList(fit) + " give " + std::to_string(rows.size()) +
-                       " measurement(s); the fit needs at least " + std::to_string(kUnknowns)};
+  // Per shard: forward and backward features (columns as kUnknowns).
+  std::vector<std::array<double, kUnknowns>> fwd(rep.samples.size()), bwd(rep.samples.size());
+  for (std::size_t i = 0; i < rep.samples.size(); ++i) {
+    auto& s = rep.samples[i];
+    const auto miss = planner::cacheMissShare(profiles[i], s.row_offset, s.rows, s.row_bytes, cache_bytes, s.draws);
+    s.miss_ids = miss.ids;
+    s.miss_unique_rows = miss.unique_rows;
+    const double k = s.lookups_per_step;
+    const double lines = planner::cacheLines(s.row_bytes);
+    fwd[i] = {s.penalty * s.fwd_bytes, 0.0, 1.0, k, k * miss.ids * lines, 0.0};
+    bwd[i] = {0.0, s.penalty * s.bwd_bytes, 1.0, k, s.unique_rows_per_step * miss.unique_rows * lines, k};
+  }
+  // A measurement's features: the sum over its shards.
+  for (const auto& m : rep.measured) {
+    std::vector<double> f(kUnknowns, 0.0), b(kUnknowns, 0.0);
+    for (const std::size_t i : m.shards)
+      for (std::size_t j = 0; j < kUnknowns; ++j) {
+        f[j] += fwd[i][j];
+        b[j] += bwd[i][j];
+      }
+    if (m.measured_fwd_ms > 0 && m.measured_bwd_ms > 0) {
+      addRow(std::move(f), m.measured_fwd_ms);
+      addRow(std::move(b), m.measured_bwd_ms);
+    } else {
+      for (std::size_t j = 0; j < kUnknowns; ++j) f[j] += b[j];
+      addRow(std::move(f), m.measured_ms);
+    }
+  }
+  return out;
+}
+
+// The fit chosen over the dim-penalty and cache-size grids.
+struct ChosenFit {
+  LinearFit fit;
+  double narrow = 1.75, mid = 1.15;  // TorchRec's dim penalties unless the samples choose others
+  bool has_narrow = false, has_mid = false;
+};
+
+core::Result<ChosenFit> searchFit(CalibrationReport& rep, const std::vector<planner::AccessProfile>& profiles) {
   // The dim penalties multiply the bandwidth term: searched on a grid that
   // holds TorchRec's values, for the column classes the samples have.
-  bool has_narrow = false, has_mid = false;
+  ChosenFit chosen;
+  bool& has_narrow = chosen.has_narrow;
+  bool& has_mid = chosen.has_mid;
   for (const auto& s : rep.samples) {
     has_narrow = has_narrow || s.cols < 64;
     has_mid = has_mid || (s.cols >= 64 && s.cols < 128);
@@ -673,14 +420,13 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
   const std::vector<double> mid_grid = has_mid ? penalty_grid : std::vector<double>{1.15};
   const std::vector<double> cache_grid = rank_level ? std::vector<double>{0.0} : cacheCandidates();
   std::optional<LinearFit> best;
-  double best_narrow = 1.75, best_mid = 1.15;
   for (const double narrow : narrow_grid)
     for (const double mid : mid_grid) {
       std::optional<LinearFit> best_here;
       double cache_here = 0.0;
       for (const double candidate : cache_grid) {
-        buildRows(candidate, narrow, mid);
-        auto trial = fitNonNegative(rows, targets);
+        const FeatureRows fr = buildRows(rep, profiles, candidate, narrow, mid);
+        auto trial = fitNonNegative(fr.rows, fr.targets);
         if (!trial) return trial.error();
         // A cache term must earn its place: clearly non-zero (beyond two standard
         // errors) and at least 1% less residual than the best fit so far; else
@@ -694,30 +440,31 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
       if (best_here && (!best || best_here->rss < best->rss * (1.0 - 1e-12))) {
         best = std::move(best_here);
         rep.cache_bytes = cache_here;
-        best_narrow = narrow;
-        best_mid = mid;
+        chosen.narrow = narrow;
+        chosen.mid = mid;
       }
     }
-  buildRows(rep.cache_bytes, best_narrow, best_mid);  // the samples' penalties and miss shares as chosen
-  std::optional<LinearFit> lf = std::move(best);
-  // A term that adds less than 1e-6 of every measurement is numerically 0:
-  // drop it rather than write a meaningless coefficient.
+  chosen.fit = std::move(best).value();
+  return chosen;
+}
+
+// A term that adds less than 1e-6 of every measurement is numerically 0:
+// dropped rather than written as a meaningless coefficient.
+void dropNegligibleTerms(const std::vector<std::vector<double>>& rows, LinearFit& fit) {
   for (std::size_t j = 0; j < kUnknowns; ++j) {
     double largest = 0.0;
-    for (const auto& row : rows) largest = std::max(largest, row[j] * lf->x[j]);
-    if (lf->x[j] > 0 && largest < 1e-6) {
-      lf->x[j] = 0.0;
-      lf->std_error[j] = 0.0;
-      lf->at_zero[j] = true;
+    for (const auto& row : rows) largest = std::max(largest, row[j] * fit.x[j]);
+    if (fit.x[j] > 0 && largest < 1e-6) {
+      fit.x[j] = 0.0;
+      fit.std_error[j] = 0.0;
+      fit.at_zero[j] = true;
     }
   }
-  const auto& x = lf->x;
-  static const char* kTermNames[kUnknowns] = {"inv_bandwidth_ms_per_byte", "bwd_inv_bandwidth_ms_per_byte",
-                                              "kernel_overhead_ms", "lookup_overhead_ms", "cache_miss_ms",
-                                              "backward_lookup_ms"};
-  for (std::size_t j = 0; j < kUnknowns; ++j) rep.terms.push_back({kTermNames[j], x[j], lf->std_error[j], lf->at_zero[j]});
+}
 
-  // Fitted values and errors.
+// Fitted values of every sample and measurement, and the fit's MAPE with the
+// fitted and with the default constants.
+void fittedValues(const std::vector<double>& x, CalibrationReport& rep) {
   for (auto& s : rep.samples) {
     const double over = x[2] + x[3] * s.lookups_per_step;
     const double lines = planner::cacheLines(s.row_bytes);
@@ -748,8 +495,12 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
   }
   rep.fit_mape = err / static_cast<double>(rep.measurements);
   rep.fit_mape_default = err_default / static_cast<double>(rep.measurements);
+}
 
-  // Coefficients in the calibration's units; zeros are dropped (values must be > 0).
+// The coefficients in the calibration's units; zeros are dropped (values must be > 0).
+void coefficientsOf(const ChosenFit& chosen, double default_bw, CalibrationReport& rep) {
+  const LinearFit* lf = &chosen.fit;
+  const auto& x = lf->x;
   core::Calibration& cal = rep.calibration;
   const auto& cov = lf->covariance;
   if (x[0] > 0) {
@@ -784,11 +535,15 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
   if (x[5] > 0) cal.coefficients["backward_lookup_ns"] = {x[5] * 1e6, lf->std_error[5] * 1e6};
   else rep.dropped.push_back("backward_lookup_ns");
   // Chosen from a grid, not estimated: no standard error.
-  if (has_narrow) cal.coefficients["dim_penalty_narrow"] = {best_narrow, 0.0};
-  if (has_mid) cal.coefficients["dim_penalty_mid"] = {best_mid, 0.0};
-  if (cal.coefficients.empty())
-    return core::Error{store.path().string() + ": runs " + idList(fit) + ": every coefficient fit to 0"};
+  if (chosen.has_narrow) cal.coefficients["dim_penalty_narrow"] = {chosen.narrow, 0.0};
+  if (chosen.has_mid) cal.coefficients["dim_penalty_mid"] = {chosen.mid, 0.0};
+}
 
+// "engine runs 3,4 of /x/y.db (host h, cpu c)"
+std::string sourceText(const CalibrationReport& rep, const st::TraceStore& store, std::span<const st::RunId> fit,
+                       const RunFacts& facts) {
+  const std::string& host = facts.host;
+  const std::string& cpu = facts.cpu;
   std::ostringstream src;
   const bool any_import = std::any_of(rep.measured.begin(), rep.measured.end(), [](const Measurement& m) { return m.table.empty(); });
   const bool any_engine = std::any_of(rep.measured.begin(), rep.measured.end(), [](const Measurement& m) { return !m.table.empty(); });
@@ -800,12 +555,13 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
     if (!cpu.empty()) src << (host.empty() ? "" : ", ") << cpu;
     src << ")";
   }
-  cal.source = src.str();
-  cal.created = core::utcNowIso8601();
-  cal.fit.samples = rep.measurements;
-  cal.fit.mape = rep.fit_mape;
+  return src.str();
+}
 
-  // The planner's analytic per-rank predictions, fit runs and held-out runs.
+// The planner's analytic per-rank predictions on the fit runs and the held-out runs.
+core::Status checkRuns(const st::TraceStore& store, std::span<const st::RunId> fit, std::span<const st::RunId> holdout,
+                       const RunInputs* supplied, CalibrationReport& rep) {
+  core::Calibration& cal = rep.calibration;
   for (const st::RunId id : fit) {
     auto c = checkRun(store, id, cal, supplied);
     if (!c) return c.error();
@@ -825,6 +581,48 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
   if (!holdout.empty() && rep.holdout.empty())
     rep.warnings.push_back("held-out runs " + idList(holdout) + " have no measured rank to check");
   if (rep.holdout_mape >= 0) cal.fit.holdout_mape = rep.holdout_mape;
+  return core::Ok{};
+}
+
+}  // namespace
+
+core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, std::span<const st::RunId> fit,
+                                                  std::span<const st::RunId> holdout, const RunInputs* supplied) {
+  if (fit.empty()) return core::Error{store.path().string() + ": no runs to fit"};
+  CalibrationReport rep;
+  rep.fit_runs.assign(fit.begin(), fit.end());
+  rep.holdout_runs.assign(holdout.begin(), holdout.end());
+  auto facts = gatherMeasurements(store, fit, supplied, rep);
+  if (!facts) return facts.error();
+
+  std::vector<planner::AccessProfile> profiles;
+  profiles.reserve(rep.samples.size());
+  for (const auto& s : rep.samples) profiles.emplace_back(s.access, s.table_rows);
+  rep.measurements = buildRows(rep, profiles, 0.0, 1.75, 1.15).rows.size();
+  if (rep.measurements < kUnknowns)
+    return core::Error{store.path().string() + ": runs " + idList(fit) + " give " + std::to_string(rep.measurements) +
+                       " measurement(s); the fit needs at least " + std::to_string(kUnknowns)};
+  auto chosen = searchFit(rep, profiles);
+  if (!chosen) return chosen.error();
+  // The samples' penalties and miss shares as chosen.
+  const FeatureRows rows = buildRows(rep, profiles, rep.cache_bytes, chosen->narrow, chosen->mid);
+  dropNegligibleTerms(rows.rows, chosen->fit);
+  const auto& x = chosen->fit.x;
+  static const char* kTermNames[kUnknowns] = {"inv_bandwidth_ms_per_byte", "bwd_inv_bandwidth_ms_per_byte",
+                                              "kernel_overhead_ms", "lookup_overhead_ms", "cache_miss_ms",
+                                              "backward_lookup_ms"};
+  for (std::size_t j = 0; j < kUnknowns; ++j)
+    rep.terms.push_back({kTermNames[j], x[j], chosen->fit.std_error[j], chosen->fit.at_zero[j]});
+  fittedValues(x, rep);
+  coefficientsOf(*chosen, facts->default_bw, rep);
+  core::Calibration& cal = rep.calibration;
+  if (cal.coefficients.empty())
+    return core::Error{store.path().string() + ": runs " + idList(fit) + ": every coefficient fit to 0"};
+  cal.source = sourceText(rep, store, fit, *facts);
+  cal.created = core::utcNowIso8601();
+  cal.fit.samples = rep.measurements;
+  cal.fit.mape = rep.fit_mape;
+  if (auto s = checkRuns(store, fit, holdout, supplied, rep); !s) return s.error();
   return rep;
 }
 
@@ -833,162 +631,6 @@ core::Result<CalibrationReport> calibrateFromRuns(const std::filesystem::path& p
   auto store = st::openStore(path, st::OpenMode::ReadOnly);
   if (!store) return store.error();
   return calibrateFromRuns(*store, fit, holdout, supplied);
-}
-
-std::string formatCalibrationReport(const CalibrationReport& r, std::size_t worst) {
-  std::ostringstream o;
-  std::size_t with_spans = 0, ranks = 0;
-  for (const auto& m : r.measured) {
-    with_spans += m.measured_fwd_ms > 0 && m.measured_bwd_ms > 0;
-    ranks += m.table.empty();
-  }
-  o << "Calibration from " << r.calibration.source << "\n";
-  o << "  " << r.samples.size() << " shard samples";
-  if (ranks > 0) o << " (" << ranks << " whole ranks: lookups expected from the access profiles)";
-  o << ", " << r.measurements << " measurements ("
-    << (with_spans == r.measured.size() ? "forward and backward each"
-        : with_spans == 0            ? "forward + backward together: no spans"
-                                     : "forward and backward where spans exist")
-    << ")\n";
-  for (const auto& w : r.warnings) o << "warning: " << w << "\n";
-  o << "\n  coefficient                      value    std error\n";
-  for (const auto& [name, c] : r.calibration.coefficients) {
-    char line[160];
-    std::snprintf(line, sizeof line, "  %-26s %12s %12s\n", name.c_str(), fmtSig(c.value).c_str(),
-                  fmtSig(c.std_error).c_str());
-    o << line;
-  }
-  for (const auto& d : r.dropped) o << "  " << d << ": fit to 0, not written (the planner keeps its default)\n";
-  o << "\nFit: MAPE " << pct(r.fit_mape) << " over the fitted measurements (default constants on the same: "
-    << pct(r.fit_mape_default) << ")\n";
-  if (r.fit_rank_mape >= 0)
-    o << "  per-rank compute of the fit runs, planner's prediction: MAPE " << pct(r.fit_rank_mape) << " calibrated, "
-      << pct(r.fit_rank_mape_default) << " default\n";
-
-  // Worst residuals by relative error of fwd + bwd.
-  std::vector<const Measurement*> order;
-  for (const auto& m : r.measured) order.push_back(&m);
-  auto rel = [](const Measurement* m) { return std::abs(m->fitted_ms / m->measured_ms - 1.0); };
-  std::stable_sort(order.begin(), order.end(), [&](auto* a, auto* b) { return rel(a) > rel(b); });
-  if (!order.empty()) {
-    std::vector<double> errs;
-    for (const auto* s : order) errs.push_back(rel(s));
-    std::sort(errs.begin(), errs.end());
-    o << "  residuals of fwd + bwd per measurement: median " << pct(errs[errs.size() / 2]) << ", 90th percentile "
-      << pct(errs[std::min(errs.size() - 1, errs.size() * 9 / 10)]) << ", worst " << pct(errs.back()) << "\n";
-    o << "\n  worst measurements:\n";
-    char line[256];
-    std::snprintf(line, sizeof line, "  %5s %5s %-16s %6s %10s %10s %10s %10s %8s\n", "run", "rank", "table", "shards",
-                  "lookups", "unique", "measured", "fitted", "err");
-    o << line;
-    for (std::size_t i = 0; i < order.size() && i < worst; ++i) {
-      const auto* m = order[i];
-      double k = 0, u = 0;
-      bool capped = false;
-      for (const std::size_t j : m->shards) {
-        k += r.samples[j].lookups_per_step;
-        u += r.samples[j].unique_rows_per_step;
-        capped = capped || r.samples[j].capped;
-      }
-      std::snprintf(line, sizeof line, "  %5lld %5d %-16s %6zu %10.0f %10.0f %10.4f %10.4f %8s%s\n",
-                    static_cast<long long>(m->run), m->rank, m->table.empty() ? "(all)" : m->table.c_str(),
-                    m->shards.size(), k, u, m->measured_ms, m->fitted_ms,
-                    (fmt((m->fitted_ms / m->measured_ms - 1.0) * 100.0, 1) + "%").c_str(), capped ? " capped" : "");
-      o << line;
-    }
-  }
-  o << "\n";
-  if (r.holdout_runs.empty()) {
-    o << "Held-out check: none (no --holdout runs)\n";
-  } else {
-    o << "Held-out check on runs " << idList(r.holdout_runs) << " (" << r.holdout.size()
-      << " ranks): per-rank compute MAPE " << (r.holdout_mape >= 0 ? pct(r.holdout_mape) : "-") << " calibrated, "
-      << (r.holdout_mape_default >= 0 ? pct(r.holdout_mape_default) : "-") << " default constants\n";
-    char line[256];
-    std::snprintf(line, sizeof line, "  %5s %5s %6s %12s %14s %8s %12s %8s\n", "run", "rank", "g.rank", "measured ms",
-                  "calibrated ms", "err", "default ms", "err");
-    o << line;
-    for (const auto& h : r.holdout) {
-      std::snprintf(line, sizeof line, "  %5lld %5d %6d %12.4f %14.4f %8s %12.4f %8s\n", static_cast<long long>(h.run),
-                    h.rank, h.group_rank, h.measured_ms, h.calibrated_ms,
-                    (fmt((h.calibrated_ms / h.measured_ms - 1.0) * 100.0, 1) + "%").c_str(), h.default_ms,
-                    (fmt((h.default_ms / h.measured_ms - 1.0) * 100.0, 1) + "%").c_str());
-      o << line;
-    }
-  }
-  return o.str();
-}
-
-nlohmann::ordered_json calibrationReportJson(const CalibrationReport& r) {
-  using J = nlohmann::ordered_json;
-  auto ids = [](const std::vector<st::RunId>& v) {
-    J a = J::array();
-    for (auto id : v) a.push_back(static_cast<std::int64_t>(id));
-    return a;
-  };
-  auto optional = [](double v) { return v >= 0 ? J(v) : J(nullptr); };
-  J j;
-  j["calibration"] = core::toJson(r.calibration);
-  j["fit_runs"] = ids(r.fit_runs);
-  j["holdout_runs"] = ids(r.holdout_runs);
-  j["measurements"] = r.measurements;
-  j["fit_mape"] = r.fit_mape;
-  j["fit_mape_default"] = r.fit_mape_default;
-  j["fit_rank_mape"] = optional(r.fit_rank_mape);
-  j["fit_rank_mape_default"] = optional(r.fit_rank_mape_default);
-  j["holdout_mape"] = optional(r.holdout_mape);
-  j["holdout_mape_default"] = optional(r.holdout_mape_default);
-  j["dropped"] = r.dropped;
-  j["warnings"] = r.warnings;
-  auto& terms = j["terms"] = J::array();
-  for (const auto& t : r.terms)
-    terms.push_back({{"name", t.name}, {"value", t.value}, {"std_error", t.std_error}, {"at_zero", t.at_zero}});
-  auto& samples = j["samples"] = J::array();
-  for (const auto& s : r.samples)
-    samples.push_back({{"run", static_cast<std::int64_t>(s.run)},
-                       {"rank", s.rank},
-                       {"group_rank", s.group_rank},
-                       {"table", s.table},
-                       {"rows", s.rows},
-                       {"cols", s.cols},
-                       {"data_parallel", s.data_parallel},
-                       {"capped", s.capped},
-                       {"expected", s.expected},
-                       {"samples_per_step", s.samples_per_step},
-                       {"lookups_per_step", s.lookups_per_step},
-                       {"unique_rows_per_step", s.unique_rows_per_step},
-                       {"measured_fwd_ms", optional(s.measured_fwd_ms)},
-                       {"measured_bwd_ms", optional(s.measured_bwd_ms)},
-                       {"measured_ms", s.measured_ms},
-                       {"fitted_fwd_ms", s.fitted_fwd_ms},
-                       {"fitted_bwd_ms", s.fitted_bwd_ms},
-                       {"fitted_ms", s.fitted_ms},
-                       {"default_ms", s.default_ms}});
-  auto& measured = j["measured"] = J::array();
-  for (const auto& m : r.measured)
-    measured.push_back({{"run", static_cast<std::int64_t>(m.run)},
-                        {"rank", m.rank},
-                        {"table", m.table.empty() ? J(nullptr) : J(m.table)},
-                        {"shards", m.shards.size()},
-                        {"measured_fwd_ms", optional(m.measured_fwd_ms)},
-                        {"measured_bwd_ms", optional(m.measured_bwd_ms)},
-                        {"measured_ms", m.measured_ms},
-                        {"fitted_ms", m.fitted_ms},
-                        {"default_ms", m.default_ms}});
-  auto checks = [](const std::vector<RankCheck>& v) {
-    J a = J::array();
-    for (const auto& h : v)
-      a.push_back({{"run", static_cast<std::int64_t>(h.run)},
-                   {"rank", h.rank},
-                   {"group_rank", h.group_rank},
-                   {"measured_ms", h.measured_ms},
-                   {"calibrated_ms", h.calibrated_ms},
-                   {"default_ms", h.default_ms}});
-    return a;
-  };
-  j["fit_ranks"] = checks(r.fit_ranks);
-  j["holdout"] = checks(r.holdout);
-  return j;
 }
 
 }  // namespace shardscope::profiler
