@@ -49,6 +49,47 @@ void priceShard(ShardSample& s, const core::TableSpec& t, const core::ModelSpec&
 
 }  // namespace
 
+namespace {
+
+// emb_fwd / emb_bwd span time per (rank, table): per step, then the median
+// over steps (times the step count, so that "/ n_steps" gives it). Spans
+// that do not give every measured step its own value fall back to the mean.
+core::Result<std::map<std::pair<int, std::string>, std::pair<double, double>>> embeddingSpanNs(
+    const st::TraceStore& store, st::RunId id, const st::StringTable& strings,
+    std::map<int, std::set<std::int64_t>>& steps) {
+  auto spans = store.spansInWindow(id, {}, std::numeric_limits<std::int64_t>::min(),
+                                   std::numeric_limits<std::int64_t>::max());
+  if (!spans) return spans.error();
+  std::map<std::pair<int, std::string>, std::map<std::int64_t, std::pair<double, double>>> per_step_ns;
+  for (const auto& s : *spans) {
+    const std::string_view kind = strings.at(s.kind);
+    const bool fwd = kind == span_kind::kEmbFwd;
+    if (!fwd && kind != span_kind::kEmbBwd) continue;
+    auto& v = per_step_ns[{s.rank, std::string(strings.at(s.table))}][s.step];
+    (fwd ? v.first : v.second) += static_cast<double>(s.endNs - s.startNs);
+  }
+  std::map<std::pair<int, std::string>, std::pair<double, double>> span_ns;
+  for (const auto& [key, by_step] : per_step_ns) {
+    std::vector<double> f, b;
+    for (const auto& [step, v] : by_step) {
+      f.push_back(v.first);
+      b.push_back(v.second);
+    }
+    const double n = static_cast<double>(steps[key.first].size());
+    if (static_cast<double>(by_step.size()) == n) {
+      span_ns[key] = {median(f) * n, median(b) * n};
+    } else {
+      double fs = 0, bs = 0;
+      for (double v : f) fs += v;
+      for (double v : b) bs += v;
+      span_ns[key] = {fs, bs};
+    }
+  }
+  return span_ns;
+}
+
+}  // namespace
+
 core::Result<std::vector<ShardSample>> shardSamples(const st::TraceStore& store, st::RunId id,
                                                     std::vector<std::string>* warnings) {
   auto warn = [&](std::string w) {
@@ -76,37 +117,8 @@ core::Result<std::vector<ShardSample>> shardSamples(const st::TraceStore& store,
   std::map<std::pair<int, std::string>, st::TableStat> stat;
   for (const auto& s : *stats) stat[{s.rank, std::string(strings->at(s.table))}] = s;
 
-  // emb_fwd / emb_bwd span time per (rank, table): per step, then the median
-  // over steps (times the step count, so that "/ n_steps" below gives it).
-  // Spans that do not give every measured step its own value fall back to the mean.
-  auto spans = store.spansInWindow(id, {}, std::numeric_limits<std::int64_t>::min(),
-                                   std::numeric_limits<std::int64_t>::max());
-  if (!spans) return spans.error();
-  std::map<std::pair<int, std::string>, std::map<std::int64_t, std::pair<double, double>>> per_step_ns;
-  for (const auto& s : *spans) {
-    const std::string_view kind = strings->at(s.kind);
-    const bool fwd = kind == span_kind::kEmbFwd;
-    if (!fwd && kind != span_kind::kEmbBwd) continue;
-    auto& v = per_step_ns[{s.rank, std::string(strings->at(s.table))}][s.step];
-    (fwd ? v.first : v.second) += static_cast<double>(s.endNs - s.startNs);
-  }
-  std::map<std::pair<int, std::string>, std::pair<double, double>> span_ns;
-  for (const auto& [key, by_step] : per_step_ns) {
-    std::vector<double> f, b;
-    for (const auto& [step, v] : by_step) {
-      f.push_back(v.first);
-      b.push_back(v.second);
-    }
-    const double n = static_cast<double>(steps[key.first].size());
-    if (static_cast<double>(by_step.size()) == n) {
-      span_ns[key] = {median(f) * n, median(b) * n};
-    } else {
-      double fs = 0, bs = 0;
-      for (double v : f) fs += v;
-      for (double v : b) bs += v;
-      span_ns[key] = {fs, bs};
-    }
-  }
+  auto span_ns = embeddingSpanNs(store, id, *strings, steps);
+  if (!span_ns) return span_ns.error();
 
   std::set<std::pair<std::string, int>> capped;
   if (config.contains("capped") && config["capped"].is_array())
@@ -143,7 +155,7 @@ core::Result<std::vector<ShardSample>> shardSamples(const st::TraceStore& store,
       }
       const core::TableSpec& t = model.tables[mt->second];
       const auto st_it = stat.find({rank, placement.name});
-      const auto sp_it = span_ns.find({rank, placement.name});
+      const auto sp_it = span_ns->find({rank, placement.name});
       ShardSample s;
       s.run = id;
       s.rank = rank;
@@ -159,7 +171,7 @@ core::Result<std::vector<ShardSample>> shardSamples(const st::TraceStore& store,
         s.unique_rows_per_step = static_cast<double>(st_it->second.uniqueRows) / n_steps;
         s.measured_ms = static_cast<double>(st_it->second.timeNs) / n_steps / kNsPerMs;
       }
-      if (sp_it != span_ns.end()) {
+      if (sp_it != span_ns->end()) {
         s.measured_fwd_ms = sp_it->second.first / n_steps / kNsPerMs;
         s.measured_bwd_ms = sp_it->second.second / n_steps / kNsPerMs;
         if (st_it == stat.end()) s.measured_ms = s.measured_fwd_ms + s.measured_bwd_ms;
