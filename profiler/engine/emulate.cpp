@@ -143,6 +143,43 @@ struct RankContext {
   std::uint64_t done = 0, total = 0;  // progress
 };
 
+// Per-step means of a rank's result and its tables, and the tables' stats into the recorder.
+void meansOver(double n, std::uint32_t rank, std::uint32_t group, std::uint32_t group_rank,
+               const std::vector<ShardRun>& shards, const core::ModelSpec& model, TraceRecorder& rec,
+               EmulateRankResult& result) {
+  result.rank = rank;
+  result.group = group;
+  result.group_rank = group_rank;
+  result.fwd_ms /= n;
+  result.bwd_ms /= n;
+  result.step_ms /= n;
+  for (const ShardRun& s : shards) {
+    rec.tableStat(static_cast<int>(rank), s.name, s.lookups, s.unique_rows, s.fwd_ns + s.bwd_ns);
+    const std::string& table = model.tables[s.rs.table].name;
+    auto it = std::find_if(result.tables.begin(), result.tables.end(),
+                           [&](const EmulateTableResult& t) { return t.table == table; });
+    if (it == result.tables.end()) {
+      result.tables.push_back({table, 0, 0, 0});
+      it = result.tables.end() - 1;
+    }
+    it->mean_ms += static_cast<double>(s.fwd_ns + s.bwd_ns) / 1e6 / n;
+    it->lookups_per_step += static_cast<double>(s.lookups) / n;
+    it->unique_rows_per_step += static_cast<double>(s.unique_rows) / n;
+  }
+}
+
+// "rank 3 (group 0, group rank 1): step 2 of 10" after every (rank, step).
+void reportProgress(RankContext& ctx, std::uint32_t rank, std::uint32_t group, std::uint32_t group_rank,
+                    std::uint32_t k) {
+  const EmulateOptions& o = ctx.options;
+  if (!o.progress) return;
+  std::ostringstream what;
+  what << "rank " << rank << " (group " << group << ", group rank " << group_rank << "): ";
+  if (k >= o.warmup) what << "step " << (k - o.warmup + 1) << " of " << o.steps;
+  else what << "warm-up step " << (k + 1) << " of " << o.warmup;
+  o.progress(ctx.done, ctx.total, what.str());
+}
+
 RankOutcome runRank(RankContext& ctx, const GroupRankSetup& setup, std::uint32_t group, std::uint32_t group_rank,
                     const std::string& host) {
   const EmulateOptions& o = ctx.options;
@@ -252,35 +289,10 @@ RankOutcome runRank(RankContext& ctx, const GroupRankSetup& setup, std::uint32_t
       out.result.step_ms += static_cast<double>(step_end - step_start) / 1e6;
     }
     ++ctx.done;
-    if (ctx.options.progress) {
-      std::ostringstream what;
-      what << "rank " << rank << " (group " << group << ", group rank " << group_rank << "): ";
-      if (measured) what << "step " << (k - o.warmup + 1) << " of " << o.steps;
-      else what << "warm-up step " << (k + 1) << " of " << o.warmup;
-      ctx.options.progress(ctx.done, ctx.total, what.str());
-    }
+    reportProgress(ctx, rank, group, group_rank, k);
   }
 
-  const double n = o.steps;
-  out.result.rank = rank;
-  out.result.group = group;
-  out.result.group_rank = group_rank;
-  out.result.fwd_ms /= n;
-  out.result.bwd_ms /= n;
-  out.result.step_ms /= n;
-  for (const ShardRun& s : shards) {
-    rec.tableStat(trace_rank, s.name, s.lookups, s.unique_rows, s.fwd_ns + s.bwd_ns);
-    const std::string& table = ctx.model.tables[s.rs.table].name;
-    auto it = std::find_if(out.result.tables.begin(), out.result.tables.end(),
-                           [&](const EmulateTableResult& t) { return t.table == table; });
-    if (it == out.result.tables.end()) {
-      out.result.tables.push_back({table, 0, 0, 0});
-      it = out.result.tables.end() - 1;
-    }
-    it->mean_ms += static_cast<double>(s.fwd_ns + s.bwd_ns) / 1e6 / n;
-    it->lookups_per_step += static_cast<double>(s.lookups) / n;
-    it->unique_rows_per_step += static_cast<double>(s.unique_rows) / n;
-  }
+  meansOver(o.steps, rank, group, group_rank, shards, ctx.model, rec, out.result);
   return out;
 }
 
