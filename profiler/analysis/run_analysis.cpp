@@ -211,7 +211,9 @@ core::Status spanTimes(const st::TraceStore& store, st::RunId id, const st::Stri
   std::vector<Call> calls;
   std::map<std::tuple<std::int64_t, std::size_t, int, int>, std::int64_t> shortest;
   const auto& kinds = commKinds();
-  for (auto& [rank, r] : ranks) {
+  for (auto& entry : ranks) {
+    const int rank = entry.first;  // named, not bound: lambdas below capture them
+    RankAnalysis& r = entry.second;
     std::map<std::tuple<std::int64_t, std::size_t>, int> seen;  // (step, kind) -> calls so far
     std::map<std::int64_t, std::pair<std::vector<Interval>, std::vector<Interval>>> by_step;  // compute, comm
     bool any = false;

@@ -22,6 +22,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define SHARDSCOPE_KERNELS_X86 1
+#include <cpuid.h>
 #include <immintrin.h>
 #else
 #define SHARDSCOPE_KERNELS_X86 0
@@ -180,8 +181,10 @@ KernelIsa detectedKernelIsa() {
 #if SHARDSCOPE_KERNELS_X86
   static const KernelIsa isa = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") ? KernelIsa::Avx2F16c
-                                                                            : KernelIsa::Portable;
+    // F16C from CPUID leaf 1 (ECX bit 29): older compilers lack its __builtin_cpu_supports name.
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+    return __builtin_cpu_supports("avx2") && f16c ? KernelIsa::Avx2F16c : KernelIsa::Portable;
   }();
   return isa;
 #else

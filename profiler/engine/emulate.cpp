@@ -307,8 +307,8 @@ std::string configJson(const core::ShardPlan& plan, const EmulateOptions& o, std
   c.threads = threads;
   c.batch_size_per_gpu = batch_size;
   c.pooling = o.pooling == Pooling::Sum ? "sum" : "mean";
-  c.learning_rate = o.adagrad.learning_rate;
-  c.eps = o.adagrad.eps;
+  c.learning_rate = static_cast<double>(o.adagrad.learning_rate);
+  c.eps = static_cast<double>(o.adagrad.eps);
   c.tracing = o.trace_spans;
   c.replay = o.replay != nullptr;
   c.sharding_group_size = plan.sharding_group_size;

@@ -84,8 +84,8 @@ std::string configJson(const Inputs& in, const DistributedConfig& c, std::uint32
   r.threads = threads;
   r.batch_size_per_gpu = batch;
   r.sync_interval = c.sync_interval;
-  r.learning_rate = c.learning_rate;
-  r.eps = AdagradConfig{}.eps;
+  r.learning_rate = static_cast<double>(c.learning_rate);
+  r.eps = static_cast<double>(AdagradConfig{}.eps);
   r.tracing = c.tracing;
   r.sharding_group_size = in.plan.sharding_group_size;
   r.replicas = in.plan.replicas;
