@@ -43,6 +43,55 @@ ImbalanceStats imbalanceOf(const std::vector<double>& loads) {
   return s;
 }
 
+namespace {
+
+// Which tables make the critical rank slow (a second pass over its shards only).
+void criticalTables(const CostModel& model, const Grid& grid, const GridCosts& gc,
+                    const std::vector<core::TablePlacement>& tables, const std::map<std::string, std::size_t>& index,
+                    GridResult& r) {
+  for (const auto& tp : tables) {
+    auto it = index.find(tp.name);
+    if (it == index.end()) continue;
+    double load = 0;
+    if (tp.sharding_type == core::ShardingType::DataParallel) {
+      load = model.dataParallelCost(it->second, grid, gc).load();
+    } else {
+      for (const auto& sh : tp.shards)
+        if (sh.group_rank == r.critical_rank) load += model.shardCost(it->second, sh.row_offset, sh.rows, sh.cols, grid, gc).load();
+    }
+    if (load > 0) r.critical_tables.push_back({tp.name, load});
+  }
+  std::sort(r.critical_tables.begin(), r.critical_tables.end(), [](auto& a, auto& b) { return a.load_ms > b.load_ms; });
+}
+
+// The plan file trainers read: the grid, the placement and the prediction.
+void fillPlanFile(const CostModel& model, const Grid& grid, const GridCosts& gc,
+                  std::vector<core::TablePlacement> tables, core::PlanTarget target, GridResult& r) {
+  const StepBreakdown& st = r.step;
+  const std::uint32_t M = grid.group_size;
+  core::ShardPlan& p = r.plan;
+  p.model = model.model().name;
+  p.world_size = grid.world_size;
+  p.gpus_per_node = grid.gpus_per_node;
+  p.sharding_group_size = M;
+  p.replicas = grid.replicas;
+  p.layout = grid.layout;
+  p.target = target;
+  p.sharding_groups = grid.sharding_groups;
+  p.replica_groups = grid.replica_groups;
+  p.tables = std::move(tables);
+  p.predicted.step_ms = st.step_ms;
+  p.predicted.lower_bound_ms = r.lower_bound_ms;
+  p.predicted.max_over_mean = r.imbalance.max_over_mean;
+  for (const auto& rr : r.ranks)
+    p.predicted.ranks.push_back({rr.group_rank, rr.fwd_ms + rr.bwd_ms, rr.served_comm_ms + gc.a2a_own_ms + gc.a2a_latency_ms + rr.sync_ms,
+                                 rr.memory_bytes});
+  p.provenance.tool = std::string("shardscope ") + core::versionString();
+  p.provenance.created = core::utcNowIso8601();
+}
+
+}  // namespace
+
 GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vector<core::TablePlacement> tables,
                              const core::Constraints& constraints, core::PlanTarget target, std::string algorithm,
                              std::optional<double> lower_bound_ms) {
@@ -120,20 +169,7 @@ GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vect
     return a.fwd_ms + a.bwd_ms + a.served_comm_ms < b.fwd_ms + b.bwd_ms + b.served_comm_ms;
   });
   r.imbalance = imbalanceOf(loads);
-  // Which tables make the critical rank slow (a second pass over its shards only).
-  for (const auto& tp : tables) {
-    auto it = index.find(tp.name);
-    if (it == index.end()) continue;
-    double load = 0;
-    if (tp.sharding_type == core::ShardingType::DataParallel) {
-      load = model.dataParallelCost(it->second, grid, gc).load();
-    } else {
-      for (const auto& sh : tp.shards)
-        if (sh.group_rank == r.critical_rank) load += model.shardCost(it->second, sh.row_offset, sh.rows, sh.cols, grid, gc).load();
-    }
-    if (load > 0) r.critical_tables.push_back({tp.name, load});
-  }
-  std::sort(r.critical_tables.begin(), r.critical_tables.end(), [](auto& a, auto& b) { return a.load_ms > b.load_ms; });
+  criticalTables(model, grid, gc, tables, index, r);
 
   // Step: the critical rank's embedding chain, dense compute, the part of the
   // dense all-reduce not hidden behind embedding backward, replica sync.
@@ -153,26 +189,7 @@ GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vect
                      "gradient all-to-all", "embedding backward + fused update (" + ms(crit.bwd_ms) + ")"};
   if (st.replica_sync_ms > 0) r.critical_path.push_back("replica weight sync (" + ms(st.replica_sync_ms) + ")");
 
-  // The plan file.
-  core::ShardPlan& p = r.plan;
-  p.model = model.model().name;
-  p.world_size = grid.world_size;
-  p.gpus_per_node = grid.gpus_per_node;
-  p.sharding_group_size = M;
-  p.replicas = grid.replicas;
-  p.layout = grid.layout;
-  p.target = target;
-  p.sharding_groups = grid.sharding_groups;
-  p.replica_groups = grid.replica_groups;
-  p.tables = std::move(tables);
-  p.predicted.step_ms = st.step_ms;
-  p.predicted.lower_bound_ms = r.lower_bound_ms;
-  p.predicted.max_over_mean = r.imbalance.max_over_mean;
-  for (const auto& rr : r.ranks)
-    p.predicted.ranks.push_back({rr.group_rank, rr.fwd_ms + rr.bwd_ms, rr.served_comm_ms + gc.a2a_own_ms + gc.a2a_latency_ms + rr.sync_ms,
-                                 rr.memory_bytes});
-  p.provenance.tool = std::string("shardscope ") + core::versionString();
-  p.provenance.created = core::utcNowIso8601();
+  fillPlanFile(model, grid, gc, std::move(tables), target, r);
   return r;
 }
 
