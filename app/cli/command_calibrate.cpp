@@ -7,15 +7,15 @@
 #include <sstream>
 
 #include "cli.h"
-#include "trainer_plan.h"
+#include "common_options.h"
 #include "shardscope/core/json_io.h"
-#include "shardscope/core/store/trace_store.h"
-#include "shardscope/profiler/analysis/calibration_fit.h"
+#include "shardscope/profiler/workflow/stored_runs.h"
 
 namespace shardscope::app::cli {
 
 namespace {
-constexpr const char* kCalibrateHelp = R"(usage: shardscope-cli calibrate --store F --runs 1,2,3 [--holdout 4,5] [--out cal.json] [--json]
+constexpr const char* kCalibrateHelp =
+    R"(usage: shardscope-cli calibrate --store F --runs 1,2,3 [--holdout 4,5] [--out cal.json] [--json]
                               [--plan P --model M [--cluster C] [--world-size N] [--layout L]]
 
 Fits the cost model's embedding constants (embedding_bandwidth_gbps,
@@ -63,18 +63,22 @@ int runCalibrate(Args args) {
   auto runs_arg = args.option("--runs");
   auto holdout_arg = args.option("--holdout");
   auto out_arg = args.option("--out");
-  const TrainerPlanArgs trainer = takeTrainerPlanArgs(args);
+  const profiler::TrainerPlanSpec trainer = takeTrainerPlanSpec(args);
   if (!args.error().empty()) return usageError("calibrate: " + args.error());
   if (auto u = args.unknownOption()) return usageError("calibrate: unknown option " + *u);
   if (!args.positional().empty()) return usageError("calibrate: unexpected argument " + args.positional().front());
   if (!store_arg) return usageError("calibrate needs --store <file>");
   if (!runs_arg) return usageError("calibrate needs --runs <id,id,...> (the runs to fit)");
   const auto fit = parseRunList(*runs_arg);
-  if (!fit) return usageError("calibrate: --runs must be distinct positive run ids separated by commas, got '" + *runs_arg + "'");
+  if (!fit)
+    return usageError("calibrate: --runs must be distinct positive run ids separated by commas, got '" + *runs_arg +
+                      "'");
   std::vector<core::store::RunId> holdout;
   if (holdout_arg) {
     auto h = parseRunList(*holdout_arg);
-    if (!h) return usageError("calibrate: --holdout must be distinct positive run ids separated by commas, got '" + *holdout_arg + "'");
+    if (!h)
+      return usageError("calibrate: --holdout must be distinct positive run ids separated by commas, got '" +
+                        *holdout_arg + "'");
     holdout = std::move(*h);
     for (const auto id : holdout)
       for (const auto f : *fit)
@@ -83,26 +87,14 @@ int runCalibrate(Args args) {
                             " is in both --runs and --holdout; a held-out run must not be fitted");
   }
 
-  auto store = core::store::openStore(*store_arg, core::store::OpenMode::ReadOnly);
-  if (!store) {
-    std::cerr << store.error().message << "\n";
-    return kExitInvalid;
-  }
-  std::optional<profiler::RunInputs> supplied;
-  if (const int code = trainerPlanForRun(trainer, *store, fit->front(), "calibrate", supplied); code != kExitOk)
-    return code;
-  auto report = profiler::calibrateFromRuns(*store, *fit, holdout, supplied ? &*supplied : nullptr);
-  if (!report) {
-    std::cerr << report.error().message << "\n";
-    return kExitInvalid;
-  }
-  if (json) std::cout << profiler::calibrationReportJson(*report).dump(2) << "\n";
-  else std::cout << profiler::formatCalibrationReport(*report);
+  auto report = profiler::calibrateStoredRuns(*store_arg, *fit, holdout, trainer);
+  if (!report) return fail(report.error(), "calibrate: ");
+  if (json)
+    std::cout << profiler::calibrationReportJson(*report).dump(2) << "\n";
+  else
+    std::cout << profiler::formatCalibrationReport(*report);
   if (out_arg) {
-    if (auto s = core::writeJsonFile(*out_arg, core::toJson(report->calibration)); !s) {
-      std::cerr << s.error().message << "\n";
-      return kExitFailure;
-    }
+    if (auto s = core::writeJsonFile(*out_arg, core::toJson(report->calibration)); !s) return fail(s.error());
     if (!json) std::cout << "\ncalibration written to " << *out_arg << "\n";
   }
   return kExitOk;

@@ -1,15 +1,12 @@
 // shardscope-cli evaluate --plan P: price a plan someone runs today (ours or
 // TorchRec's serialized ShardingPlan) under the cost model, next to what the
 // optimizing partitioner finds for the same grid.
-#include <algorithm>
 #include <iostream>
 
 #include "cli.h"
+#include "common_options.h"
 #include "plan_output.h"
-#include "shardscope/core/json_io.h"
-#include "shardscope/core/presets.h"
 #include "shardscope/core/summary.h"
-#include "shardscope/core/torchrec_plan.h"
 #include "shardscope/planner/plan_comparison.h"
 
 namespace shardscope::app::cli {
@@ -43,13 +40,9 @@ int runEvaluate(Args args) {
   auto plan_arg = args.option("--plan");
   auto world_arg = args.option("--world-size");
   auto layout_arg = args.option("--layout");
-  bool cluster_given = false, model_given = false;
-  for (const auto& a : args.positional()) {
-    const bool project = a == "--project" || a.starts_with("--project=");
-    if (a == "--cluster" || a.starts_with("--cluster=") || project) cluster_given = true;
-    if (a == "--model" || a.starts_with("--model=") || project) model_given = true;
-  }
-  auto project = projectFromArgs(args);
+  const profiler::ProjectSources sources = takeProjectSources(args);
+  const bool model_given = sources.project || sources.model;
+  const bool cluster_given = sources.project || sources.cluster;
   if (!args.error().empty()) return usageError("evaluate: " + args.error());
   if (auto u = args.unknownOption()) return usageError("evaluate: unknown option " + *u);
   if (!args.positional().empty()) return usageError("evaluate: unexpected argument " + args.positional().front());
@@ -58,58 +51,16 @@ int runEvaluate(Args args) {
     return usageError(
         "evaluate needs the model the plan is for: --model PRESET|FILE or --project FILE "
         "(its access skew and pooling price every shard; nothing is assumed)");
-  if (!project) {
-    std::cerr << project.error().message << "\n";
-    return kExitInvalid;
-  }
-  auto j = core::readJsonFile(*plan_arg);
-  if (!j) {
-    std::cerr << j.error().message << "\n";
-    return kExitInvalid;
-  }
-  core::Result<core::ShardPlan> plan = core::Error{""};
-  if (core::looksLikeTorchRecPlan(*j)) {
-    core::TorchRecImportOptions o;
-    o.model = &project->model;
-    o.gpus_per_node = project->cluster.gpus_per_node;
-    if (world_arg) {
-      const auto w = parsePositive(*world_arg, 1u << 24);
-      if (!w) return usageError("evaluate: --world-size must be a positive integer, got " + *world_arg);
-      o.world_size = static_cast<std::uint32_t>(*w);
-    }
-    if (layout_arg) {
-      auto l = core::rankLayoutFromString(*layout_arg);
-      if (!l) return usageError("evaluate: --layout must be strided or contiguous, got " + *layout_arg);
-      o.layout = *l;
-    }
-    plan = core::shardPlanFromTorchRec(*j, *plan_arg, o);
-  } else {
-    if (world_arg || layout_arg) return usageError("evaluate: --world-size/--layout apply to TorchRec plans only");
-    plan = core::planFromJson(*j, *plan_arg);
-  }
-  if (!plan) {
-    std::cerr << plan.error().message << "\n";
-    return kExitInvalid;
-  }
-  if (auto match = core::planMatchesModel(*plan, project->model, *plan_arg); !match) {
-    std::cerr << match.error().message << "\n";
-    return kExitInvalid;
-  }
-  core::ClusterSpec cluster = project->cluster;
-  if (cluster.worldSize() != plan->world_size) {
-    if (cluster_given) {
-      std::cerr << "evaluate: the plan is for " << plan->world_size << " GPUs but cluster " << cluster.name << " has "
-                << cluster.worldSize() << "\n";
-      return kExitInvalid;
-    }
-    cluster = core::resizedCluster(cluster, plan->world_size, plan->gpus_per_node);
-    cluster.name = cluster.gpu.name + " x " + std::to_string(plan->world_size) + " (resized to the plan)";
-  }
-  const core::Calibration* cal = project->calibration ? &*project->calibration : nullptr;
-  planner::CostConstants k = planner::CostConstants::from(cluster, cal);
-  k.balance_replica_sync = !balance_compute;
-  const planner::CostModel cost(project->model, cluster, k);
-  const planner::PlanComparison compared = planner::compareWithOptimized(cost, *plan, project->constraints);
+  auto project = profiler::resolveProject(sources);
+  if (!project) return fail(project.error());
+  auto loaded = profiler::loadPlanFile(*plan_arg, project->model, project->cluster.gpus_per_node,
+                                       profiler::TorchRecPlacement{world_arg, layout_arg, 0});
+  if (!loaded) return fail(loaded.error(), "evaluate: ");
+  const core::ShardPlan& plan = loaded->plan;
+  if (auto match = core::planMatchesModel(plan, project->model, *plan_arg); !match) return fail(match.error());
+  auto cluster = profiler::clusterForPlan(project->cluster, plan, cluster_given);
+  if (!cluster) return fail(core::Error{"evaluate: " + cluster.error().message, cluster.error().kind});
+  const planner::PlanComparison compared = profiler::evaluatePlan(*project, *cluster, plan, balance_compute);
   const planner::GridResult& theirs = compared.given;
   const planner::GridResult& ours = compared.optimized;
   if (json) {
@@ -120,20 +71,17 @@ int runEvaluate(Args args) {
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }
-  std::cout << "Evaluating " << *plan_arg << " (for " << core::toString(plan->target) << ") against model \""
-            << project->model.name << "\" (" << project->model.tables.size() << " tables) on " << cluster.name << "\n";
-  if (!plan->model.empty() && plan->model != project->model.name && !core::looksLikeTorchRecPlan(*j))
-    std::cout << "note: the plan names model \"" << plan->model << "\"\n";
+  std::cout << "Evaluating " << *plan_arg << " (for " << core::toString(plan.target) << ") against model \""
+            << project->model.name << "\" (" << project->model.tables.size() << " tables) on " << cluster->name << "\n";
+  if (!plan.model.empty() && plan.model != project->model.name && !loaded->from_torchrec)
+    std::cout << "note: the plan names model \"" << plan.model << "\"\n";
   printGridDetail(std::cout, theirs);
   std::cout << "\nOptimized plan for the same grid: "
             << core::formatf("step %.3f ms vs %.3f ms given; slowest rank load %.3f ms vs %.3f ms", ours.step.step_ms,
                              theirs.step.step_ms, ours.max_load_ms, theirs.max_load_ms);
-  if (theirs.step.step_ms > 0)
-    std::cout << core::formatf(" (step %+.1f%%)", (ours.step.step_ms / theirs.step.step_ms - 1.0) * 100.0);
+  if (theirs.step.step_ms > 0) std::cout << core::formatf(" (step %+.1f%%)", (compared.stepRatio() - 1.0) * 100.0);
   std::cout << "\n";
-  if (theirs.problems.size() > 0 &&
-      std::any_of(theirs.problems.begin(), theirs.problems.end(),
-                  [](const std::string& p) { return p.find("is not in the plan") != std::string::npos; }))
+  if (!theirs.unpriced_tables.empty())
     std::cout << "note: the given plan lacks tables of the model, so its figures leave their cost out\n";
   return kExitOk;
 }

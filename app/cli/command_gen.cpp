@@ -37,10 +37,7 @@ int runGenModel(Args args) {
   }
   const auto j = core::toJson(planner::syntheticModel(o));
   if (out) {
-    if (auto s = core::writeJsonFile(*out, j); !s) {
-      std::cerr << s.error().message << "\n";
-      return kExitFailure;
-    }
+    if (auto s = core::writeJsonFile(*out, j); !s) return fail(s.error());
     return kExitOk;
   }
   std::cout << j.dump(1) << "\n";

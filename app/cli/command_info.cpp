@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cli.h"
-#include "shardscope/core/json_io.h"
+#include "common_options.h"
 #include "shardscope/core/presets.h"
 #include "shardscope/core/summary.h"
 #include "shardscope/profiler/engine/gpu_devices.h"
@@ -16,29 +16,13 @@ int runSummary(Args args) {
                  "Prints the model and cluster. Without options: the built-in default project.\n";
     return kExitOk;
   }
-  auto project_file = args.option("--project");
-  auto model_arg = args.option("--model");
-  auto cluster_arg = args.option("--cluster");
+  const profiler::ProjectSources sources = takeProjectSources(args, false);
   if (!args.error().empty()) return usageError("summary: " + args.error());
   if (auto u = args.unknownOption()) return usageError("summary: unknown option " + *u);
   if (!args.positional().empty()) return usageError("summary: unexpected argument " + args.positional().front());
-
-  core::Project project = core::defaultProject();
-  if (project_file) {
-    auto p = core::loadProject(*project_file);
-    if (!p) { std::cerr << p.error().message << "\n"; return kExitInvalid; }
-    project = std::move(p).value();
-  }
-  if (model_arg) {
-    auto m = core::loadModelByNameOrFile(*model_arg);
-    if (!m) { std::cerr << m.error().message << "\n"; return kExitInvalid; }
-    project.model = std::move(m).value();
-  }
-  if (cluster_arg) {
-    auto c = core::loadClusterByNameOrFile(*cluster_arg);
-    if (!c) { std::cerr << c.error().message << "\n"; return kExitInvalid; }
-    project.cluster = std::move(c).value();
-  }
+  auto resolved = profiler::resolveProject(sources);
+  if (!resolved) return fail(resolved.error());
+  const core::Project& project = *resolved;
   std::cout << core::formatModelSummary(project.model) << "\n" << core::formatClusterSummary(project.cluster);
   const double per_gpu = static_cast<double>(project.model.totalWeightBytes()) / project.cluster.worldSize();
   std::cout << "\nEmbedding weights per GPU if sharded over all " << project.cluster.worldSize()
@@ -49,35 +33,45 @@ int runSummary(Args args) {
 
 int runPresets(Args args) {
   if (args.flag("--help")) {
-    std::cout << "usage: shardscope-cli presets\nLists the built-in models and clusters, loadable by name with --model/--cluster.\n";
+    std::cout << "usage: shardscope-cli presets\n"
+                 "Lists the built-in models and clusters, loadable by name with --model/--cluster.\n";
     return kExitOk;
   }
   if (auto u = args.unknownOption()) return usageError("presets: unknown option " + *u);
   std::cout << "models:\n";
   for (const auto& n : core::modelPresetNames()) {
     auto m = core::modelPreset(n);
-    std::cout << "  " << n << "  " << (m ? m->name + ", " + std::to_string(m->tables.size()) + " tables" : m.error().message) << "\n";
+    std::cout << "  " << n << "  "
+              << (m ? m->name + ", " + std::to_string(m->tables.size()) + " tables" : m.error().message) << "\n";
   }
   std::cout << "clusters (name = GPU kind x GPU count; 8 GPUs per node):\n";
   for (const auto& n : core::clusterPresetNames()) {
     auto c = core::clusterPreset(n);
-    std::cout << "  " << n << "  " << (c ? std::to_string(c->nodes) + " x " + std::to_string(c->gpus_per_node) + " " + c->gpu.name : c.error().message) << "\n";
+    std::cout << "  " << n << "  "
+              << (c ? std::to_string(c->nodes) + " x " + std::to_string(c->gpus_per_node) + " " + c->gpu.name
+                    : c.error().message)
+              << "\n";
   }
   return kExitOk;
 }
 
 int runDevices(Args args) {
   if (args.flag("--help")) {
-    std::cout << "usage: shardscope-cli devices\nLists the CUDA GPUs this build can see (exit 3 when built without CUDA).\n";
+    std::cout << "usage: shardscope-cli devices\n"
+                 "Lists the CUDA GPUs this build can see (exit 3 when built without CUDA).\n";
     return kExitOk;
   }
   if (auto u = args.unknownOption()) return usageError("devices: unknown option " + *u);
   auto devices = profiler::queryGpuDevices();
-  if (!devices) { std::cerr << "shardscope-cli: " << devices.error().message << "\n"; return kExitFailure; }
-  if (devices->empty()) { std::cout << "no CUDA GPU visible\n"; return kExitOk; }
+  if (!devices) return fail(core::Error{"shardscope-cli: " + devices.error().message, devices.error().kind});
+  if (devices->empty()) {
+    std::cout << "no CUDA GPU visible\n";
+    return kExitOk;
+  }
   for (const auto& d : *devices)
     std::cout << d.index << ": " << d.name << " (sm_" << d.compute_major << d.compute_minor << ", "
-              << core::formatBytes(d.total_memory_bytes) << ", " << d.multiprocessors << " SMs, " << d.pci_bus_id << ")\n";
+              << core::formatBytes(d.total_memory_bytes) << ", " << d.multiprocessors << " SMs, " << d.pci_bus_id
+              << ")\n";
   return kExitOk;
 }
 

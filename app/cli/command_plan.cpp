@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "common_options.h"
 #include "plan_output.h"
 #include "shardscope/core/json_io.h"
-#include "shardscope/core/presets.h"
 #include "shardscope/planner/sweep.h"
 
 namespace shardscope::app::cli {
@@ -46,41 +46,6 @@ Ctrl-C cancels (exit 130) and prints the grids planned so far.
 )";
 }  // namespace
 
-Result<core::Project> projectFromArgs(Args& args) {
-  auto project_file = args.option("--project");
-  auto model_arg = args.option("--model");
-  auto cluster_arg = args.option("--cluster");
-  auto calibration_arg = args.option("--calibration");
-  auto constraints_arg = args.option("--constraints");
-  core::Project project = core::defaultProject();
-  if (project_file) {
-    auto p = core::loadProject(*project_file);
-    if (!p) return p.error();
-    project = std::move(p).value();
-  }
-  if (model_arg) {
-    auto m = core::loadModelByNameOrFile(*model_arg);
-    if (!m) return m.error();
-    project.model = std::move(m).value();
-  }
-  if (cluster_arg) {
-    auto c = core::loadClusterByNameOrFile(*cluster_arg);
-    if (!c) return c.error();
-    project.cluster = std::move(c).value();
-  }
-  if (calibration_arg) {
-    auto c = core::loadCalibration(*calibration_arg);
-    if (!c) return c.error();
-    project.calibration = std::move(c).value();
-  }
-  if (constraints_arg) {
-    auto c = core::loadConstraints(*constraints_arg);
-    if (!c) return c.error();
-    project.constraints = std::move(c).value();
-  }
-  return project;
-}
-
 int runPlan(Args args) {
   if (args.flag("--help")) {
     std::cout << kPlanHelp;
@@ -94,14 +59,12 @@ int runPlan(Args args) {
   auto sync_arg = args.option("--sync-interval");
   auto target_arg = args.option("--target");
   auto out_arg = args.option("--out");
-  auto project = projectFromArgs(args);
+  const profiler::ProjectSources sources = takeProjectSources(args);
   if (!args.error().empty()) return usageError("plan: " + args.error());
   if (auto u = args.unknownOption()) return usageError("plan: unknown option " + *u);
   if (!args.positional().empty()) return usageError("plan: unexpected argument " + args.positional().front());
-  if (!project) {
-    std::cerr << project.error().message << "\n";
-    return kExitInvalid;
-  }
+  auto project = profiler::resolveProject(sources);
+  if (!project) return fail(project.error());
   planner::SweepOptions options;
   options.balance_replica_sync = !balance_compute;
   options.sync_interval = std::max<std::uint32_t>(1, project->sync_interval);  // the project's, unless --sync-interval
@@ -145,10 +108,8 @@ int runPlan(Args args) {
       planner::sweep(project->model, project->cluster, cal, project->constraints, options, progress, &g_cancel);
   if (tty) std::fprintf(stderr, "\r%40s\r", "");
   std::signal(SIGINT, SIG_DFL);
-  if (result.grids.empty()) {
-    std::cerr << "plan: cancelled before any grid was planned\n";
-    return kExitCancelled;
-  }
+  if (result.grids.empty())
+    return fail(core::Error{"plan: cancelled before any grid was planned", core::ErrorKind::Cancelled});
   const planner::GridResult& chosen = result.grids.front();
   if (json) {
     std::cout << sweepToJson(result, *project).dump(2) << "\n";
@@ -157,16 +118,13 @@ int runPlan(Args args) {
     printGridDetail(std::cout, chosen);
   }
   if (out_arg) {
-    if (auto s = core::writeJsonFile(*out_arg, core::toJson(chosen.plan)); !s) {
-      std::cerr << s.error().message << "\n";
-      return kExitFailure;
-    }
+    if (auto s = core::writeJsonFile(*out_arg, core::toJson(chosen.plan)); !s) return fail(s.error());
     if (!json) std::cout << "\nplan written to " << *out_arg << "\n";
   }
-  if (result.cancelled) {
-    std::cerr << "plan: cancelled; showing " << result.grids.size() << " grid(s) planned so far\n";
-    return kExitCancelled;
-  }
+  if (result.cancelled)
+    return fail(
+        core::Error{"plan: cancelled; showing " + std::to_string(result.grids.size()) + " grid(s) planned so far",
+                    core::ErrorKind::Cancelled});
   return kExitOk;
 }
 

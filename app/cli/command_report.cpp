@@ -4,10 +4,8 @@
 #include <limits>
 
 #include "cli.h"
-#include "shardscope/core/json_io.h"
-#include "shardscope/core/store/trace_store.h"
-#include "shardscope/profiler/analysis/run_analysis.h"
-#include "trainer_plan.h"
+#include "common_options.h"
+#include "shardscope/profiler/workflow/stored_runs.h"
 
 namespace shardscope::app::cli {
 
@@ -41,59 +39,25 @@ int runReport(Args args) {
   auto store_arg = args.option("--store");
   auto run_arg = args.option("--run");
   auto cal_arg = args.option("--calibration");
-  const TrainerPlanArgs trainer = takeTrainerPlanArgs(args);
+  profiler::StoredRunAnalysisRequest request;
+  request.trainer = takeTrainerPlanSpec(args);
   if (!args.error().empty()) return usageError("report: " + args.error());
   if (auto u = args.unknownOption()) return usageError("report: unknown option " + *u);
   if (!args.positional().empty()) return usageError("report: unexpected argument " + args.positional().front());
   if (!store_arg) return usageError("report needs --store <file>");
-  std::optional<core::store::RunId> run_id;
   if (run_arg) {
     const auto id = parsePositive(*run_arg, static_cast<unsigned long long>(std::numeric_limits<std::int64_t>::max()));
     if (!id) return usageError("report: --run must be a positive run id, got '" + *run_arg + "'");
-    run_id = core::store::RunId{static_cast<std::int64_t>(*id)};
+    request.run = core::store::RunId{static_cast<std::int64_t>(*id)};
   }
-
-  std::optional<core::Calibration> calibration;
-  if (cal_arg) {
-    auto c = core::loadCalibration(*cal_arg);
-    if (!c) {
-      std::cerr << c.error().message << "\n";
-      return kExitInvalid;
-    }
-    calibration = std::move(c).value();
-  }
-  auto store = core::store::openStore(*store_arg, core::store::OpenMode::ReadOnly);
-  if (!store) {
-    std::cerr << store.error().message << "\n";
-    return kExitInvalid;
-  }
-  if (!run_id) {
-    auto latest = profiler::latestRun(*store);
-    if (!latest) {
-      std::cerr << latest.error().message << "\n";
-      return kExitInvalid;
-    }
-    run_id = *latest;
-  } else if (auto r = store->run(*run_id); !r) {
-    std::string ids;
-    if (auto runs = store->listRuns(); runs)
-      for (const auto& x : *runs) ids += (ids.empty() ? "" : ", ") + std::to_string(static_cast<std::int64_t>(x.id));
-    std::cerr << *store_arg << ": no run " << static_cast<std::int64_t>(*run_id) << " in this store ("
-              << (ids.empty() ? std::string("it has no runs") : "runs: " + ids) << ")\n";
-    return kExitInvalid;
-  }
-  std::optional<profiler::RunInputs> supplied;
-  if (const int code = trainerPlanForRun(trainer, *store, *run_id, "report", supplied); code != kExitOk) return code;
-  profiler::AnalysisOptions options;
-  options.calibration = calibration ? &*calibration : nullptr;
-  options.supplied = supplied ? &*supplied : nullptr;
-  auto analysis = profiler::analyzeRun(*store, *run_id, options);
-  if (!analysis) {
-    std::cerr << analysis.error().message << "\n";
-    return kExitInvalid;
-  }
-  if (json) std::cout << profiler::reportJson(*analysis).dump(2) << "\n";
-  else std::cout << profiler::formatReport(*analysis);
+  request.store = *store_arg;
+  request.calibration = cal_arg;
+  auto analysis = profiler::analyzeStoredRun(request);
+  if (!analysis) return fail(analysis.error(), "report: ");
+  if (json)
+    std::cout << profiler::reportJson(*analysis).dump(2) << "\n";
+  else
+    std::cout << profiler::formatReport(*analysis);
   return kExitOk;
 }
 

@@ -34,16 +34,9 @@ int runStore(Args args) {
   const std::string& path = pos[1];
 
   auto info = core::store::inspectStore(path);
-  if (!info) {
-    std::cerr << info.error().message << "\n";
-    return kExitInvalid;
-  }
-  if (check) {
-    if (auto s = core::store::verifyStore(path); !s) {
-      std::cerr << s.error().message << "\n";
-      return kExitInvalid;
-    }
-  }
+  if (!info) return fail(info.error());
+  if (check)
+    if (auto s = core::store::verifyStore(path); !s) return fail(s.error());
   if (json) {
     nlohmann::ordered_json j;
     j["path"] = path;
@@ -52,10 +45,15 @@ int runStore(Args args) {
     j["wal_bytes"] = info->walSizeBytes;
     auto& runs = j["runs"] = nlohmann::ordered_json::array();
     for (const auto& r : info->runs)
-      runs.push_back({{"id", static_cast<std::int64_t>(r.run.id)}, {"kind", r.run.kindText},
-                      {"status", std::string(core::store::toText(r.run.status))}, {"label", r.run.label},
-                      {"created", r.run.createdAt}, {"finished", r.run.finishedAt}, {"error", r.run.error},
-                      {"ranks", r.rankCount}, {"spans", r.spanCount}});
+      runs.push_back({{"id", static_cast<std::int64_t>(r.run.id)},
+                      {"kind", r.run.kindText},
+                      {"status", std::string(core::store::toText(r.run.status))},
+                      {"label", r.run.label},
+                      {"created", r.run.createdAt},
+                      {"finished", r.run.finishedAt},
+                      {"error", r.run.error},
+                      {"ranks", r.rankCount},
+                      {"spans", r.spanCount}});
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }

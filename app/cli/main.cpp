@@ -53,62 +53,36 @@ exit codes: 0 ok, 1 invalid or unreadable input file, 2 bad command line,
 )";
 }  // namespace
 
-std::optional<std::string> Args::option(const std::string& name) {
-  for (std::size_t i = 0; i < args_.size(); ++i) {
-    const std::string& a = args_[i];
-    if (a == name) {
-      if (i + 1 >= args_.size() || args_[i + 1].starts_with("--")) {
-        error_ = name + " needs a value";
-        args_.erase(args_.begin() + static_cast<std::ptrdiff_t>(i));
-        return std::nullopt;
-      }
-      std::string v = args_[i + 1];
-      args_.erase(args_.begin() + static_cast<std::ptrdiff_t>(i), args_.begin() + static_cast<std::ptrdiff_t>(i + 2));
-      return v;
-    }
-    if (a.starts_with(name + "=")) {
-      std::string v = a.substr(name.size() + 1);
-      args_.erase(args_.begin() + static_cast<std::ptrdiff_t>(i));
-      return v;
-    }
+int exitCodeFor(const core::Error& error) {
+  switch (error.kind) {
+    case core::ErrorKind::Usage:
+      return kExitUsage;
+    case core::ErrorKind::InvalidInput:
+      return kExitInvalid;
+    case core::ErrorKind::Io:
+    case core::ErrorKind::Internal:
+      return kExitFailure;
+    case core::ErrorKind::Cancelled:
+      return kExitCancelled;
   }
-  return std::nullopt;
+  return kExitFailure;
 }
 
-bool Args::flag(const std::string& name) {
-  for (std::size_t i = 0; i < args_.size(); ++i)
-    if (args_[i] == name) {
-      args_.erase(args_.begin() + static_cast<std::ptrdiff_t>(i));
-      return true;
-    }
-  return false;
+int fail(const core::Error& error, std::string_view usage_prefix) {
+  if (error.kind == core::ErrorKind::Usage)
+    std::cerr << "shardscope-cli: " << usage_prefix << error.message << "\nTry 'shardscope-cli --help'.\n";
+  else
+    std::cerr << error.message << "\n";
+  return exitCodeFor(error);
 }
 
-std::vector<std::string> Args::positional() const { return args_; }
-
-std::optional<std::string> Args::unknownOption() const {
-  for (const auto& a : args_)
-    if (a.starts_with("--") || (a.size() > 1 && a[0] == '-' && a != "-")) return a;
-  return std::nullopt;
-}
-
-std::optional<unsigned long long> parsePositive(const std::string& s, unsigned long long max) {
-  if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  const unsigned long long v = std::stoull(s);
-  if (v == 0 || v > max) return std::nullopt;
-  return v;
-}
-
-int usageError(const std::string& message) {
-  std::cerr << "shardscope-cli: " << message << "\nTry 'shardscope-cli --help'.\n";
-  return kExitUsage;
-}
+int usageError(const std::string& message) { return fail(core::Error{message, core::ErrorKind::Usage}); }
 
 int run(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::cerr << kUsage;
-    return kExitUsage;
+    return exitCodeFor(core::Error{"no command", core::ErrorKind::Usage});
   }
   const std::string cmd = args.front();
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
@@ -143,7 +117,8 @@ int main(int argc, char** argv) {
   try {
     return shardscope::app::cli::run(argc, argv);
   } catch (const std::exception& e) {
-    std::cerr << "shardscope-cli: internal error: " << e.what() << "\n";
-    return shardscope::app::cli::kExitFailure;
+    namespace core = shardscope::core;
+    return shardscope::app::cli::fail(
+        core::Error{std::string("shardscope-cli: internal error: ") + e.what(), core::ErrorKind::Internal});
   }
 }

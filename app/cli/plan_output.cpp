@@ -27,8 +27,7 @@ void printSweep(std::ostream& out, const planner::SweepResult& result, const cor
   out << line;
   int i = 0;
   for (const auto& g : result.grids) {
-    std::uint64_t mem = 0;
-    for (const auto& r : g.ranks) mem = std::max(mem, r.memory_bytes);
+    const std::uint64_t mem = g.peakMemoryBytes();
     std::snprintf(line, sizeof line, "%4d %6u %6u %-10s %9.3f %9.3f %9.3f %9.3f %9.3f %11.3g %12s %8.3f %6.1f%%  %s\n",
                   ++i, g.grid.group_size, g.grid.replicas, core::toString(g.grid.layout), g.step.step_ms,
                   g.step.embedding_ms, g.step.all_to_all_ms, g.step.replica_sync_ms, g.step.dense_ms,

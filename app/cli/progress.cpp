@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <csignal>
-#include <cmath>
 #include <cstdio>
-#include <sstream>
+
+#include "shardscope/core/units.h"
 
 namespace shardscope::app::cli {
 
@@ -29,23 +29,10 @@ CancelOnSignals::~CancelOnSignals() {
   g_cancel_flag.store(nullptr);
 }
 
-std::string formatDuration(double seconds) {
-  std::ostringstream out;
-  if (!(seconds >= 0) || !std::isfinite(seconds)) return "?";
-  if (seconds < 10) {
-    out.precision(1);
-    out << std::fixed << seconds << "s";
-  } else if (seconds < 60) {
-    out << static_cast<long>(std::lround(seconds)) << "s";
-  } else {
-    const long s = std::lround(seconds);
-    out << s / 60 << "m" << (s % 60 < 10 ? "0" : "") << s % 60 << "s";
-  }
-  return out.str();
-}
-
 ProgressBar::ProgressBar(std::string title, bool enabled)
-    : title_(std::move(title)), enabled_(enabled), tty_(isatty(STDERR_FILENO) != 0),
+    : title_(std::move(title)),
+      enabled_(enabled),
+      tty_(isatty(STDERR_FILENO) != 0),
       start_(std::chrono::steady_clock::now()) {}
 
 ProgressBar::~ProgressBar() { finish(); }
@@ -56,7 +43,8 @@ void ProgressBar::update(std::uint64_t done, std::uint64_t total, std::string_vi
   const auto now = std::chrono::steady_clock::now();
   const double fraction = static_cast<double>(done) / static_cast<double>(total);
   const double elapsed = std::chrono::duration<double>(now - start_).count();
-  const std::string eta = done > 0 && done < total ? formatDuration(elapsed / fraction - elapsed) : std::string("-");
+  const std::string eta =
+      done > 0 && done < total ? core::formatDuration(elapsed / fraction - elapsed) : std::string("-");
   if (tty_) {
     // At most ~20 redraws a second, but always the last one.
     if (drawn_ && done < total && now - last_draw_ < std::chrono::milliseconds(50)) return;
@@ -66,7 +54,7 @@ void ProgressBar::update(std::uint64_t done, std::uint64_t total, std::string_vi
     std::string bar(static_cast<std::size_t>(filled), '#');
     bar.append(static_cast<std::size_t>(kWidth - filled), '.');
     std::fprintf(stderr, "\r\033[K%s [%s] %3d%%  %s  elapsed %s  eta %s", title_.c_str(), bar.c_str(),
-                 static_cast<int>(fraction * 100), std::string(what).c_str(), formatDuration(elapsed).c_str(),
+                 static_cast<int>(fraction * 100), std::string(what).c_str(), core::formatDuration(elapsed).c_str(),
                  eta.c_str());
     std::fflush(stderr);
     drawn_ = true;
@@ -76,7 +64,7 @@ void ProgressBar::update(std::uint64_t done, std::uint64_t total, std::string_vi
   if (decile == last_decile_) return;
   last_decile_ = decile;
   std::fprintf(stderr, "%s: %3d%%  %s  elapsed %s  eta %s\n", title_.c_str(), decile * 10, std::string(what).c_str(),
-               formatDuration(elapsed).c_str(), eta.c_str());
+               core::formatDuration(elapsed).c_str(), eta.c_str());
   std::fflush(stderr);
 }
 

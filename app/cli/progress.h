@@ -42,7 +42,4 @@ class ProgressBar {
   std::chrono::steady_clock::time_point last_draw_{};
 };
 
-// "1m05s", "12s", "0.4s"
-[[nodiscard]] std::string formatDuration(double seconds);
-
 }  // namespace shardscope::app::cli

@@ -43,7 +43,7 @@ Result<nlohmann::json> parseJsonText(std::string_view text, const std::string& s
     std::string what = e.what();
     if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
     if (auto p = what.find(": "); what.starts_with("parse error at") && p != std::string::npos) what = what.substr(p + 2);
-    return Error{source + ": not valid JSON at " + lineColumn(text, at) + ": " + what};
+    return Error{source + ": not valid JSON at " + lineColumn(text, at) + ": " + what, ErrorKind::InvalidInput, source};
   }
 }
 
@@ -53,18 +53,19 @@ Result<std::string> detail::readWholeFile(const std::string& path, std::string_v
   if (std::filesystem::is_directory(path, ec)) {
     std::string msg = path + ": is a directory, expected ";
     msg += kind;
-    return Error{msg};
+    return Error{msg, ErrorKind::InvalidInput, path};
   }
+  // An input that cannot be read is an invalid input (exit code 1 of the CLI), not an Io failure.
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{path + ": cannot open: " + std::strerror(errno)};
+  if (!in) return Error{path + ": cannot open: " + std::strerror(errno), ErrorKind::InvalidInput, path};
   std::ostringstream ss;
   ss << in.rdbuf();
-  if (in.bad()) return Error{path + ": read error"};
+  if (in.bad()) return Error{path + ": read error", ErrorKind::InvalidInput, path};
   std::string text = ss.str();
   if (text.empty()) {
     std::string msg = path + ": the file is empty, expected ";
     msg += empty_expectation;
-    return Error{msg};
+    return Error{msg, ErrorKind::InvalidInput, path};
   }
   return text;
 }
@@ -103,13 +104,13 @@ Status writeFileAtomic(const std::string& path, std::string_view bytes) {
   const std::string tmp = path + ".tmp-shardscope";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Error{path + ": cannot write: " + std::strerror(errno)};
+    if (!out) return Error{path + ": cannot write: " + std::strerror(errno), ErrorKind::Io, path};
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.flush();
     if (!out) {
       std::error_code ec;
       fs::remove(tmp, ec);
-      return Error{path + ": write failed (disk full?); the previous file is unchanged"};
+      return Error{path + ": write failed (disk full?); the previous file is unchanged", ErrorKind::Io, path};
     }
   }
   // Make the new bytes durable before they replace the old file.
@@ -121,7 +122,8 @@ Status writeFileAtomic(const std::string& path, std::string_view bytes) {
   fs::rename(tmp, path, ec);
   if (ec) {
     fs::remove(tmp, ec);
-    return Error{path + ": cannot replace the file: " + ec.message() + "; the previous file is unchanged"};
+    return Error{path + ": cannot replace the file: " + ec.message() + "; the previous file is unchanged",
+                 ErrorKind::Io, path};
   }
   return Ok{};
 }

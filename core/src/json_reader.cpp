@@ -65,6 +65,7 @@ std::string describe(const json& j) {
 }
 
 void JsonReader::fail(const std::string& path, const std::string& expectation) {
+  if (problems_.empty()) first_path_ = displayPath(path);
   problems_.push_back(source_ + ": " + displayPath(path) + ": " + expectation);
 }
 
@@ -80,7 +81,12 @@ Error problemsError(const std::vector<std::string>& problems) {
   return Error{msg};
 }
 
-Error JsonReader::error() const { return problemsError(problems_); }
+Error JsonReader::error() const {
+  Error e = problemsError(problems_);
+  e.file = source_;
+  e.json_path = first_path_;
+  return e;
+}
 
 bool JsonReader::expectObject(const json& j, const std::string& path) {
   if (j.is_object()) return true;

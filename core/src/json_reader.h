@@ -64,6 +64,7 @@ class JsonReader {
  private:
   std::string source_;
   std::vector<std::string> problems_;
+  std::string first_path_;  // the JSON pointer of the first problem, for Error::json_path
 };
 
 // The problems of one file as one error: the first 20, one per line, then

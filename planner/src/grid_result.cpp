@@ -92,6 +92,12 @@ void fillPlanFile(const CostModel& model, const Grid& grid, const GridCosts& gc,
 
 }  // namespace
 
+std::uint64_t GridResult::peakMemoryBytes() const {
+  std::uint64_t most = 0;
+  for (const auto& r : ranks) most = std::max(most, r.memory_bytes);
+  return most;
+}
+
 GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vector<core::TablePlacement> tables,
                              const core::Constraints& constraints, core::PlanTarget target, std::string algorithm,
                              std::optional<double> lower_bound_ms) {
@@ -141,8 +147,10 @@ GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vect
     }
   }
   for (const auto& t : model.model().tables)
-    if (std::none_of(tables.begin(), tables.end(), [&](const auto& tp) { return tp.name == t.name; }))
+    if (std::none_of(tables.begin(), tables.end(), [&](const auto& tp) { return tp.name == t.name; })) {
       r.problems.push_back("table " + t.name + " of the model is not in the plan; its cost is missing");
+      r.unpriced_tables.push_back(t.name);
+    }
   std::vector<double> loads(M);
   for (std::uint32_t i = 0; i < M; ++i) {
     RankResult& rr = r.ranks[i];

@@ -28,12 +28,12 @@ core::Result<std::vector<GpuDevice>> queryGpuDevices() {
     cudaGetLastError();  // clear the sticky error so later calls start clean
     return std::vector<GpuDevice>{};
   }
-  if (e != cudaSuccess) return core::Error{cudaMessage("cudaGetDeviceCount", e)};
+  if (e != cudaSuccess) return core::Error{cudaMessage("cudaGetDeviceCount", e), core::ErrorKind::Io};
   std::vector<GpuDevice> out;
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp p{};
     if (auto pe = cudaGetDeviceProperties(&p, i); pe != cudaSuccess)
-      return core::Error{cudaMessage("cudaGetDeviceProperties", pe)};
+      return core::Error{cudaMessage("cudaGetDeviceProperties", pe), core::ErrorKind::Io};
     GpuDevice d;
     d.index = i;
     d.name = p.name;

@@ -6,7 +6,10 @@ namespace shardscope::profiler {
 bool builtWithCuda() { return false; }
 
 core::Result<std::vector<GpuDevice>> queryGpuDevices() {
-  return core::Error{"this ShardScope was built without CUDA (configure with SHARDSCOPE_WITH_CUDA=ON on a machine with the CUDA toolkit)"};
+  return core::Error{
+      "this ShardScope was built without CUDA (configure with SHARDSCOPE_WITH_CUDA=ON on a machine "
+      "with the CUDA toolkit)",
+      core::ErrorKind::Io};
 }
 
 core::Status runDeviceSelfTest(int, std::uint32_t) {

@@ -70,7 +70,11 @@ struct GridResult {
   std::vector<TableLoad> critical_tables;  // the critical rank's tables, heaviest first
   bool fits = true;                         // every rank's memory within its capacity
   std::vector<std::string> problems;        // memory and constraint problems, each naming rank/table and numbers
+  std::vector<std::string> unpriced_tables;  // model tables the placement leaves out (also in problems)
   std::vector<std::string> critical_path;
+
+  // The largest per-rank memory: embedding state, all-to-all buffers, dense reserve.
+  [[nodiscard]] std::uint64_t peakMemoryBytes() const;
 };
 
 // Prices a placement (ours or imported) on a grid: every number of a GridResult.

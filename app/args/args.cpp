@@ -1,0 +1,54 @@
+#include "shardscope/app/args.h"
+
+#include <cstddef>
+
+#include "shardscope/core/units.h"
+
+namespace shardscope::app {
+
+std::optional<std::string> Args::option(const std::string& name) {
+  for (std::size_t i = 0; i < args_.size(); ++i) {
+    const std::string& a = args_[i];
+    const auto at = args_.begin() + static_cast<std::ptrdiff_t>(i);
+    if (a == name) {
+      if (i + 1 >= args_.size() || args_[i + 1].starts_with("--")) {
+        error_ = name + " needs a value";
+        args_.erase(at);
+        return std::nullopt;
+      }
+      std::string v = args_[i + 1];
+      args_.erase(at, at + 2);
+      return v;
+    }
+    if (a.starts_with(name + "=")) {
+      std::string v = a.substr(name.size() + 1);
+      args_.erase(at);
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+bool Args::flag(const std::string& name) {
+  for (std::size_t i = 0; i < args_.size(); ++i)
+    if (args_[i] == name) {
+      args_.erase(args_.begin() + static_cast<std::ptrdiff_t>(i));
+      return true;
+    }
+  return false;
+}
+
+std::vector<std::string> Args::positional() const { return args_; }
+
+std::optional<std::string> Args::unknownOption() const {
+  for (const auto& a : args_)
+    if (a.starts_with("--") || (a.size() > 1 && a[0] == '-' && a != "-")) return a;
+  return std::nullopt;
+}
+
+std::optional<unsigned long long> parsePositive(const std::string& text, unsigned long long max) {
+  if (text.size() > 19) return std::nullopt;  // as shardscope-cli always read them: 20 digits are too many
+  return core::parseWholeNumber(text, 1, max);
+}
+
+}  // namespace shardscope::app

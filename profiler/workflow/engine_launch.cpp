@@ -1,0 +1,167 @@
+#include "shardscope/profiler/workflow/engine_launch.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace shardscope::profiler {
+
+namespace {
+namespace fs = std::filesystem;
+
+// Follows one launched process group: reads its stdout line by line and
+// escalates a cancel from SIGUSR1 to SIGTERM and SIGKILL.
+class LaunchFollower {
+ public:
+  LaunchFollower(pid_t pid, int fd, const EngineLaunchCallbacks& callbacks, const std::atomic<bool>* cancel)
+      : pid_(pid), fd_(fd), callbacks_(callbacks), cancel_(cancel) {}
+
+  EngineLaunchOutcome run() {
+    for (bool eof = false; !eof;) {
+      escalateCancel();
+      pollfd p{fd_, POLLIN, 0};
+      const int n = poll(&p, 1, 200);
+      if (n <= 0) continue;  // a timeout, or EINTR
+      char chunk[4096];
+      const ssize_t got = read(fd_, chunk, sizeof chunk);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        eof = true;
+        break;
+      }
+      buffer_.append(chunk, static_cast<std::size_t>(got));
+      for (std::size_t nl; (nl = buffer_.find('\n')) != std::string::npos;) {
+        handleLine(buffer_.substr(0, nl));
+        buffer_.erase(0, nl + 1);
+      }
+    }
+    if (!buffer_.empty()) handleLine(buffer_);
+    close(fd_);
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    out_.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    return out_;
+  }
+
+ private:
+  void escalateCancel() {
+    if (cancel_ != nullptr && cancel_->load() && !out_.cancelled) {
+      out_.cancelled = true;
+      cancel_sent_ = std::chrono::steady_clock::now();
+      kill(-pid_, SIGUSR1);
+    }
+    if (!out_.cancelled) return;
+    const auto waited = std::chrono::steady_clock::now() - cancel_sent_;
+    if (escalation_ == 0 && waited > std::chrono::seconds(30)) {
+      escalation_ = 1;
+      kill(-pid_, SIGTERM);
+    } else if (escalation_ == 1 && waited > std::chrono::seconds(45)) {
+      escalation_ = 2;
+      kill(-pid_, SIGKILL);
+    }
+  }
+
+  void handleLine(const std::string& line) {
+    std::istringstream in(line);
+    std::string word;
+    in >> word;
+    if (word == "run") {
+      long long id = 0;
+      if (in >> id && id > 0) out_.run = core::store::RunId{id};
+      return;
+    }
+    if (word == "progress") {
+      unsigned long long done = 0, total = 0;
+      if (in >> done >> total) {
+        std::string what;
+        std::getline(in >> std::ws, what);
+        if (what.empty()) what = "step " + std::to_string(done) + " of " + std::to_string(total);
+        if (callbacks_.progress) callbacks_.progress(done, total, what);
+        return;
+      }
+    }
+    if (callbacks_.output) callbacks_.output(line);
+  }
+
+  pid_t pid_;
+  int fd_;
+  const EngineLaunchCallbacks& callbacks_;
+  const std::atomic<bool>* cancel_;
+  EngineLaunchOutcome out_;
+  std::string buffer_;
+  std::chrono::steady_clock::time_point cancel_sent_{};
+  int escalation_ = 0;  // 0 SIGUSR1 sent, 1 SIGTERM sent, 2 SIGKILL sent
+};
+}  // namespace
+
+std::vector<std::string> launcherCommand(const std::optional<std::string>& launcher, std::uint32_t world_size) {
+  std::string text = launcher.value_or("mpirun -np {N}");
+  if (!launcher && world_size > std::max(1u, std::thread::hardware_concurrency())) text += " --oversubscribe";
+  std::istringstream in(text);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) {
+    for (std::size_t p; (p = w.find("{N}")) != std::string::npos;) w.replace(p, 3, std::to_string(world_size));
+    words.push_back(w);
+  }
+  return words;
+}
+
+std::string findEngine(const std::optional<std::string>& given) {
+  if (given) return *given;
+  if (const char* env = std::getenv("SHARDSCOPE_ENGINE"); env != nullptr && *env != '\0') return env;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (const fs::path& candidate :
+         {self.parent_path() / "shardscope-engine", self.parent_path().parent_path() / "engine" / "shardscope-engine"})
+      if (fs::exists(candidate, ec)) return candidate.string();
+  }
+  return "shardscope-engine";
+}
+
+core::Result<EngineLaunchOutcome> launchEngine(const std::vector<std::string>& argv,
+                                               const EngineLaunchCallbacks& callbacks,
+                                               const std::atomic<bool>* cancel) {
+  if (argv.empty()) return core::Error{"no launcher command", core::ErrorKind::Usage};
+  int fds[2];
+  if (pipe(fds) != 0)
+    return core::Error{std::string("cannot create a pipe: ") + std::strerror(errno), core::ErrorKind::Io};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  posix_spawn_file_actions_addclose(&actions, fds[1]);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, cargv[0], &actions, &attr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    return core::Error{"cannot start the launcher '" + argv.front() + "': " + std::strerror(rc), core::ErrorKind::Io};
+  }
+  return LaunchFollower(pid, fds[0], callbacks, cancel).run();
+}
+
+}  // namespace shardscope::profiler

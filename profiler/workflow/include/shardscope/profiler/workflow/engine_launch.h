@@ -1,0 +1,56 @@
+// Starting shardscope-engine through a launcher (mpirun, srun, ...) and
+// following it: the run id and progress it prints, the other lines it
+// writes, and a cancel that reaches every rank. Used by profile runs in mpi
+// mode; POSIX only (posix_spawn, process groups, signals).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shardscope/core/result.h"
+#include "shardscope/core/store/store_types.h"
+
+namespace shardscope::profiler {
+
+// The launcher's words for `world_size` ranks: `launcher` (default "mpirun
+// -np {N}", then "--oversubscribe" when N exceeds this machine's hardware
+// threads), split at white space, every "{N}" replaced by the world size.
+// Empty when `launcher` has no words.
+[[nodiscard]] std::vector<std::string> launcherCommand(const std::optional<std::string>& launcher,
+                                                       std::uint32_t world_size);
+
+// The engine binary: `given`, $SHARDSCOPE_ENGINE, next to this program
+// (installed), ../engine/ beside its folder (a build tree), else
+// "shardscope-engine" (looked up in PATH).
+[[nodiscard]] std::string findEngine(const std::optional<std::string>& given);
+
+struct EngineLaunchCallbacks {
+  // "progress <done> <total> [what]" lines; `what` defaults to "step <done> of <total>".
+  std::function<void(std::uint64_t done, std::uint64_t total, std::string_view what)> progress;
+  // Every other line the launcher or the engine prints on stdout (not "run <id>").
+  std::function<void(const std::string& line)> output;
+};
+
+struct EngineLaunchOutcome {
+  int exit_code = 0;  // of the launcher; 128 + signal when killed
+  bool cancelled = false;
+  std::optional<core::store::RunId> run;  // from the engine's "run <id>" line
+};
+
+// Starts argv in its own process group (so a terminal's Ctrl-C reaches only
+// the caller) and follows its stdout until it exits. When `cancel` becomes
+// true it sends SIGUSR1 to the group: mpirun and srun pass it on to the
+// ranks, and the engine stops every rank after the same step and marks its
+// run failed (SIGTERM would make mpirun kill the ranks after a second,
+// possibly while rank 0 writes). SIGTERM follows after 30 s, SIGKILL after
+// 45 s. Errors (Io): no pipe, or the launcher cannot be started.
+[[nodiscard]] core::Result<EngineLaunchOutcome> launchEngine(const std::vector<std::string>& argv,
+                                                             const EngineLaunchCallbacks& callbacks,
+                                                             const std::atomic<bool>* cancel);
+
+}  // namespace shardscope::profiler

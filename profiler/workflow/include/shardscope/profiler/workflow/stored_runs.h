@@ -1,0 +1,40 @@
+// Work on runs already in a trace store (engine runs and imported traces):
+// the analysis `report` prints and the calibration fit `calibrate` prints
+// and writes. The trainer's plan fills in what an imported run lacks.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+
+#include "shardscope/core/result.h"
+#include "shardscope/core/store/store_types.h"
+#include "shardscope/profiler/analysis/calibration_fit.h"
+#include "shardscope/profiler/analysis/run_analysis.h"
+#include "shardscope/profiler/workflow/trainer_plan.h"
+
+namespace shardscope::profiler {
+
+struct StoredRunAnalysisRequest {
+  std::string store;                       // the trace store's path
+  std::optional<core::store::RunId> run;   // absent: the latest run
+  std::optional<std::string> calibration;  // a shardscope.calibration/1 file to re-price the plan with
+  TrainerPlanSpec trainer;                 // for a run without a plan (an import)
+};
+
+// Errors: a calibration that does not load, a store that is missing or not a
+// store, no runs or no such run (the message lists the ids there are), a bad
+// trainer plan (Usage when incomplete), a run without step summaries.
+[[nodiscard]] core::Result<RunAnalysis> analyzeStoredRun(const StoredRunAnalysisRequest& request);
+
+// Fits the cost model's embedding constants to the `fit` runs and checks them
+// on the `holdout` runs (calibrateFromRuns); `trainer` gives the plan of runs
+// that lack one (its rank count from the first fit run). Errors: the store,
+// the runs or the trainer plan (Usage when incomplete) do not load, too few
+// measurements.
+[[nodiscard]] core::Result<CalibrationReport> calibrateStoredRuns(const std::string& store,
+                                                                  std::span<const core::store::RunId> fit,
+                                                                  std::span<const core::store::RunId> holdout,
+                                                                  const TrainerPlanSpec& trainer);
+
+}  // namespace shardscope::profiler

@@ -1,0 +1,67 @@
+// Importing the traces a real training job wrote (PyTorch profiler / Kineto
+// JSON, Nsight Systems SQLite exports; one file per rank) as one run of a
+// trace store, with the trainer's plan kept beside it when given, and the
+// summary of what was imported. docs/import.md.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shardscope/core/result.h"
+#include "shardscope/core/store/store_types.h"
+#include "shardscope/profiler/import/store_import_sink.h"
+#include "shardscope/profiler/workflow/trainer_plan.h"
+
+namespace shardscope::profiler {
+
+enum class TraceFormat { Kineto, Nsys };
+
+// "kineto" / "nsys", and the run kinds they become ("import-kineto" / "import-nsys").
+[[nodiscard]] std::string_view toString(TraceFormat format);
+[[nodiscard]] std::string_view importRunKind(TraceFormat format);
+
+// Files as given; a folder means its files of the format (Kineto: *.json and
+// *.json.gz; nsys: *.sqlite and *.db) in name order. Errors: a folder that
+// cannot be listed or holds none.
+[[nodiscard]] core::Result<std::vector<std::string>> expandTraceInputs(const std::vector<std::string>& inputs,
+                                                                       TraceFormat format);
+
+struct TraceImportRequest {
+  TraceFormat format = TraceFormat::Kineto;
+  std::vector<std::string> inputs;   // files and folders
+  std::string store;                 // the trace store (created when missing)
+  std::optional<std::string> label;  // default "<format> <first file> (+N)"
+  std::optional<std::string> rules;  // shardscope.classify/1 rules tried before the built-in ones
+  bool rank_from_name = false;       // nsys: the rank from the file, not its position
+  TrainerPlanSpec trainer;           // the plan the trainer ran; its world size defaults to the file count
+  std::uint64_t progress_min_bytes = 64ull << 20;  // progress only for inputs at least this large
+};
+
+struct TraceImportOutcome {
+  core::store::RunId run{};
+  std::vector<ImportedRank> ranks;
+  std::map<std::string, std::uint64_t> spans_by_kind;  // over all ranks
+  std::uint64_t events = 0;                            // over all ranks
+  std::string plan_summary;                            // "M=4 R=2 on 8 GPUs"; empty without a trainer plan
+  std::vector<std::string> warnings;                   // per file, then the run's
+};
+
+// (bytes or rows done, total, what is being read)
+using TraceImportProgress = std::function<void(std::uint64_t done, std::uint64_t total, std::string_view what)>;
+
+// Checks every input (and the rules and trainer plan) before the run is
+// begun, then imports the files in order. Errors: InvalidInput (an input,
+// the rules or the plan do not load; after the run began it is marked
+// failed and the message ends "run <id> marked failed"), Usage (an
+// incomplete trainer plan), Io (the store cannot be written), Cancelled.
+[[nodiscard]] core::Result<TraceImportOutcome> importTraces(const TraceImportRequest& request,
+                                                            const TraceImportProgress& progress,
+                                                            const std::atomic<bool>* cancel);
+
+}  // namespace shardscope::profiler
