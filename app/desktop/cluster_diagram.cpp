@@ -11,7 +11,7 @@
 #include <cmath>
 #include <limits>
 
-#include "display_format.h"
+#include "shardscope/report/display_format.h"
 
 namespace shardscope::app {
 
@@ -35,7 +35,7 @@ const QColor kUngroupedGpu(0x6f, 0x8f, 0xb5);
 constexpr std::array<QRgb, 12> kGroupColours = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f, 0xedc948,
                                                 0xb07aa1, 0xff9da7, 0x9c755f, 0xbab0ac, 0x2f9e9e, 0xa0cbe8};
 
-QString countText(std::uint64_t n) { return QString::fromStdString(formatCount(n)); }
+QString countText(std::uint64_t n) { return QString::fromStdString(report::formatCount(n)); }
 
 QString plural(std::uint64_t n, const QString& one, const QString& many) {
   return countText(n) + QLatin1Char(' ') + (n == 1 ? one : many);

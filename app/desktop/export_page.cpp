@@ -25,13 +25,13 @@
 #include <cstring>
 #include <qcustomplot.h>
 
-#include "decision_report.h"
+#include "shardscope/report/decision_report.h"
 #include "planning_session.h"
 #include "project_document.h"
-#include "rank_csv.h"
+#include "shardscope/report/rank_csv.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/version.h"
-#include "torchrec_snippet.h"
+#include "shardscope/report/torchrec_snippet.h"
 
 namespace shardscope::app {
 
@@ -241,7 +241,7 @@ QString ExportPage::snippetText() const {
   const planner::GridResult* grid = session_->planGrid();
   if (grid == nullptr) return {};
   return QString::fromStdString(
-      torchRecSnippet(grid->plan, planPath().toStdString(), session_->plannedProject().sync_interval));
+      report::torchRecSnippet(grid->plan, planPath().toStdString(), session_->plannedProject().sync_interval));
 }
 
 void ExportPage::refresh() {
@@ -286,7 +286,7 @@ core::Status ExportPage::saveSnippet(const QString& path) {
 core::Status ExportPage::savePerRankCsv(const QString& path) {
   const planner::GridResult* grid = session_->planGrid();
   if (grid == nullptr) return fileError(path, QStringLiteral("not written: there is no plan (no grid fits in memory)"));
-  return writeFileAtomically(path, QByteArray::fromStdString(perRankCsv(*grid)));
+  return writeFileAtomically(path, QByteArray::fromStdString(report::perRankCsv(*grid)));
 }
 
 core::Status ExportPage::saveChart(const QString& id, const QString& path) {
@@ -347,7 +347,7 @@ core::Result<QString> ExportPage::reportHtml() {
     return core::Error{session_->error().isEmpty() ? std::string("nothing has been planned yet")
                                                    : session_->error().toStdString()};
   }
-  DecisionReportInput input;
+  report::DecisionReportInput input;
   input.project = session_->plannedProject();
   input.sweep = session_->result();
   if (const planner::GridResult* grid = session_->planGrid()) {
@@ -367,7 +367,7 @@ core::Result<QString> ExportPage::reportHtml() {
     }
     input.charts.push_back({c.id.toStdString(), c.title.toStdString(), png.toBase64().toStdString()});
   }
-  return QString::fromStdString(decisionReportHtml(input));
+  return QString::fromStdString(report::decisionReportHtml(input));
 }
 
 core::Status ExportPage::writeReport(const QString& path) {

@@ -84,6 +84,12 @@ class GridExplorerPage : public QWidget {
   void gridChosen(const QString& text);
 
  private:
+  void buildControls();
+  void buildStepPlot();
+  void buildMemoryPlot();
+  void buildImbalancePlot();
+  void buildHeatmap();
+  void buildTable();
   void onSweepStarted();
   void onProgress(int done, int total);
   void onFinished(quint64 job_id);

@@ -19,7 +19,6 @@
 #include <qcustomplot.h>
 #include <unistd.h>
 
-#include "decision_report.h"
 #include "export_page.h"
 #include "grid_explorer_page.h"
 #include "main_window.h"
@@ -27,13 +26,14 @@
 #include "project_document.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/version.h"
-#include "torchrec_snippet.h"
+#include "shardscope/report/torchrec_snippet.h"
 
 using shardscope::app::ExportPage;
 using shardscope::app::MainWindow;
 using shardscope::app::PlanningSession;
 namespace app = shardscope::app;
 namespace core = shardscope::core;
+namespace report = shardscope::report;
 
 namespace {
 
@@ -182,7 +182,7 @@ class TestExportPage : public QObject {
                                               "from shardscope_torchrec import load_plan\n"
                                               "p = load_plan(sys.argv[1] if len(sys.argv) > 1 else %1)\n"
                                               "print(json.dumps(p.dmp_collection_kwargs(), sort_keys=True))\n")
-                                   .arg(QString::fromStdString(app::pythonStringLiteral(file.toStdString()))));
+                                   .arg(QString::fromStdString(report::pythonStringLiteral(file.toStdString()))));
     QVERIFY(out.has_value());
     const core::ShardPlan& plan = session()->planGrid()->plan;
     const QString expected =
@@ -201,7 +201,7 @@ class TestExportPage : public QObject {
     const QString snippet = page()->snippetText();
     const std::uint32_t m = session()->planGrid()->grid.group_size;
     QVERIFY2(snippet.contains(QStringLiteral("PLAN_PATH = ") +
-                              QString::fromStdString(app::pythonStringLiteral(QFileInfo(file).absoluteFilePath().toStdString()))),
+                              QString::fromStdString(report::pythonStringLiteral(QFileInfo(file).absoluteFilePath().toStdString()))),
              qPrintable(snippet));
     QVERIFY2(snippet.contains(QStringLiteral("SHARDING_GROUP_SIZE = %1 ").arg(m)), qPrintable(snippet));
     QVERIFY(snippet.contains(QStringLiteral("DMPCollection(")));
@@ -453,21 +453,6 @@ class TestExportPage : public QObject {
     QVERIFY(html->contains(QStringLiteral("fits in memory, so there is no plan to run")));
   }
 
-  void alternativesListTheTopGridsAndTheBestOfEachGroupSize() {
-    const auto& sweep = session()->result();
-    const std::vector<std::size_t> rows = app::alternativeGrids(sweep, std::nullopt, 3);
-    QVERIFY(std::is_sorted(rows.begin(), rows.end()));
-    for (std::size_t i = 0; i < std::min<std::size_t>(3, sweep.grids.size()); ++i) {
-      QVERIFY(std::find(rows.begin(), rows.end(), i) != rows.end());
-    }
-    const std::vector<std::size_t> per_m = app::bestGridPerGroupSize(sweep);
-    QCOMPARE(per_m.size(), std::size_t{7});  // the divisors of 64
-    for (std::size_t i : per_m) {
-      QVERIFY(std::find(rows.begin(), rows.end(), i) != rows.end());
-      for (std::size_t j = 0; j < i; ++j) QVERIFY(sweep.grids[j].grid.group_size != sweep.grids[i].grid.group_size);
-    }
-  }
-
   void aChartWhosePlotIsDestroyedIsForgotten() {
     auto* plot = new QCustomPlot;
     page()->setCharts({{QStringLiteral("gone"), QStringLiteral("Gone"), plot}});
@@ -477,11 +462,6 @@ class TestExportPage : public QObject {
     QVERIFY(!page()->saveChart(QStringLiteral("gone"), path(QStringLiteral("gone.png"))).ok());
     giveCharts(*window_);
     QCOMPARE(static_cast<int>(page()->charts().size()), 4);
-  }
-
-  void htmlEscapeCoversTheFiveCharacters() {
-    QCOMPARE(QString::fromStdString(app::htmlEscape("a<b>&\"c'")), QStringLiteral("a&lt;b&gt;&amp;&quot;c&#39;"));
-    QCOMPARE(QString::fromStdString(app::pythonStringLiteral("a\\b\"c\n")), QStringLiteral("\"a\\\\b\\\"c\\n\""));
   }
 };
 

@@ -25,6 +25,7 @@
 #include "project_document.h"
 #include "screenshot.h"
 #include "shardscope/core/presets.h"
+#include "shardscope/planner/scaling_sweep.h"
 #include "shardscope/planner/sweep.h"
 #include "shardscope/planner/synthetic.h"
 
@@ -150,7 +151,8 @@ int main(int argc, char* argv[]) {
     // Baseline: the sweep of that project alone, on this thread.
     QElapsedTimer base;
     base.start();
-    const planner::SweepResult direct = planner::sweep(p.model, p.cluster, nullptr, p.constraints, app::sweepOptionsOf(p));
+    const planner::SweepResult direct =
+        planner::sweep(p.model, p.cluster, nullptr, p.constraints, planner::sweepOptionsOf(p));
     sweep_ms.push_back(static_cast<double>(base.nsecsElapsed()) / 1e6);
     bool shown = false;
     auto conn = QObject::connect(window.gridExplorerPage(), &app::GridExplorerPage::sweepFinished, [&](quint64 id) {

@@ -1,10 +1,10 @@
-#include "display_format.h"
+#include "shardscope/report/display_format.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 
-namespace shardscope::app {
+namespace shardscope::report {
 
 std::string formatCount(std::uint64_t n) {
   std::string digits = std::to_string(n);
@@ -240,4 +240,4 @@ std::vector<SummaryRow> clusterSummaryRows(const core::ClusterSpec& c) {
   };
 }
 
-}  // namespace shardscope::app
+}  // namespace shardscope::report

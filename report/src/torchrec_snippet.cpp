@@ -1,10 +1,10 @@
-#include "torchrec_snippet.h"
+#include "shardscope/report/torchrec_snippet.h"
 
 #include <cstdio>
 
 #include "shardscope/core/summary.h"
 
-namespace shardscope::app {
+namespace shardscope::report {
 
 namespace {
 
@@ -102,4 +102,4 @@ std::string torchRecSnippet(const core::ShardPlan& plan, const std::string& plan
   return s;
 }
 
-}  // namespace shardscope::app
+}  // namespace shardscope::report

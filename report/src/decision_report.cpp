@@ -1,4 +1,4 @@
-#include "decision_report.h"
+#include "shardscope/report/decision_report.h"
 
 #include <algorithm>
 #include <array>
@@ -6,10 +6,11 @@
 #include <cmath>
 #include <set>
 
-#include "display_format.h"
 #include "shardscope/core/summary.h"
+#include "shardscope/report/display_format.h"
+#include "shardscope/report/grid_choice.h"
 
-namespace shardscope::app {
+namespace shardscope::report {
 
 namespace {
 
@@ -48,33 +49,23 @@ std::string delta(const GridResult& other, const GridResult& base) {
   return core::formatf("%+.2f ms (%+.1f%%)", d, 100.0 * d / base.step.step_ms);
 }
 
-std::uint64_t peakMemory(const GridResult& g) {
-  std::uint64_t most = 0;
-  for (const auto& r : g.ranks) most = std::max(most, r.memory_bytes);
-  return most;
+// Room left of a rank's usable capacity (negative: over).
+double headroomBytes(const planner::RankResult& r) {
+  return static_cast<double>(r.capacity_bytes) - static_cast<double>(r.state_bytes + r.served_buffer_bytes);
 }
 
-// The rank with the least room left of its usable capacity (negative: over).
+// The rank with the least room left of its usable capacity.
 const planner::RankResult* tightestRank(const GridResult& g) {
   const planner::RankResult* tightest = nullptr;
   double least = 0;
   for (const auto& r : g.ranks) {
-    const double left = static_cast<double>(r.capacity_bytes) - static_cast<double>(r.state_bytes + r.served_buffer_bytes);
+    const double left = headroomBytes(r);
     if (tightest == nullptr || left < least) {
       tightest = &r;
       least = left;
     }
   }
   return tightest;
-}
-
-double headroomBytes(const planner::RankResult& r) {
-  return static_cast<double>(r.capacity_bytes) - static_cast<double>(r.state_bytes + r.served_buffer_bytes);
-}
-
-std::size_t fittingCount(const planner::SweepResult& sweep) {
-  return static_cast<std::size_t>(
-      std::count_if(sweep.grids.begin(), sweep.grids.end(), [](const GridResult& g) { return g.fits; }));
 }
 
 // The part of `other`'s step that grew most against `base` ("replica sync +1.50 ms").
@@ -130,7 +121,8 @@ std::string summaryTable(const std::vector<SummaryRow>& rows) {
 // A horizontal stacked bar of the step's parts, with a legend.
 std::string stepBar(const GridResult& g) {
   std::string h = "<div class=\"stepbar\">";
-  const double total = std::max(1e-12, g.step.embedding_ms + g.step.all_to_all_ms + g.step.replica_sync_ms + g.step.dense_ms);
+  const double total =
+      std::max(1e-12, g.step.embedding_ms + g.step.all_to_all_ms + g.step.replica_sync_ms + g.step.dense_ms);
   for (const StepPart& p : stepParts(g)) {
     if (p.ms <= 0) continue;
     h += core::formatf("<span style=\"width:%.2f%%;background:%s\" title=\"%s %.2f ms\"></span>", 100.0 * p.ms / total,
@@ -153,7 +145,8 @@ h1{font-size:24px;margin:0 0 2px}h2{font-size:17px;margin:22px 0 8px;border-bott
 .decision{border:1px solid #b9cbe0;background:#f3f7fc;border-radius:6px;padding:12px 16px}
 .decision.warn{border-color:#e0b4b4;background:#fcf3f3}
 .headline{font-size:20px;font-weight:600}
-.tag{display:inline-block;font-size:12px;font-weight:600;padding:1px 7px;border-radius:9px;background:#3a7cc2;color:#fff;
+.tag{display:inline-block;font-size:12px;font-weight:600;padding:1px 7px;border-radius:9px;background:#3a7cc2;)"
+                              R"(color:#fff;
  vertical-align:middle;margin-left:6px}.tag.bad{background:#c83c3c}
 .stats{display:flex;flex-wrap:wrap;gap:8px 28px;margin:8px 0}.stats div b{display:block;font-size:16px}
 .stats div{color:#5b6673}.stats div b{color:#1d232b}
@@ -219,55 +212,54 @@ std::vector<std::size_t> alternativeGrids(const planner::SweepResult& sweep, std
   return {rows.begin(), rows.end()};
 }
 
-std::vector<std::string> decisionReasons(const DecisionReportInput& in) {
-  std::vector<std::string> why;
+namespace {
+
+// Why there is no decision: nothing planned, or nothing fits.
+std::string noDecisionReason(const DecisionReportInput& in) {
+  const auto& grids = in.sweep.grids;
+  if (grids.empty()) return "Nothing was planned.";
+  std::string s =
+      core::formatf("None of the %zu planned grids fits in memory, so there is no plan to run.", grids.size());
+  const GridResult* least = &grids.front();
+  for (const GridResult& g : grids) {
+    if (peakMemory(g) < peakMemory(*least)) least = &g;
+  }
+  s += " The smallest peak is ";
+  s += gib(static_cast<double>(peakMemory(*least)));
+  s += " per GPU with ";
+  s += gridName(*least);
+  s += core::formatf(" against %s of HBM: add GPUs, use GPUs with more memory or shrink the tables.",
+                     gib(static_cast<double>(in.project.cluster.gpu.hbm_bytes)).c_str());
+  return s;
+}
+
+// The choice against the fastest fitting grid.
+std::string choiceReason(const DecisionReportInput& in, const GridResult& d, const GridResult* fastest) {
   const auto& grids = in.sweep.grids;
   const std::size_t fitting = fittingCount(in.sweep);
-  if (!in.decision || *in.decision >= grids.size()) {
-    if (grids.empty()) {
-      why.emplace_back("Nothing was planned.");
-      return why;
-    }
-    std::string s = core::formatf("None of the %zu planned grids fits in memory, so there is no plan to run.", grids.size());
-    const GridResult* least = &grids.front();
-    for (const GridResult& g : grids) {
-      if (peakMemory(g) < peakMemory(*least)) least = &g;
-    }
-    s += " The smallest peak is ";
-    s += gib(static_cast<double>(peakMemory(*least)));
-    s += " per GPU with ";
-    s += gridName(*least);
-    s += core::formatf(" against %s of HBM: add GPUs, use GPUs with more memory or shrink the tables.",
-                       gib(static_cast<double>(in.project.cluster.gpu.hbm_bytes)).c_str());
-    why.push_back(std::move(s));
-    return why;
+  if (!in.chosen) {
+    return core::formatf("No grid was chosen: this is the fastest of the %zu grids that fit in memory "
+                         "(%zu planned, %zu do not fit).",
+                         fitting, grids.size(), grids.size() - fitting);
   }
+  std::string s = "You chose this grid.";
+  if (!d.fits) {
+    s += " It does not fit in memory";
+    if (!d.problems.empty()) s += ": " + d.problems.front();
+    s += ".";
+  } else if (fastest == &d) {
+    s += core::formatf(" It is also the fastest of the %zu grids that fit (%zu planned).", fitting, grids.size());
+  } else if (fastest != nullptr) {
+    s += " It is " + delta(d, *fastest) + " against the fastest fitting grid, " + gridName(*fastest) + " at " +
+         ms(fastest->step.step_ms) + ".";
+  }
+  return s;
+}
 
-  const std::size_t di = *in.decision;
+// The runner-up: the next fitting grid in the ranking (none: empty).
+std::string runnerUpReason(const DecisionReportInput& in, std::size_t di, const GridResult* fastest) {
+  const auto& grids = in.sweep.grids;
   const GridResult& d = grids[di];
-  const GridResult* fastest = in.sweep.best();
-
-  // The choice against the fastest fitting grid.
-  if (in.chosen) {
-    std::string s = "You chose this grid.";
-    if (!d.fits) {
-      s += " It does not fit in memory";
-      if (!d.problems.empty()) s += ": " + d.problems.front();
-      s += ".";
-    } else if (fastest == &d) {
-      s += core::formatf(" It is also the fastest of the %zu grids that fit (%zu planned).", fitting, grids.size());
-    } else if (fastest != nullptr) {
-      s += " It is " + delta(d, *fastest) + " against the fastest fitting grid, " + gridName(*fastest) + " at " +
-           ms(fastest->step.step_ms) + ".";
-    }
-    why.push_back(std::move(s));
-  } else {
-    why.push_back(core::formatf("No grid was chosen: this is the fastest of the %zu grids that fit in memory "
-                                "(%zu planned, %zu do not fit).",
-                                fitting, grids.size(), grids.size() - fitting));
-  }
-
-  // The runner-up: the next fitting grid in the ranking.
   for (std::size_t i = 0; i < grids.size(); ++i) {
     if (i == di || !grids[i].fits) continue;
     if (fastest != nullptr && fastest != &d && &grids[i] == fastest) continue;  // already compared
@@ -279,11 +271,15 @@ std::vector<std::string> decisionReasons(const DecisionReportInput& in) {
       if (r.grid.group_size == d.grid.group_size) s += ", the same M in the other rank layout,";
       s += " at " + ms(r.step.step_ms) + " per step: " + delta(r, d) + ".";
     }
-    why.push_back(std::move(s));
-    break;
+    return s;
   }
+  return {};
+}
 
-  // The best grid of another group size.
+// The best grid of another group size, and the neighbouring group sizes:
+// what changes when M shrinks or grows.
+void appendGroupSizeReasons(const DecisionReportInput& in, const GridResult& d, std::vector<std::string>& why) {
+  const auto& grids = in.sweep.grids;
   const GridResult* other_m = nullptr;
   for (const GridResult& g : grids) {
     if (g.fits && g.grid.group_size != d.grid.group_size) {
@@ -298,86 +294,96 @@ std::vector<std::string> decisionReasons(const DecisionReportInput& in) {
   } else {
     why.push_back("No other group size M gives a grid that fits in memory.");
   }
-
-  // The neighbouring group sizes: what changes when M shrinks or grows.
   const std::vector<std::size_t> per_m = bestGridPerGroupSize(in.sweep);
   const auto here = std::find_if(per_m.begin(), per_m.end(),
                                  [&](std::size_t i) { return grids[i].grid.group_size == d.grid.group_size; });
-  if (here != per_m.end()) {
-    if (here != per_m.begin() && &grids[*(here - 1)] != other_m) {
-      why.push_back(neighbourSentence(grids[*(here - 1)], d, "smaller"));
-    }
-    if (here + 1 != per_m.end() && &grids[*(here + 1)] != other_m) {
-      why.push_back(neighbourSentence(grids[*(here + 1)], d, "larger"));
-    }
+  if (here == per_m.end()) return;
+  if (here != per_m.begin() && &grids[*(here - 1)] != other_m) {
+    why.push_back(neighbourSentence(grids[*(here - 1)], d, "smaller"));
   }
+  if (here + 1 != per_m.end() && &grids[*(here + 1)] != other_m) {
+    why.push_back(neighbourSentence(grids[*(here + 1)], d, "larger"));
+  }
+}
 
-  // What dominates the step.
-  {
-    const auto parts = stepParts(d);
-    const StepPart* top = &parts[0];
-    for (const StepPart& p : parts) {
-      if (p.ms > top->ms) top = &p;
-    }
-    std::string s = top->name;
-    s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
-    s += core::formatf(" dominates the step: %.2f of %.2f ms (%.0f%%).", top->ms, d.step.step_ms,
-                       d.step.step_ms > 0 ? 100.0 * top->ms / d.step.step_ms : 0.0);
-    if (d.grid.replicas == 1) {
-      s += " With R = 1 there is no replica sync (plain model parallelism over all N GPUs).";
-    } else if (in.project.sync_interval > 1) {
-      s += core::formatf(" The replica sync runs every %u steps and is amortised over them.", in.project.sync_interval);
-    }
-    why.push_back(std::move(s));
+// What dominates the step.
+std::string dominantPartReason(const DecisionReportInput& in, const GridResult& d) {
+  const auto parts = stepParts(d);
+  const StepPart* top = &parts[0];
+  for (const StepPart& p : parts) {
+    if (p.ms > top->ms) top = &p;
   }
+  std::string s = top->name;
+  s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+  s += core::formatf(" dominates the step: %.2f of %.2f ms (%.0f%%).", top->ms, d.step.step_ms,
+                     d.step.step_ms > 0 ? 100.0 * top->ms / d.step.step_ms : 0.0);
+  if (d.grid.replicas == 1) {
+    s += " With R = 1 there is no replica sync (plain model parallelism over all N GPUs).";
+  } else if (in.project.sync_interval > 1) {
+    s += core::formatf(" The replica sync runs every %u steps and is amortised over them.", in.project.sync_interval);
+  }
+  return s;
+}
 
-  // Memory.
-  {
-    const double hbm = static_cast<double>(in.project.cluster.gpu.hbm_bytes);
-    const double peak = static_cast<double>(peakMemory(d));
-    std::string s = "Peak memory per GPU is " + gib(peak) + " of " + gib(hbm) + " HBM";
-    if (hbm > 0) s += core::formatf(" (%.0f%%)", 100.0 * peak / hbm);
-    if (const planner::RankResult* t = tightestRank(d)) {
-      const double left = headroomBytes(*t);
-      if (left >= 0) {
-        s += core::formatf("; the tightest rank (group rank %u) has %s left of its usable capacity.", t->group_rank,
-                           gib(left).c_str());
-      } else {
-        s += core::formatf("; group rank %u is %s over its usable capacity.", t->group_rank, gib(-left).c_str());
-      }
-    } else {
-      s += ".";
-    }
-    why.push_back(std::move(s));
+// Peak memory against HBM and the tightest rank's headroom.
+std::string memoryReason(const DecisionReportInput& in, const GridResult& d) {
+  const double hbm = static_cast<double>(in.project.cluster.gpu.hbm_bytes);
+  const double peak = static_cast<double>(peakMemory(d));
+  std::string s = "Peak memory per GPU is " + gib(peak) + " of " + gib(hbm) + " HBM";
+  if (hbm > 0) s += core::formatf(" (%.0f%%)", 100.0 * peak / hbm);
+  const planner::RankResult* t = tightestRank(d);
+  if (t == nullptr) return s + ".";
+  const double left = headroomBytes(*t);
+  if (left >= 0) {
+    s += core::formatf("; the tightest rank (group rank %u) has %s left of its usable capacity.", t->group_rank,
+                       gib(left).c_str());
+  } else {
+    s += core::formatf("; group rank %u is %s over its usable capacity.", t->group_rank, gib(-left).c_str());
   }
+  return s;
+}
 
-  // Load imbalance and the critical rank.
-  {
-    std::string s = core::formatf("Load imbalance (max / mean over the group's ranks) is %.3f; group rank %u sets the step",
-                                  d.imbalance.max_over_mean, d.critical_rank);
-    if (!d.critical_tables.empty()) {
-      s += ", its heaviest tables: ";
-      const std::size_t n = std::min<std::size_t>(3, d.critical_tables.size());
-      for (std::size_t i = 0; i < n; ++i) {
-        if (i != 0) s += ", ";
-        s += d.critical_tables[i].table;
-        s += core::formatf(" (%.2f ms)", d.critical_tables[i].load_ms);
-      }
+// Load imbalance and the critical rank.
+std::string imbalanceReason(const GridResult& d) {
+  std::string s =
+      core::formatf("Load imbalance (max / mean over the group's ranks) is %.3f; group rank %u sets the step",
+                    d.imbalance.max_over_mean, d.critical_rank);
+  if (!d.critical_tables.empty()) {
+    s += ", its heaviest tables: ";
+    const std::size_t n = std::min<std::size_t>(3, d.critical_tables.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i != 0) s += ", ";
+      s += d.critical_tables[i].table;
+      s += core::formatf(" (%.2f ms)", d.critical_tables[i].load_ms);
     }
-    if (d.lower_bound_ms > 0) s += core::formatf("; its load is %.1f%% above the lower bound", 100.0 * d.gap);
-    s += ".";
-    why.push_back(std::move(s));
   }
+  if (d.lower_bound_ms > 0) s += core::formatf("; its load is %.1f%% above the lower bound", 100.0 * d.gap);
+  s += ".";
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> decisionReasons(const DecisionReportInput& in) {
+  const auto& grids = in.sweep.grids;
+  if (!in.decision || *in.decision >= grids.size()) return {noDecisionReason(in)};
+  const std::size_t di = *in.decision;
+  const GridResult& d = grids[di];
+  const GridResult* fastest = in.sweep.best();
+  std::vector<std::string> why;
+  why.push_back(choiceReason(in, d, fastest));
+  if (std::string runner_up = runnerUpReason(in, di, fastest); !runner_up.empty()) why.push_back(std::move(runner_up));
+  appendGroupSizeReasons(in, d, why);
+  why.push_back(dominantPartReason(in, d));
+  why.push_back(memoryReason(in, d));
+  why.push_back(imbalanceReason(d));
   return why;
 }
 
-std::string decisionReportHtml(const DecisionReportInput& in) {
-  const auto& grids = in.sweep.grids;
-  const GridResult* d = in.decision && *in.decision < grids.size() ? &grids[*in.decision] : nullptr;
-  const std::string project_name = in.project.name.empty() ? in.project.model.name : in.project.name;
+namespace {
 
-  std::string h;
-  h.reserve(64 * 1024);
+// The document's head and title lines.
+void appendHead(std::string& h, const DecisionReportInput& in, const std::string& project_name) {
   h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   h += "<meta name=\"generator\" content=\"ShardScope " + htmlEscape(in.version) + "\">\n";
@@ -389,55 +395,56 @@ std::string decisionReportHtml(const DecisionReportInput& in) {
        core::formatf(" (N = %u GPUs: %u nodes \u00d7 %u)", in.project.cluster.worldSize(), in.project.cluster.nodes,
                      in.project.cluster.gpus_per_node) +
        " \u00b7 report of " + htmlEscape(in.generated) + "</p>\n";
+}
 
-  // The decision.
+// The decision's headline, its step bar and its key numbers.
+void appendDecision(std::string& h, const DecisionReportInput& in, const GridResult* d) {
   h += "<h2>Decision</h2>\n";
-  if (d != nullptr) {
-    h += d->fits ? "<div class=\"decision\" id=\"decision\">\n" : "<div class=\"decision warn\" id=\"decision\">\n";
-    h += "<div class=\"headline\">" + htmlEscape(gridName(*d)) + core::formatf(" \u2014 %.2f ms per step", d->step.step_ms);
-    h += in.chosen ? "<span class=\"tag\">chosen</span>" : "<span class=\"tag\">best fitting</span>";
-    if (!d->fits) h += "<span class=\"tag bad\">does not fit</span>";
-    h += "</div>\n";
-    if (d->grid.replicas == 1) {
-      h += core::formatf("<div>One sharding group of all %u GPUs: every table is sharded over all of them and there "
-                         "are no replicas to sync.</div>\n",
-                         d->grid.group_size);
-    } else {
-      h += core::formatf("<div>%u sharding groups of %u GPUs: each table is sharded inside a group, and the %u groups "
-                         "are replicas that average their embedding weights and optimizer state.</div>\n",
-                         d->grid.replicas, d->grid.group_size, d->grid.replicas);
-    }
-    h += stepBar(*d);
-    const double hbm = static_cast<double>(in.project.cluster.gpu.hbm_bytes);
-    const double peak = static_cast<double>(peakMemory(*d));
-    double mean_load = 0;
-    double max_load = 0;
-    for (const auto& r : d->ranks) {
-      mean_load += r.load_ms;
-      max_load = std::max(max_load, r.load_ms);
-    }
-    if (!d->ranks.empty()) mean_load /= static_cast<double>(d->ranks.size());
-    h += "<div class=\"stats\">";
-    h += core::formatf("<div>step time<b>%.2f ms</b></div>", d->step.step_ms);
-    h += "<div>throughput<b>" + htmlEscape(formatScaledCount(d->samples_per_second)) + " samples/s</b></div>";
-    h += "<div>memory per GPU (peak)<b>" + gib(peak) + " / " + gib(hbm) +
-         (hbm > 0 ? core::formatf(" (%.0f%%)", 100.0 * peak / hbm) : std::string()) + "</b></div>";
-    h += core::formatf("<div>imbalance max / mean<b>%.3f (%.2f / %.2f ms)</b></div>", d->imbalance.max_over_mean,
-                       max_load, mean_load);
-    h += core::formatf("<div>gap to lower bound<b>%.1f%%</b></div>", 100.0 * d->gap);
-    h += "<div>planner<b>" + htmlEscape(d->algorithm) + "</b></div>";
-    h += "</div>\n</div>\n";
-  } else {
+  if (d == nullptr) {
     h += "<div class=\"decision warn\" id=\"decision\"><div class=\"headline\">No grid fits"
          "<span class=\"tag bad\">no plan</span></div></div>\n";
+    return;
   }
+  h += d->fits ? "<div class=\"decision\" id=\"decision\">\n" : "<div class=\"decision warn\" id=\"decision\">\n";
+  h += "<div class=\"headline\">" + htmlEscape(gridName(*d)) +
+       core::formatf(" \u2014 %.2f ms per step", d->step.step_ms);
+  h += in.chosen ? "<span class=\"tag\">chosen</span>" : "<span class=\"tag\">best fitting</span>";
+  if (!d->fits) h += "<span class=\"tag bad\">does not fit</span>";
+  h += "</div>\n";
+  if (d->grid.replicas == 1) {
+    h += core::formatf("<div>One sharding group of all %u GPUs: every table is sharded over all of them and there "
+                       "are no replicas to sync.</div>\n",
+                       d->grid.group_size);
+  } else {
+    h += core::formatf("<div>%u sharding groups of %u GPUs: each table is sharded inside a group, and the %u groups "
+                       "are replicas that average their embedding weights and optimizer state.</div>\n",
+                       d->grid.replicas, d->grid.group_size, d->grid.replicas);
+  }
+  h += stepBar(*d);
+  const double hbm = static_cast<double>(in.project.cluster.gpu.hbm_bytes);
+  const double peak = static_cast<double>(peakMemory(*d));
+  double mean_load = 0;
+  double max_load = 0;
+  for (const auto& r : d->ranks) {
+    mean_load += r.load_ms;
+    max_load = std::max(max_load, r.load_ms);
+  }
+  if (!d->ranks.empty()) mean_load /= static_cast<double>(d->ranks.size());
+  h += "<div class=\"stats\">";
+  h += core::formatf("<div>step time<b>%.2f ms</b></div>", d->step.step_ms);
+  h += "<div>throughput<b>" + htmlEscape(formatScaledCount(d->samples_per_second)) + " samples/s</b></div>";
+  h += "<div>memory per GPU (peak)<b>" + gib(peak) + " / " + gib(hbm) +
+       (hbm > 0 ? core::formatf(" (%.0f%%)", 100.0 * peak / hbm) : std::string()) + "</b></div>";
+  h += core::formatf("<div>imbalance max / mean<b>%.3f (%.2f / %.2f ms)</b></div>", d->imbalance.max_over_mean,
+                     max_load, mean_load);
+  h += core::formatf("<div>gap to lower bound<b>%.1f%%</b></div>", 100.0 * d->gap);
+  h += "<div>planner<b>" + htmlEscape(d->algorithm) + "</b></div>";
+  h += "</div>\n</div>\n";
+}
 
-  // Why.
-  h += "<h2>Why</h2>\n<ul class=\"why\" id=\"why\">\n";
-  for (const std::string& reason : decisionReasons(in)) h += "<li>" + htmlEscape(reason) + "</li>\n";
-  h += "</ul>\n";
-
-  // Alternatives.
+// The alternatives table: the top grids and the best of each M.
+void appendAlternatives(std::string& h, const DecisionReportInput& in, const GridResult* d) {
+  const auto& grids = in.sweep.grids;
   h += "<h2>Alternatives</h2>\n";
   h += core::formatf("<p class=\"sub\">The %zu best ranked grids and the best grid of each group size M, of %zu "
                      "planned; grids that do not fit in memory are in red.</p>\n",
@@ -466,25 +473,32 @@ std::string decisionReportHtml(const DecisionReportInput& in) {
       h += delta(g, *d);
     }
     h += "</td>";
-    h += core::formatf("<td>%.1f</td><td>%.3f</td>", static_cast<double>(peakMemory(g)) / kGiB, g.imbalance.max_over_mean);
+    h += core::formatf("<td>%.1f</td><td>%.3f</td>", static_cast<double>(peakMemory(g)) / kGiB,
+                       g.imbalance.max_over_mean);
     h += g.fits ? "<td class=\"l\">yes</td>" : "<td class=\"l\">no</td>";
     h += "</tr>\n";
   }
   h += "</table>\n";
+}
 
-  // The project.
-  h += "<h2>Project</h2>\n<div class=\"cols\">\n<div><b>Model</b>\n" + summaryTable(modelSummaryRows(in.project.model)) +
-       "</div>\n";
+// The model, the cluster and the planning inputs.
+void appendProject(std::string& h, const DecisionReportInput& in) {
+  const auto& grids = in.sweep.grids;
+  h += "<h2>Project</h2>\n<div class=\"cols\">\n<div><b>Model</b>\n" +
+       summaryTable(modelSummaryRows(in.project.model)) + "</div>\n";
   h += "<div><b>Cluster</b>\n" + summaryTable(clusterSummaryRows(in.project.cluster)) + "</div>\n";
   h += "<div><b>Planning</b>\n<table class=\"kv\">\n";
   appendRow(h, "Project file", in.project_file.empty() ? std::string("(unsaved)") : htmlEscape(in.project_file));
-  appendRow(h, "Replica sync", core::formatf("every %u step(s)", std::max<std::uint32_t>(1, in.project.sync_interval)));
+  appendRow(h, "Replica sync",
+            core::formatf("every %u step(s)", std::max<std::uint32_t>(1, in.project.sync_interval)));
   if (in.project.calibration) {
     const core::Calibration& c = *in.project.calibration;
     std::string v = htmlEscape(c.source);
     if (!c.created.empty()) v += " (" + htmlEscape(c.created) + ")";
-    if (c.fit.samples > 0) v += core::formatf(", fit error %.1f%% over %llu samples", 100.0 * c.fit.mape,
-                                              static_cast<unsigned long long>(c.fit.samples));
+    if (c.fit.samples > 0) {
+      v += core::formatf(", fit error %.1f%% over %llu samples", 100.0 * c.fit.mape,
+                         static_cast<unsigned long long>(c.fit.samples));
+    }
     appendRow(h, "Calibration", v);
   } else {
     appendRow(h, "Calibration", "none: the cost model's defaults");
@@ -492,30 +506,39 @@ std::string decisionReportHtml(const DecisionReportInput& in) {
   appendRow(h, "Grids planned", core::formatf("%zu (%zu fit)%s", grids.size(), fittingCount(in.sweep),
                                                in.sweep.cancelled ? ", cancelled early" : ""));
   h += "</table>\n</div>\n</div>\n";
+}
 
-  // Constraints and problems.
+// One line of the constraint list: "table t3: pinned to group rank(s) 2; only row_wise".
+std::string tableConstraintLine(const core::TableConstraint& t) {
+  std::string line = "table " + htmlEscape(t.table) + ":";
+  if (!t.pin_ranks.empty()) {
+    line += " pinned to group rank(s)";
+    for (std::size_t i = 0; i < t.pin_ranks.size(); ++i) {
+      line += (i == 0 ? " " : ", ") + std::to_string(t.pin_ranks[i]);
+    }
+    line += ";";
+  }
+  if (t.force) line += std::string(" only ") + core::toString(*t.force) + ";";
+  if (!t.forbid.empty()) {
+    line += " never";
+    for (std::size_t i = 0; i < t.forbid.size(); ++i) {
+      line += std::string(i == 0 ? " " : ", ") + core::toString(t.forbid[i]);
+    }
+    line += ";";
+  }
+  line.pop_back();
+  return line;
+}
+
+// The project's constraints and the decision's problems.
+void appendConstraints(std::string& h, const DecisionReportInput& in, const GridResult* d) {
   h += "<h2>Constraints and problems</h2>\n";
   const core::Constraints& cons = in.project.constraints;
   if (cons.empty()) {
     h += "<p>No constraints: the planner placed every table freely.</p>\n";
   } else {
     h += "<ul id=\"constraints\">\n";
-    for (const core::TableConstraint& t : cons.tables) {
-      std::string line = "table " + htmlEscape(t.table) + ":";
-      if (!t.pin_ranks.empty()) {
-        line += " pinned to group rank(s)";
-        for (std::size_t i = 0; i < t.pin_ranks.size(); ++i) line += (i == 0 ? " " : ", ") + std::to_string(t.pin_ranks[i]);
-        line += ";";
-      }
-      if (t.force) line += std::string(" only ") + core::toString(*t.force) + ";";
-      if (!t.forbid.empty()) {
-        line += " never";
-        for (std::size_t i = 0; i < t.forbid.size(); ++i) line += std::string(i == 0 ? " " : ", ") + core::toString(t.forbid[i]);
-        line += ";";
-      }
-      line.pop_back();
-      h += "<li>" + line + "</li>\n";
-    }
+    for (const core::TableConstraint& t : cons.tables) h += "<li>" + tableConstraintLine(t) + "</li>\n";
     for (const core::RankMemoryCap& cap : cons.rank_memory_caps) {
       h += core::formatf("<li>group rank %u: memory capped at %s</li>\n", cap.group_rank,
                          gib(static_cast<double>(cap.bytes)).c_str());
@@ -529,28 +552,55 @@ std::string decisionReportHtml(const DecisionReportInput& in) {
   } else if (d != nullptr) {
     h += "<p>The decision has no problems: every rank fits its memory and every constraint is met.</p>\n";
   }
+}
 
-  // Charts.
-  if (!in.charts.empty()) {
-    h += "<h2>Charts</h2>\n<div class=\"charts\">\n";
-    for (const ReportChart& c : in.charts) {
-      h += "<figure id=\"chart-" + htmlEscape(c.id) + "\"><img alt=\"" + htmlEscape(c.title) +
-           "\" src=\"data:image/png;base64,";
-      h += c.png_base64;
-      h += "\"><figcaption>" + htmlEscape(c.title) + "</figcaption></figure>\n";
-    }
-    h += "</div>\n";
+// The charts as embedded PNGs.
+void appendCharts(std::string& h, const std::vector<ReportChart>& charts) {
+  if (charts.empty()) return;
+  h += "<h2>Charts</h2>\n<div class=\"charts\">\n";
+  for (const ReportChart& c : charts) {
+    h += "<figure id=\"chart-" + htmlEscape(c.id) + "\"><img alt=\"" + htmlEscape(c.title) +
+         "\" src=\"data:image/png;base64,";
+    h += c.png_base64;
+    h += "\"><figcaption>" + htmlEscape(c.title) + "</figcaption></figure>\n";
   }
+  h += "</div>\n";
+}
 
-  // Provenance.
-  h += "<footer id=\"provenance\">ShardScope " + htmlEscape(in.version) + " \u00b7 generated " + htmlEscape(in.generated);
-  if (d != nullptr && !d->plan.provenance.created.empty()) h += " \u00b7 planned " + htmlEscape(d->plan.provenance.created);
+// Where the numbers came from.
+void appendProvenance(std::string& h, const DecisionReportInput& in, const GridResult* d) {
+  h += "<footer id=\"provenance\">ShardScope " + htmlEscape(in.version) + " \u00b7 generated " +
+       htmlEscape(in.generated);
+  if (d != nullptr && !d->plan.provenance.created.empty()) {
+    h += " \u00b7 planned " + htmlEscape(d->plan.provenance.created);
+  }
   h += " \u00b7 ";
   h += in.project.calibration ? "calibrated: " + htmlEscape(in.project.calibration->source)
                               : std::string("cost-model defaults (no calibration)");
   h += " \u00b7 predictions, not measurements</footer>\n";
+}
+
+}  // namespace
+
+std::string decisionReportHtml(const DecisionReportInput& in) {
+  const auto& grids = in.sweep.grids;
+  const GridResult* d = in.decision && *in.decision < grids.size() ? &grids[*in.decision] : nullptr;
+  const std::string project_name = in.project.name.empty() ? in.project.model.name : in.project.name;
+
+  std::string h;
+  h.reserve(64 * 1024);
+  appendHead(h, in, project_name);
+  appendDecision(h, in, d);
+  h += "<h2>Why</h2>\n<ul class=\"why\" id=\"why\">\n";
+  for (const std::string& reason : decisionReasons(in)) h += "<li>" + htmlEscape(reason) + "</li>\n";
+  h += "</ul>\n";
+  appendAlternatives(h, in, d);
+  appendProject(h, in);
+  appendConstraints(h, in, d);
+  appendCharts(h, in.charts);
+  appendProvenance(h, in, d);
   h += "</body>\n</html>\n";
   return h;
 }
 
-}  // namespace shardscope::app
+}  // namespace shardscope::report

@@ -14,7 +14,7 @@
 #include "shardscope/core/project.h"
 #include "shardscope/planner/sweep.h"
 
-namespace shardscope::app {
+namespace shardscope::report {
 
 // One chart of the report.
 struct ReportChart {
@@ -53,4 +53,4 @@ struct DecisionReportInput {
 // data: URLs), every user string escaped.
 [[nodiscard]] std::string decisionReportHtml(const DecisionReportInput& input);
 
-}  // namespace shardscope::app
+}  // namespace shardscope::report
