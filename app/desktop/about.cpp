@@ -34,8 +34,6 @@ QString aboutText() {
       .arg(QString::fromLatin1(core::versionString()), buildInfoText().toHtmlEscaped());
 }
 
-void showAboutDialog(QWidget* parent) {
-  QMessageBox::about(parent, QObject::tr("About ShardScope"), aboutText());
-}
+void showAboutDialog(QWidget* parent) { QMessageBox::about(parent, QObject::tr("About ShardScope"), aboutText()); }
 
 }  // namespace shardscope::app

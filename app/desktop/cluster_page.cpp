@@ -417,7 +417,7 @@ void ClusterPage::refresh() {
   const double total_hbm_d = static_cast<double>(c.gpu.hbm_bytes) * n;
   const std::uint64_t total_hbm =
       total_hbm_d >= 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(total_hbm_d);
-  const QString peak = total_tflops >= 1.0e6   ? tr("%1 EFLOP/s").arg(QString::number(total_tflops / 1.0e6, 'f', 2))
+  const QString peak = total_tflops >= 1.0e6    ? tr("%1 EFLOP/s").arg(QString::number(total_tflops / 1.0e6, 'f', 2))
                        : total_tflops >= 1000.0 ? tr("%1 PFLOP/s").arg(QString::number(total_tflops / 1000.0, 'f', 1))
                                                 : tr("%1 TFLOP/s").arg(QString::number(total_tflops, 'f', 0));
   totals_label_->setText(tr("%1 \u00d7 %2 per node \u00b7 %3 HBM in all \u00b7 %4 dense peak")

@@ -33,13 +33,13 @@ class ClusterPage : public QWidget {
  public:
   // The numeric fields, each a spin box committing on Enter / focus out.
   enum class Field {
-    Nodes,            // QSpinBox
-    GpusPerNode,      // QSpinBox
-    HbmGib,           // the rest: QDoubleSpinBox
-    HbmBandwidth,     // GB/s
-    PeakTflops,       // dense BF16 TFLOP/s
-    IntraBandwidth,   // GB/s per GPU, one direction
-    IntraLatency,     // µs
+    Nodes,           // QSpinBox
+    GpusPerNode,     // QSpinBox
+    HbmGib,          // the rest: QDoubleSpinBox
+    HbmBandwidth,    // GB/s
+    PeakTflops,      // dense BF16 TFLOP/s
+    IntraBandwidth,  // GB/s per GPU, one direction
+    IntraLatency,    // µs
     InterBandwidth,
     InterLatency,
   };

@@ -146,9 +146,8 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
     message_->setText(tr("Cancelled; the grids shown are for the project before the last change."));
   });
   connect(session_, &PlanningSession::chosenChanged, this, &GridExplorerPage::showChosen);
-  connect(session_, &PlanningSession::scalingStarted, this, [this] {
-    heatmap_status_->setText(tr("Planning world sizes 8 to 4,096 for the heatmap\u2026"));
-  });
+  connect(session_, &PlanningSession::scalingStarted, this,
+          [this] { heatmap_status_->setText(tr("Planning world sizes 8 to 4,096 for the heatmap\u2026")); });
   connect(session_, &PlanningSession::scalingProgress, this, [this](int done, int total) {
     heatmap_status_->setText(tr("Planning world sizes for the heatmap: %1 of %2\u2026").arg(done).arg(total));
   });
@@ -176,17 +175,19 @@ void GridExplorerPage::buildControls() {
   sync_interval_->setPrefix(tr("replica sync every "));
   sync_interval_->setSuffix(tr(" steps"));
   sync_interval_->setKeyboardTracking(false);
-  sync_interval_->setToolTip(tr("TorchRec's dmp_collection_sync_interval_batches: replicas all-reduce their embedding "
-                                "weights and optimizer state every k steps; the sync cost is amortised over k."));
+  sync_interval_->setToolTip(
+      tr("TorchRec's dmp_collection_sync_interval_batches: replicas all-reduce their embedding "
+         "weights and optimizer state every k steps; the sync cost is amortised over k."));
   sync_interval_->setValue(static_cast<int>(session_->document()->project().sync_interval));
   connect(sync_interval_, &QSpinBox::valueChanged, this, &GridExplorerPage::setSyncInterval);
   target_->setObjectName(QStringLiteral("planTarget"));
   target_->addItem(tr("plans for TorchRec"), static_cast<int>(core::PlanTarget::TorchRec));
   target_->addItem(tr("plans for ShardScope's engine"), static_cast<int>(core::PlanTarget::ShardScope));
-  target_->setToolTip(tr("TorchRec runs row blocks only in its own order (block k on group rank k, table_row_wise "
-                         "and grid blocks in order on one node group); plans for it keep that layout, so the "
-                         "trainer runs exactly what is priced. ShardScope's engine runs any placement, which can "
-                         "balance better."));
+  target_->setToolTip(
+      tr("TorchRec runs row blocks only in its own order (block k on group rank k, table_row_wise "
+         "and grid blocks in order on one node group); plans for it keep that layout, so the "
+         "trainer runs exactly what is priced. ShardScope's engine runs any placement, which can "
+         "balance better."));
   auto showProject = [this] {
     const core::Project& project = session_->document()->project();
     const QSignalBlocker block_sync(sync_interval_);
@@ -308,18 +309,23 @@ void GridExplorerPage::buildHeatmap() {
 void GridExplorerPage::buildTable() {
   // The table of every grid, in ranked order until a header is clicked.
   model_->setColumnCount(ColumnCount);
-  model_->setHorizontalHeaderLabels({tr("Rank"), tr("M"), tr("R"), tr("Layout"), tr("Step (ms)"),
-                                     tr("Embed (ms)"), tr("A2A (ms)"), tr("Sync (ms)"),
-                                     tr("Dense (ms)"), tr("Samples/s"), tr("Mem (GiB)"), tr("Max/mean"),
-                                     tr("Gap (%)"), tr("Fits")});
-  const QStringList header_tips = {
-      tr("Rank by predicted step time (fitting grids first)"), tr("Sharding group size"),
-      tr("Replicas (N / M)"), tr("Rank layout of the sharding groups"), tr("Predicted step time"),
-      tr("Embedding forward + backward on the critical rank"), tr("All-to-alls of the critical rank"),
-      tr("Replica weight + optimizer sync (amortised)"), tr("Dense compute + exposed dense all-reduce"),
-      tr("Predicted training throughput"), tr("Memory per GPU, max over ranks"),
-      tr("Load imbalance: max over mean of the per-rank loads"),
-      tr("Gap of the slowest rank's load to the lower bound"), tr("Every rank's memory fits its capacity")};
+  model_->setHorizontalHeaderLabels({tr("Rank"), tr("M"), tr("R"), tr("Layout"), tr("Step (ms)"), tr("Embed (ms)"),
+                                     tr("A2A (ms)"), tr("Sync (ms)"), tr("Dense (ms)"), tr("Samples/s"),
+                                     tr("Mem (GiB)"), tr("Max/mean"), tr("Gap (%)"), tr("Fits")});
+  const QStringList header_tips = {tr("Rank by predicted step time (fitting grids first)"),
+                                   tr("Sharding group size"),
+                                   tr("Replicas (N / M)"),
+                                   tr("Rank layout of the sharding groups"),
+                                   tr("Predicted step time"),
+                                   tr("Embedding forward + backward on the critical rank"),
+                                   tr("All-to-alls of the critical rank"),
+                                   tr("Replica weight + optimizer sync (amortised)"),
+                                   tr("Dense compute + exposed dense all-reduce"),
+                                   tr("Predicted training throughput"),
+                                   tr("Memory per GPU, max over ranks"),
+                                   tr("Load imbalance: max over mean of the per-rank loads"),
+                                   tr("Gap of the slowest rank's load to the lower bound"),
+                                   tr("Every rank's memory fits its capacity")};
   for (int c = 0; c < header_tips.size(); ++c) model_->horizontalHeaderItem(c)->setToolTip(header_tips[c]);
   model_->setSortRole(kSortRole);
   table_->setObjectName(QStringLiteral("gridTable"));
@@ -369,8 +375,8 @@ void GridExplorerPage::setTarget(core::PlanTarget target) {
   if (target == document->project().target) return;
   core::Project edited = document->project();
   edited.target = target;
-  document->edit(std::move(edited), target == core::PlanTarget::TorchRec ? tr("Plan for TorchRec")
-                                                                           : tr("Plan for ShardScope's engine"));
+  document->edit(std::move(edited),
+                 target == core::PlanTarget::TorchRec ? tr("Plan for TorchRec") : tr("Plan for ShardScope's engine"));
 }
 
 void GridExplorerPage::setStepShares(bool shares) {
@@ -384,7 +390,8 @@ void GridExplorerPage::onSweepStarted() {
   cancel_button_->setEnabled(true);
   progress_->setRange(0, 0);  // busy until the first grid is done
   progress_->setVisible(true);
-  message_->setText(tr("Planning every grid of %1 GPUs\u2026").arg(session_->document()->project().cluster.worldSize()));
+  message_->setText(
+      tr("Planning every grid of %1 GPUs\u2026").arg(session_->document()->project().cluster.worldSize()));
 }
 
 void GridExplorerPage::onProgress(int done, int total) {
@@ -414,7 +421,8 @@ void GridExplorerPage::onFinished(quint64 job_id) {
                           .arg(QString::fromLatin1(core::toString(best->grid.layout)))
                           .arg(best->step.step_ms, 0, 'f', 2));
   } else {
-    message_->setText(tr("%1 grids planned; none fits in %2 GiB of HBM.").arg(result.grids.size()).arg(hbm_gib_, 0, 'f', 1));
+    message_->setText(
+        tr("%1 grids planned; none fits in %2 GiB of HBM.").arg(result.grids.size()).arg(hbm_gib_, 0, 'f', 1));
   }
   fillTable();
   fillPlots();
@@ -586,7 +594,7 @@ void GridExplorerPage::fillHeatmap() {
         const double efficiency = best > 0 ? c->samples_per_second_per_gpu / best : 0;
         // Two significant digits below 10%, so 0.4% and 0.04% stay apart.
         const double percent = efficiency * 100.0;
-        label->setText(percent >= 9.95  ? QString::number(percent, 'f', 0)
+        label->setText(percent >= 9.95    ? QString::number(percent, 'f', 0)
                        : percent >= 0.995 ? QString::number(percent, 'f', 1)
                                           : QString::number(percent, 'g', 2));
         label->setColor(efficiency > 0.6 ? Qt::black : Qt::white);
@@ -598,9 +606,11 @@ void GridExplorerPage::fillHeatmap() {
     }
   }
   auto x_ticker = QSharedPointer<QCPAxisTickerText>::create();
-  for (int ni = 0; ni < cols; ++ni) x_ticker->addTick(ni, QString::number(scaling.world_sizes[static_cast<std::size_t>(ni)]));
+  for (int ni = 0; ni < cols; ++ni)
+    x_ticker->addTick(ni, QString::number(scaling.world_sizes[static_cast<std::size_t>(ni)]));
   auto y_ticker = QSharedPointer<QCPAxisTickerText>::create();
-  for (int mi = 0; mi < rows; ++mi) y_ticker->addTick(mi, QString::number(scaling.group_sizes[static_cast<std::size_t>(mi)]));
+  for (int mi = 0; mi < rows; ++mi)
+    y_ticker->addTick(mi, QString::number(scaling.group_sizes[static_cast<std::size_t>(mi)]));
   heatmap_plot_->xAxis->setTicker(x_ticker);
   heatmap_plot_->yAxis->setTicker(y_ticker);
   heatmap_plot_->xAxis->setRange(-0.5, std::max(cols, 1) - 0.5);
@@ -679,8 +689,7 @@ void GridExplorerPage::chooseHeatmapCell(std::size_t m_index, std::size_t n_inde
   scaled.cluster = core::resizedCluster(project.cluster, c->world_size);
   scaled.chosen_group_size = c->group_size;
   scaled.chosen_layout = c->layout;
-  document->edit(std::move(scaled),
-                 tr("Scale to %1 GPUs and choose M = %2").arg(c->world_size).arg(c->group_size));
+  document->edit(std::move(scaled), tr("Scale to %1 GPUs and choose M = %2").arg(c->world_size).arg(c->group_size));
 }
 
 void GridExplorerPage::onHeatmapClick(QMouseEvent* event) {

@@ -378,9 +378,11 @@ void ModelPage::fillSummary(const core::Project& project) {
         weights > 0 ? 100.0 * static_cast<double>(largest->weightBytes()) / static_cast<double>(weights) : 0.0;
     setSummary(QStringLiteral("model.largest"),
                tr("%1, %2 (%3%)")
-                   .arg(qs(largest->name), gb(static_cast<double>(largest->weightBytes())), qs(report::formatFixed(share, 0))));
+                   .arg(qs(largest->name), gb(static_cast<double>(largest->weightBytes())),
+                        qs(report::formatFixed(share, 0))));
   }
-  setSummary(QStringLiteral("model.dense_params"), qs(report::formatScaledCount(static_cast<double>(m.dense.parameters))),
+  setSummary(QStringLiteral("model.dense_params"),
+             qs(report::formatScaledCount(static_cast<double>(m.dense.parameters))),
              tr("%1 parameters").arg(qs(report::formatCount(m.dense.parameters))));
   setSummary(QStringLiteral("model.dense_flops"), qs(report::formatScaledCount(m.dense.flops_per_sample)),
              tr("Training FLOPs per sample, forward and backward"));
@@ -395,7 +397,8 @@ void ModelPage::setSummary(const QString& key, const QString& value, const QStri
 
 QString ModelPage::summaryValue(const QString& key) const {
   if (key == QLatin1String("model.name")) return name_edit_->text();
-  if (key == QLatin1String("model.batch")) return qs(report::formatCount(static_cast<std::uint64_t>(batch_spin_->value())));
+  if (key == QLatin1String("model.batch"))
+    return qs(report::formatCount(static_cast<std::uint64_t>(batch_spin_->value())));
   if (key == QLatin1String("model.optimizer")) return optimizer_combo_->currentText();
   const QLabel* label = values_.value(key);
   return label != nullptr ? label->text() : QString();

@@ -67,7 +67,7 @@ PlacementHeatmap::PlacementHeatmap(QWidget* parent)
   scale_->setType(QCPAxis::atRight);
   scale_->setBarWidth(12);
   scale_->axis()->setLabel(tr("load on the rank (ms, log)"));
-  map_->setColorScale(scale_);  // adopts the scale's gradient: set ours after
+  map_->setColorScale(scale_);           // adopts the scale's gradient: set ours after
   map_->setGradient(viridisGradient());  // blank (transparent) where a table has nothing
   map_->setDataScaleType(QCPAxis::stLogarithmic);
   scale_->axis()->setTicker(QSharedPointer<QCPAxisTickerLog>::create());

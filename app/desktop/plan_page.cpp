@@ -511,7 +511,8 @@ void PlanPage::pinTable(const QString& table, std::uint32_t group_rank) {
 void PlanPage::forceShardingType(const QString& table, core::ShardingType type) {
   const std::string name = table.toStdString();
   if (!hasTable(name)) return;
-  editConstraints(report::withForced(session_->document()->project().constraints, name, type), report::forceDescription(name, type));
+  editConstraints(report::withForced(session_->document()->project().constraints, name, type),
+                  report::forceDescription(name, type));
 }
 
 void PlanPage::forbidShardingType(const QString& table, core::ShardingType type) {

@@ -71,12 +71,12 @@ class PlanningSession : public QObject {
   void setDebounceInterval(int ms);
 
  public slots:
-  void rerun();           // start a sweep now (cancels a running one)
-  void cancel();          // stop the running sweep (and scaling); the grids done so far are shown
+  void rerun();                 // start a sweep now (cancels a running one)
+  void cancel();                // stop the running sweep (and scaling); the grids done so far are shown
   void choose(int grid_index);  // records result().grids[i] as the project's chosen grid
 
  signals:
-  void sweepStarted(quint64 job_id);   // also when an edit schedules a rerun
+  void sweepStarted(quint64 job_id);  // also when an edit schedules a rerun
   void sweepProgress(int done, int total);
   void sweepFinished(quint64 job_id);  // result() is the new run's
   void sweepCancelled();               // cancelled before a scheduled rerun started
@@ -93,7 +93,7 @@ class PlanningSession : public QObject {
 
   ProjectDocument* document_;
   QTimer* debounce_;
-  JobTracker* sweeps_;   // its ids are the session's job ids
+  JobTracker* sweeps_;  // its ids are the session's job ids
   JobTracker* scaling_jobs_;
   quint64 job_id_ = 0;
   quint64 shown_job_id_ = 0;

@@ -132,14 +132,16 @@ QVariant TableListModel::data(const QModelIndex& index, int role) const {
           if (t.pooling.kind == core::PoolingKind::Uniform) {
             return tr("Uniform: %1 to %2 ids per sample, %3 on average")
                 .arg(qs(report::formatShort(t.pooling.mean - t.pooling.spread)),
-                     qs(report::formatShort(t.pooling.mean + t.pooling.spread)), qs(report::formatShort(t.pooling.mean)));
+                     qs(report::formatShort(t.pooling.mean + t.pooling.spread)),
+                     qs(report::formatShort(t.pooling.mean)));
           }
           return tr("%1 ids per sample").arg(qs(report::formatShort(t.pooling.mean)));
         case Access:
           return tr("%1 (in CSV: %2)").arg(qs(report::accessText(t.access)), qs(core::accessToText(t.access)));
         case SizeGB:
           return tr("%1 bytes of weights (%2)")
-              .arg(qs(report::formatCount(t.weightBytes())), qs(report::formatBytesDecimal(static_cast<double>(t.weightBytes()))));
+              .arg(qs(report::formatCount(t.weightBytes())),
+                   qs(report::formatBytesDecimal(static_cast<double>(t.weightBytes()))));
         default:
           return {};
       }
@@ -183,7 +185,8 @@ QVariant TableListModel::editValue(const core::TableSpec& t, int column) const {
       return qs(report::poolingEditText(t.pooling));
     case Access:
       // Histograms have no short form; their exact shares are the text.
-      return qs(t.access.kind == core::AccessKind::Histogram ? core::accessToText(t.access) : report::accessText(t.access));
+      return qs(t.access.kind == core::AccessKind::Histogram ? core::accessToText(t.access)
+                                                             : report::accessText(t.access));
     case SizeGB:
       return static_cast<double>(t.weightBytes()) / 1e9;
     default:
@@ -471,7 +474,8 @@ void TableItemDelegate::setEditorData(QWidget* editor, const QModelIndex& index)
     combo->setCurrentIndex(std::max(0, combo->findData(value.toString())));
   } else if (auto* edit = qobject_cast<QLineEdit*>(editor)) {
     // Rows in digit groups: readable while typing, and read back as typed.
-    edit->setText(index.column() == TableListModel::Rows ? qs(report::formatCount(value.toULongLong())) : value.toString());
+    edit->setText(index.column() == TableListModel::Rows ? qs(report::formatCount(value.toULongLong()))
+                                                         : value.toString());
   } else {
     QStyledItemDelegate::setEditorData(editor, index);
   }

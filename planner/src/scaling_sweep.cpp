@@ -33,8 +33,7 @@ void layOutCells(ScalingResult& out, const core::Project& project) {
 void fillColumn(ScalingResult& out, std::size_t ni, std::uint32_t n, const SweepResult& sweep) {
   for (const GridResult& g : sweep.grids) {
     const auto mi = static_cast<std::size_t>(
-        std::lower_bound(out.group_sizes.begin(), out.group_sizes.end(), g.grid.group_size) -
-        out.group_sizes.begin());
+        std::lower_bound(out.group_sizes.begin(), out.group_sizes.end(), g.grid.group_size) - out.group_sizes.begin());
     if (mi >= out.group_sizes.size() || out.group_sizes[mi] != g.grid.group_size) continue;
     ScalingCell& c = out.cells[mi * out.world_sizes.size() + ni];
     const double per_gpu = g.samples_per_second / static_cast<double>(n);

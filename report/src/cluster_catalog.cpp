@@ -16,8 +16,8 @@ constexpr std::array<const char*, 4> kKindOrder = {"H100", "H200", "A100", "B200
 }  // namespace
 
 bool sameValues(const core::ClusterSpec& a, const core::ClusterSpec& b) {
-  return a.nodes == b.nodes && a.gpus_per_node == b.gpus_per_node && a.gpu == b.gpu &&
-         a.intra_node == b.intra_node && a.inter_node == b.inter_node;
+  return a.nodes == b.nodes && a.gpus_per_node == b.gpus_per_node && a.gpu == b.gpu && a.intra_node == b.intra_node &&
+         a.inter_node == b.inter_node;
 }
 
 std::vector<std::uint32_t> divisors(std::uint32_t n) {
@@ -47,9 +47,8 @@ ClusterCatalog::ClusterCatalog(std::vector<core::ClusterSpec> specs) {
       if (c.gpu.name.starts_with(kKindOrder[i])) return i;
     return kKindOrder.size();
   };
-  std::stable_sort(specs.begin(), specs.end(), [&](const core::ClusterSpec& a, const core::ClusterSpec& b) {
-    return kind_rank(a) < kind_rank(b);
-  });
+  std::stable_sort(specs.begin(), specs.end(),
+                   [&](const core::ClusterSpec& a, const core::ClusterSpec& b) { return kind_rank(a) < kind_rank(b); });
   for (const core::ClusterSpec& c : specs) {
     if (matchingKind(c) < 0) kinds_.push_back({c.gpu, c.intra_node, c.inter_node});
     if (matchingSize(c) < 0) sizes_.push_back({c.nodes, c.gpus_per_node});

@@ -146,7 +146,7 @@ h1{font-size:24px;margin:0 0 2px}h2{font-size:17px;margin:22px 0 8px;border-bott
 .decision.warn{border-color:#e0b4b4;background:#fcf3f3}
 .headline{font-size:20px;font-weight:600}
 .tag{display:inline-block;font-size:12px;font-weight:600;padding:1px 7px;border-radius:9px;background:#3a7cc2;)"
-                              R"(color:#fff;
+                               R"(color:#fff;
  vertical-align:middle;margin-left:6px}.tag.bad{background:#c83c3c}
 .stats{display:flex;flex-wrap:wrap;gap:8px 28px;margin:8px 0}.stats div b{display:block;font-size:16px}
 .stats div{color:#5b6673}.stats div b{color:#1d232b}
@@ -180,12 +180,23 @@ std::string htmlEscape(std::string_view text) {
   out.reserve(text.size());
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out.push_back(c);
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out.push_back(c);
     }
   }
   return out;
@@ -238,9 +249,10 @@ std::string choiceReason(const DecisionReportInput& in, const GridResult& d, con
   const auto& grids = in.sweep.grids;
   const std::size_t fitting = fittingCount(in.sweep);
   if (!in.chosen) {
-    return core::formatf("No grid was chosen: this is the fastest of the %zu grids that fit in memory "
-                         "(%zu planned, %zu do not fit).",
-                         fitting, grids.size(), grids.size() - fitting);
+    return core::formatf(
+        "No grid was chosen: this is the fastest of the %zu grids that fit in memory "
+        "(%zu planned, %zu do not fit).",
+        fitting, grids.size(), grids.size() - fitting);
   }
   std::string s = "You chose this grid.";
   if (!d.fits) {
@@ -412,13 +424,15 @@ void appendDecision(std::string& h, const DecisionReportInput& in, const GridRes
   if (!d->fits) h += "<span class=\"tag bad\">does not fit</span>";
   h += "</div>\n";
   if (d->grid.replicas == 1) {
-    h += core::formatf("<div>One sharding group of all %u GPUs: every table is sharded over all of them and there "
-                       "are no replicas to sync.</div>\n",
-                       d->grid.group_size);
+    h += core::formatf(
+        "<div>One sharding group of all %u GPUs: every table is sharded over all of them and there "
+        "are no replicas to sync.</div>\n",
+        d->grid.group_size);
   } else {
-    h += core::formatf("<div>%u sharding groups of %u GPUs: each table is sharded inside a group, and the %u groups "
-                       "are replicas that average their embedding weights and optimizer state.</div>\n",
-                       d->grid.replicas, d->grid.group_size, d->grid.replicas);
+    h += core::formatf(
+        "<div>%u sharding groups of %u GPUs: each table is sharded inside a group, and the %u groups "
+        "are replicas that average their embedding weights and optimizer state.</div>\n",
+        d->grid.replicas, d->grid.group_size, d->grid.replicas);
   }
   h += stepBar(*d);
   const double hbm = static_cast<double>(in.project.cluster.gpu.hbm_bytes);
@@ -446,9 +460,10 @@ void appendDecision(std::string& h, const DecisionReportInput& in, const GridRes
 void appendAlternatives(std::string& h, const DecisionReportInput& in, const GridResult* d) {
   const auto& grids = in.sweep.grids;
   h += "<h2>Alternatives</h2>\n";
-  h += core::formatf("<p class=\"sub\">The %zu best ranked grids and the best grid of each group size M, of %zu "
-                     "planned; grids that do not fit in memory are in red.</p>\n",
-                     std::min<std::size_t>(5, grids.size()), grids.size());
+  h += core::formatf(
+      "<p class=\"sub\">The %zu best ranked grids and the best grid of each group size M, of %zu "
+      "planned; grids that do not fit in memory are in red.</p>\n",
+      std::min<std::size_t>(5, grids.size()), grids.size());
   h += "<table class=\"grid\" id=\"alternatives\">\n<tr><th>#</th><th>M</th><th>R</th><th class=\"l\">layout</th>"
        "<th>step (ms)</th><th>embedding</th><th>all-to-all</th><th>replica sync</th><th>dense</th>"
        "<th>vs decision</th><th>memory (GiB)</th><th>max / mean</th><th class=\"l\">fits</th></tr>\n";
@@ -489,8 +504,7 @@ void appendProject(std::string& h, const DecisionReportInput& in) {
   h += "<div><b>Cluster</b>\n" + summaryTable(clusterSummaryRows(in.project.cluster)) + "</div>\n";
   h += "<div><b>Planning</b>\n<table class=\"kv\">\n";
   appendRow(h, "Project file", in.project_file.empty() ? std::string("(unsaved)") : htmlEscape(in.project_file));
-  appendRow(h, "Replica sync",
-            core::formatf("every %u step(s)", std::max<std::uint32_t>(1, in.project.sync_interval)));
+  appendRow(h, "Replica sync", core::formatf("every %u step(s)", std::max<std::uint32_t>(1, in.project.sync_interval)));
   if (in.project.calibration) {
     const core::Calibration& c = *in.project.calibration;
     std::string v = htmlEscape(c.source);
@@ -503,8 +517,9 @@ void appendProject(std::string& h, const DecisionReportInput& in) {
   } else {
     appendRow(h, "Calibration", "none: the cost model's defaults");
   }
-  appendRow(h, "Grids planned", core::formatf("%zu (%zu fit)%s", grids.size(), fittingCount(in.sweep),
-                                               in.sweep.cancelled ? ", cancelled early" : ""));
+  appendRow(h, "Grids planned",
+            core::formatf("%zu (%zu fit)%s", grids.size(), fittingCount(in.sweep),
+                          in.sweep.cancelled ? ", cancelled early" : ""));
   h += "</table>\n</div>\n</div>\n";
 }
 

@@ -13,12 +13,11 @@ std::string perRankCsv(const planner::GridResult& grid) {
     const long long global = !group0.empty() && r.group_rank < group0.front().size()
                                  ? static_cast<long long>(group0.front()[r.group_rank])
                                  : -1;
-    out += core::formatf("%u,%lld,%u,%.6f,%.6f,%.6f,%.6f,%.6f,%llu,%llu,%llu,%llu,%d\n", r.group_rank, global, r.shards,
-                         r.fwd_ms, r.bwd_ms, r.served_comm_ms, r.sync_ms, r.load_ms,
-                         static_cast<unsigned long long>(r.state_bytes),
-                         static_cast<unsigned long long>(r.served_buffer_bytes),
-                         static_cast<unsigned long long>(r.memory_bytes),
-                         static_cast<unsigned long long>(r.capacity_bytes), r.group_rank == grid.critical_rank ? 1 : 0);
+    out += core::formatf(
+        "%u,%lld,%u,%.6f,%.6f,%.6f,%.6f,%.6f,%llu,%llu,%llu,%llu,%d\n", r.group_rank, global, r.shards, r.fwd_ms,
+        r.bwd_ms, r.served_comm_ms, r.sync_ms, r.load_ms, static_cast<unsigned long long>(r.state_bytes),
+        static_cast<unsigned long long>(r.served_buffer_bytes), static_cast<unsigned long long>(r.memory_bytes),
+        static_cast<unsigned long long>(r.capacity_bytes), r.group_rank == grid.critical_rank ? 1 : 0);
   }
   return out;
 }

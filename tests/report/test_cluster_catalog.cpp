@@ -19,7 +19,8 @@ class TestClusterCatalog : public QObject {
     QVERIFY(!catalog.kinds().empty());
     QVERIFY(catalog.kinds().front().gpu.name.starts_with("H100"));
     QVERIFY(std::is_sorted(catalog.sizes().begin(), catalog.sizes().end(), [](const auto& a, const auto& b) {
-      return static_cast<std::uint64_t>(a.nodes) * a.gpus_per_node < static_cast<std::uint64_t>(b.nodes) * b.gpus_per_node;
+      return static_cast<std::uint64_t>(a.nodes) * a.gpus_per_node <
+             static_cast<std::uint64_t>(b.nodes) * b.gpus_per_node;
     }));
     QCOMPARE(catalog.presets().size(), core::clusterPresetNames().size());
   }

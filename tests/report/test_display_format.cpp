@@ -22,7 +22,8 @@ class TestDisplayFormat : public QObject {
     QCOMPARE(QString::fromStdString(shardscope::report::accessText(hist)), QString("histogram (3 buckets)"));
     QCOMPARE(QString::fromStdString(shardscope::report::accessText(core::AccessSpec{})), QString("uniform"));
     core::PoolingSpec uniform{core::PoolingKind::Uniform, 20.0, 5.0};
-    QCOMPARE(QString::fromStdString(shardscope::report::poolingText(uniform)), QString::fromUtf8("uniform 20 \u00b1 5"));
+    QCOMPARE(QString::fromStdString(shardscope::report::poolingText(uniform)),
+             QString::fromUtf8("uniform 20 \u00b1 5"));
   }
   void countsAndSizesAreFormattedForPeople() {
     using shardscope::report::formatCount;

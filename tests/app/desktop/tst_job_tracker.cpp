@@ -66,8 +66,8 @@ class TestJobTracker : public QObject {
           return QStringLiteral("first");
         },
         [&](const QString& v) { delivered << v; });
-    const quint64 second = tracker.start([](JobContext&) { return QStringLiteral("second"); },
-                                         [&](const QString& v) { delivered << v; });
+    const quint64 second =
+        tracker.start([](JobContext&) { return QStringLiteral("second"); }, [&](const QString& v) { delivered << v; });
     QVERIFY(second > first);
     QTRY_COMPARE_WITH_TIMEOUT(delivered, QStringList{"second"}, kTimeoutMs);
     open.store(true);
@@ -120,15 +120,15 @@ class TestJobTracker : public QObject {
     JobTracker tracker(&pool_);
     QSignalSpy failed(&tracker, &JobTracker::failed);
     bool delivered = false;
-    const quint64 thrown = tracker.start([](JobContext&) -> int { throw std::runtime_error("no GPUs"); },
-                                         [&](int) { delivered = true; });
+    const quint64 thrown =
+        tracker.start([](JobContext&) -> int { throw std::runtime_error("no GPUs"); }, [&](int) { delivered = true; });
     QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, kTimeoutMs);
     QCOMPARE(failed.at(0).at(0).value<quint64>(), thrown);
     QCOMPARE(failed.at(0).at(1).toString(), QStringLiteral("no GPUs"));
 
-    const quint64 refused = tracker.start(
-        [](JobContext&) { return core::Result<int>(core::Error{"plan.json: expected an object"}); },
-        [&](int) { delivered = true; });
+    const quint64 refused =
+        tracker.start([](JobContext&) { return core::Result<int>(core::Error{"plan.json: expected an object"}); },
+                      [&](int) { delivered = true; });
     QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 2, kTimeoutMs);
     QCOMPARE(failed.at(1).at(0).value<quint64>(), refused);
     QCOMPARE(failed.at(1).at(1).toString(), QStringLiteral("plan.json: expected an object"));

@@ -161,8 +161,8 @@ class TestWorkbench : public QObject {
     std::uint64_t state = 0;
     for (const auto& r : g->ranks) state = std::max(state, r.state_bytes);
     const core::Project planned = session->plannedProject();
-    const planner::CostModel cost = planner::sweepCostModel(planned.model, planned.cluster, nullptr,
-                                                            planner::sweepOptionsOf(planned));
+    const planner::CostModel cost =
+        planner::sweepCostModel(planned.model, planned.cluster, nullptr, planner::sweepOptionsOf(planned));
     const double expected = cost.replicaSyncMs(state, g->grid, cost.gridCosts(g->grid));
     QVERIFY2(std::abs(syncOf(8) - expected) <= 1e-9 * expected, qPrintable(QString::number(syncOf(8))));
     QVERIFY(syncOf(8) < every_step / 50.0);
@@ -299,7 +299,8 @@ class TestWorkbench : public QObject {
     const QRect cell = table->visualRect(table->model()->index(row, GridExplorerPage::ColStep));
     QVERIFY(cell.isValid());
     QTest::mouseClick(table->viewport(), Qt::LeftButton, Qt::NoModifier, cell.center());
-    const int grid_index = table->model()->index(row, GridExplorerPage::ColRank).data(GridExplorerPage::kGridIndexRole).toInt();
+    const int grid_index =
+        table->model()->index(row, GridExplorerPage::ColRank).data(GridExplorerPage::kGridIndexRole).toInt();
     QCOMPARE(window.session()->chosenIndex(), grid_index);
     QVERIFY(window.statusGridText().startsWith("Chosen grid:"));
     // The Plan page follows the choice.

@@ -123,10 +123,14 @@ int main(int argc, char* argv[]) {
   bool phases = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--edits" && i + 1 < argc) edits = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--tables" && i + 1 < argc) tables = static_cast<std::uint32_t>(std::max(1, std::atoi(argv[++i])));
-    else if (a == "--phases") phases = true;
-    else if (a == "--world" && i + 1 < argc) world = static_cast<std::uint32_t>(std::max(8, std::atoi(argv[++i])));
+    if (a == "--edits" && i + 1 < argc)
+      edits = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--tables" && i + 1 < argc)
+      tables = static_cast<std::uint32_t>(std::max(1, std::atoi(argv[++i])));
+    else if (a == "--phases")
+      phases = true;
+    else if (a == "--world" && i + 1 < argc)
+      world = static_cast<std::uint32_t>(std::max(8, std::atoi(argv[++i])));
     else {
       std::fprintf(stderr, "usage: bench_desktop_latency [--edits K] [--tables T] [--world N] [--phases]\n");
       return 2;
@@ -207,8 +211,8 @@ int main(int argc, char* argv[]) {
         QElapsedTimer t;
         t.start();
         plot->replot(QCustomPlot::rpImmediateRefresh);
-        std::printf("    replot %-24s %4dx%-4d %6.1f ms\n", qPrintable(plot->objectName()), plot->width(), plot->height(),
-                    static_cast<double>(t.nsecsElapsed()) / 1e6);
+        std::printf("    replot %-24s %4dx%-4d %6.1f ms\n", qPrintable(plot->objectName()), plot->width(),
+                    plot->height(), static_cast<double>(t.nsecsElapsed()) / 1e6);
       }
     }
     probe.markMaxSince();
@@ -252,9 +256,10 @@ int main(int argc, char* argv[]) {
   spin(300);
   phase("heatmap sweep");
   probe.stop();
-  std::printf("(b) GUI thread with %u tables on %u GPUs: open, page switches, edits, re-plans, grid choices, "
-              "heatmap (%.1f s):\n",
-              tables, world, static_cast<double>(total.elapsed()) / 1000.0);
+  std::printf(
+      "(b) GUI thread with %u tables on %u GPUs: open, page switches, edits, re-plans, grid choices, "
+      "heatmap (%.1f s):\n",
+      tables, world, static_cast<double>(total.elapsed()) / 1000.0);
   std::printf("    longest event-loop gap %.1f ms, p99 %.1f ms over %zu probe ticks   (bar <= 50 ms: %s)\n",
               probe.maxGapMs(), probe.quantileMs(0.99), probe.samples(), probe.maxGapMs() <= 50 ? "PASS" : "FAIL");
   std::printf("    baseline, idle event loop: longest gap %.1f ms, p99 %.1f ms; ratio %.1fx\n", idle_max, idle_p99,

@@ -20,7 +20,7 @@ struct TableSizeBin {
   double low_bytes = 0;   // inclusive
   double high_bytes = 0;  // exclusive
   int tables = 0;
-  double total_bytes = 0;           // weights of the tables in the bin
+  double total_bytes = 0;            // weights of the tables in the bin
   std::vector<std::size_t> largest;  // its largest tables (indices), the largest first, at most kMaxNamesPerBin
 };
 
