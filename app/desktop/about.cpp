@@ -15,14 +15,11 @@
 
 namespace shardscope::app {
 
-bool builtWithCuda() { return SHARDSCOPE_HAVE_CUDA != 0; }
-bool builtWithMpi() { return SHARDSCOPE_HAVE_MPI != 0; }
-
 QString buildInfoText() {
   const auto yesNo = [](bool b) { return b ? QStringLiteral("yes") : QStringLiteral("no"); };
   return QStringLiteral("Qt %1 (runtime %2), CUDA: %3, MPI: %4")
-      .arg(QStringLiteral(QT_VERSION_STR), QString::fromLatin1(qVersion()), yesNo(builtWithCuda()),
-           yesNo(builtWithMpi()));
+      .arg(QStringLiteral(QT_VERSION_STR), QString::fromLatin1(qVersion()), yesNo(SHARDSCOPE_HAVE_CUDA != 0),
+           yesNo(SHARDSCOPE_HAVE_MPI != 0));
 }
 
 QString aboutText() {
@@ -37,8 +34,6 @@ QString aboutText() {
       .arg(QString::fromLatin1(core::versionString()), buildInfoText().toHtmlEscaped());
 }
 
-void showAboutDialog(QWidget* parent) {
-  QMessageBox::about(parent, QObject::tr("About ShardScope"), aboutText());
-}
+void showAboutDialog(QWidget* parent) { QMessageBox::about(parent, QObject::tr("About ShardScope"), aboutText()); }
 
 }  // namespace shardscope::app

@@ -8,8 +8,6 @@ class QWidget;
 
 namespace shardscope::app {
 
-[[nodiscard]] bool builtWithCuda();
-[[nodiscard]] bool builtWithMpi();
 // Plain-text build line, e.g. "Qt 6.4.2 (runtime 6.4.2), CUDA: no, MPI: no".
 [[nodiscard]] QString buildInfoText();
 // Rich text for the About box.

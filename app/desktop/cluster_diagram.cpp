@@ -11,7 +11,7 @@
 #include <cmath>
 #include <limits>
 
-#include "display_format.h"
+#include "shardscope/report/display_format.h"
 
 namespace shardscope::app {
 
@@ -35,7 +35,7 @@ const QColor kUngroupedGpu(0x6f, 0x8f, 0xb5);
 constexpr std::array<QRgb, 12> kGroupColours = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f, 0xedc948,
                                                 0xb07aa1, 0xff9da7, 0x9c755f, 0xbab0ac, 0x2f9e9e, 0xa0cbe8};
 
-QString countText(std::uint64_t n) { return QString::fromStdString(formatCount(n)); }
+QString countText(std::uint64_t n) { return QString::fromStdString(report::formatCount(n)); }
 
 QString plural(std::uint64_t n, const QString& one, const QString& many) {
   return countText(n) + QLatin1Char(' ') + (n == 1 ? one : many);
@@ -176,8 +176,8 @@ void ClusterDiagram::updateGroups() {
     return;
   }
   const std::uint32_t r = n / m;
-  const QString head = tr("%1 of %2").arg(plural(r, tr("sharding group"), tr("sharding groups")),
-                                          plural(m, tr("GPU"), tr("GPUs")));
+  const QString head =
+      tr("%1 of %2").arg(plural(r, tr("sharding group"), tr("sharding groups")), plural(m, tr("GPU"), tr("GPUs")));
   if (n > kMaxColouredRanks) {
     legend_ = tr("%1 (too many GPUs to colour).").arg(head);
     return;
@@ -192,9 +192,9 @@ void ClusterDiagram::updateGroups() {
       group_rank_of_[groups[g][i]] = i;
     }
   group_count_ = static_cast<int>(r);
-  legend_ = tr("%1 (%2: %3)")
-                .arg(head, QString::fromLatin1(core::toString(layout)),
-                     describePlacement(groups, gpus_per_node_, nodes_));
+  legend_ =
+      tr("%1 (%2: %3)")
+          .arg(head, QString::fromLatin1(core::toString(layout)), describePlacement(groups, gpus_per_node_, nodes_));
   if (!layout_) legend_ += tr("; layout left open by the project, drawn strided (TorchRec's default)");
 }
 
@@ -342,8 +342,8 @@ ClusterDiagram::Geometry ClusterDiagram::computeGeometry() const {
   }
 
   const int cols_used = static_cast<int>(std::min<std::uint32_t>(static_cast<std::uint32_t>(geo.cols), geo.shown));
-  const int rows_used = static_cast<int>((geo.shown + static_cast<std::uint32_t>(geo.cols) - 1) /
-                                         static_cast<std::uint32_t>(geo.cols));
+  const int rows_used =
+      static_cast<int>((geo.shown + static_cast<std::uint32_t>(geo.cols) - 1) / static_cast<std::uint32_t>(geo.cols));
   if (rows_used <= 1) geo.gutter = 0;  // one row: the boxes count themselves
   geo.row_label_every = std::max(1, (line + 2 + geo.tile_h + geo.gap_out - 1) / (geo.tile_h + geo.gap_out));
   const int grid_w = geo.gutter + cols_used * geo.tile_w + (cols_used - 1) * geo.gap_out;
@@ -386,8 +386,8 @@ std::optional<std::uint32_t> ClusterDiagram::gpuAt(QPoint pos) const {
   const int col = d.x() / (geo.tile_w + geo.gap_out);
   const int row = d.y() / (geo.tile_h + geo.gap_out);
   if (col >= geo.cols) return std::nullopt;
-  const std::uint64_t node = static_cast<std::uint64_t>(row) * static_cast<std::uint64_t>(geo.cols) +
-                             static_cast<std::uint64_t>(col);
+  const std::uint64_t node =
+      static_cast<std::uint64_t>(row) * static_cast<std::uint64_t>(geo.cols) + static_cast<std::uint64_t>(col);
   if (node >= geo.shown) return std::nullopt;
   const QRect tile = nodeRect(static_cast<std::uint32_t>(node));
   const int x = pos.x() - tile.left() - geo.pad;

@@ -72,22 +72,22 @@ class ClusterDiagram : public QWidget {
   QPixmap cache_;  // the drawn diagram at the widget's size; null when stale
   // Where everything goes at the current size (see computeGeometry()).
   struct Geometry {
-    int cell = 0;                  // GPU cell side
-    int inner_cols = 1;            // GPU cells per row inside a node box
+    int cell = 0;        // GPU cell side
+    int inner_cols = 1;  // GPU cells per row inside a node box
     int inner_rows = 1;
-    int gap_in = 1;                // between cells of a node
-    int pad = 2;                   // node box border to cells
-    int label_h = 0;               // "node 3" line inside each box (0: none)
+    int gap_in = 1;   // between cells of a node
+    int pad = 2;      // node box border to cells
+    int label_h = 0;  // "node 3" line inside each box (0: none)
     int tile_w = 0;
     int tile_h = 0;
-    int gap_out = 3;               // between node boxes
-    int cols = 1;                  // node boxes per row
-    int gutter = 0;                // left column of row labels (0: none)
-    int row_label_every = 1;       // label every k-th row in the gutter
-    QPoint origin;                 // top-left of the first node box
-    std::uint32_t shown = 0;       // nodes drawn
-    QRect more_rect;               // "… k more nodes" (empty: all drawn)
-    QRect swatch_rect;             // the group colour key at the top (empty: none)
+    int gap_out = 3;          // between node boxes
+    int cols = 1;             // node boxes per row
+    int gutter = 0;           // left column of row labels (0: none)
+    int row_label_every = 1;  // label every k-th row in the gutter
+    QPoint origin;            // top-left of the first node box
+    std::uint32_t shown = 0;  // nodes drawn
+    QRect more_rect;          // "… k more nodes" (empty: all drawn)
+    QRect swatch_rect;        // the group colour key at the top (empty: none)
   };
 
   void updateGroups();

@@ -17,43 +17,20 @@
 #include <limits>
 
 #include "cluster_diagram.h"
-#include "display_format.h"
 #include "project_document.h"
-#include "shardscope/core/presets.h"
 #include "shardscope/core/summary.h"
+#include "shardscope/report/display_format.h"
 
 namespace shardscope::app {
 
 namespace {
 
 constexpr double kGib = 1024.0 * 1024.0 * 1024.0;
-// The name a cluster gets once its values match no preset: keeping
-// "h100x64" on 16 nodes of B200 would mislead in every export.
-constexpr const char* kCustomName = "custom";
-// The GPU kinds in the picker, in this order; kinds from other presets follow.
-constexpr std::array<const char*, 4> kKindOrder = {"H100", "H200", "A100", "B200"};
 
 int field(ClusterPage::Field f) { return static_cast<int>(f); }
 
-QString number(double v) { return QString::fromStdString(formatShort(v)); }
-QString count(std::uint64_t n) { return QString::fromStdString(formatCount(n)); }
-
-bool sameValues(const core::ClusterSpec& a, const core::ClusterSpec& b) {
-  return a.nodes == b.nodes && a.gpus_per_node == b.gpus_per_node && a.gpu == b.gpu &&
-         a.intra_node == b.intra_node && a.inter_node == b.inter_node;
-}
-
-std::vector<std::uint32_t> divisors(std::uint32_t n) {
-  std::vector<std::uint32_t> low;
-  std::vector<std::uint32_t> high;
-  for (std::uint32_t d = 1; static_cast<std::uint64_t>(d) * d <= n; ++d) {
-    if (n % d != 0) continue;
-    low.push_back(d);
-    if (d != n / d) high.push_back(n / d);
-  }
-  low.insert(low.end(), high.rbegin(), high.rend());
-  return low;
-}
+QString number(double v) { return QString::fromStdString(report::formatShort(v)); }
+QString count(std::uint64_t n) { return QString::fromStdString(report::formatCount(n)); }
 
 QGroupBox* groupAround(const QString& title, QLayout* content) {
   auto* box = new QGroupBox(title);
@@ -84,6 +61,7 @@ void addCustomItem(QComboBox* combo) {
 ClusterPage::ClusterPage(ProjectDocument* document, QWidget* parent)
     : QWidget(parent),
       document_(document),
+      catalog_(report::ClusterCatalog::builtIn()),
       kind_combo_(new QComboBox),
       size_combo_(new QComboBox),
       preset_label_(new QLabel),
@@ -93,10 +71,52 @@ ClusterPage::ClusterPage(ProjectDocument* document, QWidget* parent)
       legend_label_(new QLabel),
       diagram_(new ClusterDiagram) {
   setObjectName(QStringLiteral("clusterPage"));
-  buildCatalog();
+  auto* preset_form = buildPresetPickers();
+  buildFields();
 
+  auto* nodes_form = makeForm();
+  nodes_form->addRow(tr("Nodes:"), intField(Field::Nodes));
+  nodes_form->addRow(tr("GPUs per node:"), intField(Field::GpusPerNode));
+  auto* gpu_form = makeForm();
+  gpu_form->addRow(tr("HBM capacity:"), doubleField(Field::HbmGib));
+  gpu_form->addRow(tr("HBM bandwidth:"), doubleField(Field::HbmBandwidth));
+  gpu_form->addRow(tr("Peak dense:"), doubleField(Field::PeakTflops));
+  auto* links_form = makeForm();
+  links_form->addRow(tr("Intra-node bandwidth:"), doubleField(Field::IntraBandwidth));
+  links_form->addRow(tr("Intra-node latency:"), doubleField(Field::IntraLatency));
+  links_form->addRow(tr("Inter-node bandwidth:"), doubleField(Field::InterBandwidth));
+  links_form->addRow(tr("Inter-node latency:"), doubleField(Field::InterLatency));
+
+  auto* settings = new QWidget;
+  auto* settings_layout = new QVBoxLayout(settings);
+  settings_layout->setContentsMargins(0, 0, 0, 0);
+  settings_layout->addWidget(groupAround(tr("Preset"), preset_form));
+  settings_layout->addWidget(groupAround(tr("Nodes"), nodes_form));
+  settings_layout->addWidget(groupAround(tr("GPU"), gpu_form));
+  settings_layout->addWidget(groupAround(tr("Links (per GPU, one direction)"), links_form));
+  settings_layout->addStretch(1);
+  // Scrolls only when the window is shorter than the forms.
+  auto* settings_scroll = new QScrollArea;
+  settings_scroll->setWidget(settings);
+  settings_scroll->setWidgetResizable(true);
+  settings_scroll->setFrameShape(QFrame::NoFrame);
+  settings_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  settings_scroll->setFixedWidth(settings->sizeHint().width() + 24);
+
+  QLayout* summary = buildSummary();
+  auto* layout = new QHBoxLayout(this);
+  layout->addWidget(settings_scroll);
+  layout->addLayout(summary, 1);
+
+  connect(document_, &ProjectDocument::projectChanged, this, &ClusterPage::refresh);
+  // Only the diagram shows the grid: a choice made elsewhere leaves a field being typed in alone.
+  connect(document_, &ProjectDocument::chosenGridChanged, this, &ClusterPage::refreshDiagram);
+  refresh();
+}
+
+QFormLayout* ClusterPage::buildPresetPickers() {
   kind_combo_->setObjectName(QStringLiteral("gpuKindCombo"));
-  for (const Kind& kind : kinds_) {
+  for (const report::ClusterCatalog::Kind& kind : catalog_.kinds()) {
     kind_combo_->addItem(QString::fromStdString(kind.gpu.name));
     kind_combo_->setItemData(
         kind_combo_->count() - 1,
@@ -108,7 +128,7 @@ ClusterPage::ClusterPage(ProjectDocument* document, QWidget* parent)
   }
   addCustomItem(kind_combo_);
   size_combo_->setObjectName(QStringLiteral("worldSizeCombo"));
-  for (const Size& size : sizes_) {
+  for (const report::ClusterCatalog::Size& size : catalog_.sizes()) {
     const QString nodes = size.nodes == 1 ? tr("1 node") : tr("%1 nodes").arg(count(size.nodes));
     size_combo_->addItem(tr("%1 GPUs (%2 \u00d7 %3)")
                              .arg(count(static_cast<std::uint64_t>(size.nodes) * size.gpus_per_node), nodes)
@@ -125,7 +145,10 @@ ClusterPage::ClusterPage(ProjectDocument* document, QWidget* parent)
   preset_form->addRow(tr("GPU kind:"), kind_combo_);
   preset_form->addRow(tr("World size:"), size_combo_);
   preset_form->addRow(tr("Matches:"), preset_label_);
+  return preset_form;
+}
 
+void ClusterPage::buildFields() {
   // The numeric fields. keyboardTracking off: valueChanged comes on Enter,
   // focus out or a step, never per keystroke, so each commit is one edit.
   struct IntSpec {
@@ -185,36 +208,9 @@ ClusterPage::ClusterPage(ProjectDocument* document, QWidget* parent)
     double_fields_[static_cast<std::size_t>(field(spec.field) - 2)] = spin;
     connect(spin, &QDoubleSpinBox::valueChanged, this, [this, f = spec.field] { commitField(f); });
   }
+}
 
-  auto* nodes_form = makeForm();
-  nodes_form->addRow(tr("Nodes:"), intField(Field::Nodes));
-  nodes_form->addRow(tr("GPUs per node:"), intField(Field::GpusPerNode));
-  auto* gpu_form = makeForm();
-  gpu_form->addRow(tr("HBM capacity:"), doubleField(Field::HbmGib));
-  gpu_form->addRow(tr("HBM bandwidth:"), doubleField(Field::HbmBandwidth));
-  gpu_form->addRow(tr("Peak dense:"), doubleField(Field::PeakTflops));
-  auto* links_form = makeForm();
-  links_form->addRow(tr("Intra-node bandwidth:"), doubleField(Field::IntraBandwidth));
-  links_form->addRow(tr("Intra-node latency:"), doubleField(Field::IntraLatency));
-  links_form->addRow(tr("Inter-node bandwidth:"), doubleField(Field::InterBandwidth));
-  links_form->addRow(tr("Inter-node latency:"), doubleField(Field::InterLatency));
-
-  auto* settings = new QWidget;
-  auto* settings_layout = new QVBoxLayout(settings);
-  settings_layout->setContentsMargins(0, 0, 0, 0);
-  settings_layout->addWidget(groupAround(tr("Preset"), preset_form));
-  settings_layout->addWidget(groupAround(tr("Nodes"), nodes_form));
-  settings_layout->addWidget(groupAround(tr("GPU"), gpu_form));
-  settings_layout->addWidget(groupAround(tr("Links (per GPU, one direction)"), links_form));
-  settings_layout->addStretch(1);
-  // Scrolls only when the window is shorter than the forms.
-  auto* settings_scroll = new QScrollArea;
-  settings_scroll->setWidget(settings);
-  settings_scroll->setWidgetResizable(true);
-  settings_scroll->setFrameShape(QFrame::NoFrame);
-  settings_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  settings_scroll->setFixedWidth(settings->sizeHint().width() + 24);
-
+QLayout* ClusterPage::buildSummary() {
   // N first and large: it is what every other page depends on.
   world_label_->setObjectName(QStringLiteral("worldSizeLabel"));
   QFont big = world_label_->font();
@@ -244,15 +240,7 @@ ClusterPage::ClusterPage(ProjectDocument* document, QWidget* parent)
   auto* right = new QVBoxLayout;
   right->addWidget(groupAround(tr("Cluster"), summary));
   right->addWidget(groupAround(tr("Nodes \u00d7 GPUs"), diagram_layout), 1);
-
-  auto* layout = new QHBoxLayout(this);
-  layout->addWidget(settings_scroll);
-  layout->addLayout(right, 1);
-
-  connect(document_, &ProjectDocument::projectChanged, this, &ClusterPage::refresh);
-  // Only the diagram shows the grid: a choice made elsewhere leaves a field being typed in alone.
-  connect(document_, &ProjectDocument::chosenGridChanged, this, &ClusterPage::refreshDiagram);
-  refresh();
+  return right;
 }
 
 QSpinBox* ClusterPage::intField(Field f) const {
@@ -265,53 +253,9 @@ QDoubleSpinBox* ClusterPage::doubleField(Field f) const {
   return i >= 2 && i < kFieldCount ? double_fields_[static_cast<std::size_t>(i - 2)] : nullptr;
 }
 
-void ClusterPage::buildCatalog() {
-  std::vector<core::ClusterSpec> specs;
-  for (const std::string& name : core::clusterPresetNames()) {
-    core::Result<core::ClusterSpec> spec = core::clusterPreset(name);
-    if (spec) specs.push_back(std::move(spec).value());
-  }
-  const auto kind_rank = [](const core::ClusterSpec& c) {
-    for (std::size_t i = 0; i < kKindOrder.size(); ++i)
-      if (c.gpu.name.starts_with(kKindOrder[i])) return i;
-    return kKindOrder.size();
-  };
-  std::stable_sort(specs.begin(), specs.end(), [&](const core::ClusterSpec& a, const core::ClusterSpec& b) {
-    return kind_rank(a) < kind_rank(b);
-  });
-  for (const core::ClusterSpec& c : specs) {
-    if (matchingKind(c) < 0) kinds_.push_back({c.gpu, c.intra_node, c.inter_node});
-    if (matchingSize(c) < 0) sizes_.push_back({c.nodes, c.gpus_per_node});
-  }
-  std::stable_sort(sizes_.begin(), sizes_.end(), [](const Size& a, const Size& b) {
-    const auto gpus = [](const Size& s) { return static_cast<std::uint64_t>(s.nodes) * s.gpus_per_node; };
-    return gpus(a) < gpus(b);
-  });
-  for (core::ClusterSpec& c : specs) presets_.push_back({matchingKind(c), matchingSize(c), std::move(c)});
-}
-
-int ClusterPage::matchingKind(const core::ClusterSpec& c) const {
-  for (std::size_t i = 0; i < kinds_.size(); ++i)
-    if (kinds_[i].gpu == c.gpu && kinds_[i].intra_node == c.intra_node && kinds_[i].inter_node == c.inter_node)
-      return static_cast<int>(i);
-  return -1;
-}
-
-int ClusterPage::matchingSize(const core::ClusterSpec& c) const {
-  for (std::size_t i = 0; i < sizes_.size(); ++i)
-    if (sizes_[i].nodes == c.nodes && sizes_[i].gpus_per_node == c.gpus_per_node) return static_cast<int>(i);
-  return -1;
-}
-
-const core::ClusterSpec* ClusterPage::matchingPreset(const core::ClusterSpec& c) const {
-  for (const Preset& preset : presets_)
-    if (sameValues(preset.cluster, c)) return &preset.cluster;
-  return nullptr;
-}
-
 QString ClusterPage::presetText() const {
   const core::ClusterSpec& c = document_->project().cluster;
-  const core::ClusterSpec* preset = matchingPreset(c);
+  const core::ClusterSpec* preset = catalog_.matchingPreset(c);
   if (preset == nullptr) return tr("Custom");
   QString text = QString::fromStdString(preset->name);
   if (!c.collectives.empty()) text += tr(" + measured collectives");
@@ -323,19 +267,17 @@ QString ClusterPage::totalsText() const { return totals_label_->text(); }
 QString ClusterPage::gridsText() const { return grids_label_->text(); }
 
 void ClusterPage::applyGpuKind(int kind_index) {
-  if (kind_index < 0 || kind_index >= static_cast<int>(kinds_.size())) {
+  if (kind_index < 0 || kind_index >= static_cast<int>(catalog_.kinds().size())) {
     refresh();  // "Custom" or nothing: show the project's values again
     return;
   }
   const core::ClusterSpec& current = document_->project().cluster;
-  if (matchingKind(current) == kind_index) return;  // already this kind: nothing to apply
-  const int size = matchingSize(current);
-  for (const Preset& preset : presets_)
-    if (preset.kind == kind_index && preset.size == size) {
-      commitCluster(preset.cluster, tr("Use cluster preset %1").arg(QString::fromStdString(preset.cluster.name)));
-      return;
-    }
-  const Kind& kind = kinds_[static_cast<std::size_t>(kind_index)];
+  if (catalog_.matchingKind(current) == kind_index) return;  // already this kind: nothing to apply
+  if (const core::ClusterSpec* preset = catalog_.preset(kind_index, catalog_.matchingSize(current))) {
+    commitCluster(*preset, tr("Use cluster preset %1").arg(QString::fromStdString(preset->name)));
+    return;
+  }
+  const report::ClusterCatalog::Kind& kind = catalog_.kinds()[static_cast<std::size_t>(kind_index)];
   core::ClusterSpec next = current;
   next.gpu = kind.gpu;
   next.intra_node = kind.intra_node;
@@ -345,19 +287,17 @@ void ClusterPage::applyGpuKind(int kind_index) {
 }
 
 void ClusterPage::applyWorldSize(int size_index) {
-  if (size_index < 0 || size_index >= static_cast<int>(sizes_.size())) {
+  if (size_index < 0 || size_index >= static_cast<int>(catalog_.sizes().size())) {
     refresh();
     return;
   }
   const core::ClusterSpec& current = document_->project().cluster;
-  if (matchingSize(current) == size_index) return;
-  const int kind = matchingKind(current);
-  for (const Preset& preset : presets_)
-    if (kind >= 0 && preset.kind == kind && preset.size == size_index) {
-      commitCluster(preset.cluster, tr("Use cluster preset %1").arg(QString::fromStdString(preset.cluster.name)));
-      return;
-    }
-  const Size& size = sizes_[static_cast<std::size_t>(size_index)];
+  if (catalog_.matchingSize(current) == size_index) return;
+  if (const core::ClusterSpec* preset = catalog_.preset(catalog_.matchingKind(current), size_index)) {
+    commitCluster(*preset, tr("Use cluster preset %1").arg(QString::fromStdString(preset->name)));
+    return;
+  }
+  const report::ClusterCatalog::Size& size = catalog_.sizes()[static_cast<std::size_t>(size_index)];
   core::ClusterSpec next = current;
   next.nodes = size.nodes;
   next.gpus_per_node = size.gpus_per_node;
@@ -416,17 +356,8 @@ void ClusterPage::commitField(Field f) {
 }
 
 void ClusterPage::commitCluster(core::ClusterSpec cluster, const QString& description) {
-  // A preset's name stays only while the values are the preset's; a name the
-  // user gave ("lab") stays whatever the values.
-  const std::vector<std::string> preset_names = core::clusterPresetNames();
-  const bool generated_name = cluster.name.empty() || cluster.name == kCustomName ||
-                              std::find(preset_names.begin(), preset_names.end(), cluster.name) != preset_names.end();
-  if (generated_name) {
-    const core::ClusterSpec* preset = matchingPreset(cluster);
-    cluster.name = preset != nullptr ? preset->name : kCustomName;
-  }
   core::Project next = document_->project();
-  next.cluster = std::move(cluster);
+  next.cluster = catalog_.namedForValues(std::move(cluster));
   QString text = description;
   const std::uint32_t n = next.cluster.worldSize();
   if (next.chosen_group_size && (*next.chosen_group_size == 0 || n % *next.chosen_group_size != 0)) {
@@ -444,8 +375,8 @@ void ClusterPage::refresh() {
   const core::Project& project = document_->project();
   const core::ClusterSpec& c = project.cluster;
 
-  const int kind = matchingKind(c);
-  const int size = matchingSize(c);
+  const int kind = catalog_.matchingKind(c);
+  const int size = catalog_.matchingSize(c);
   {
     const QSignalBlocker block_kind(kind_combo_);
     const QSignalBlocker block_size(size_combo_);
@@ -486,14 +417,14 @@ void ClusterPage::refresh() {
   const double total_hbm_d = static_cast<double>(c.gpu.hbm_bytes) * n;
   const std::uint64_t total_hbm =
       total_hbm_d >= 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(total_hbm_d);
-  const QString peak = total_tflops >= 1.0e6   ? tr("%1 EFLOP/s").arg(QString::number(total_tflops / 1.0e6, 'f', 2))
+  const QString peak = total_tflops >= 1.0e6    ? tr("%1 EFLOP/s").arg(QString::number(total_tflops / 1.0e6, 'f', 2))
                        : total_tflops >= 1000.0 ? tr("%1 PFLOP/s").arg(QString::number(total_tflops / 1000.0, 'f', 1))
                                                 : tr("%1 TFLOP/s").arg(QString::number(total_tflops, 'f', 0));
   totals_label_->setText(tr("%1 \u00d7 %2 per node \u00b7 %3 HBM in all \u00b7 %4 dense peak")
                              .arg(c.nodes == 1 ? tr("1 node") : tr("%1 nodes").arg(count(c.nodes)),
                                   c.gpus_per_node == 1 ? tr("1 GPU") : tr("%1 GPUs").arg(count(c.gpus_per_node)),
                                   QString::fromStdString(core::formatBytes(total_hbm)), peak));
-  const std::vector<std::uint32_t> ms = divisors(n);
+  const std::vector<std::uint32_t> ms = report::divisors(n);
   QStringList listed;
   constexpr std::size_t kListed = 16;
   for (std::size_t i = 0; i < ms.size(); ++i) {

@@ -13,10 +13,13 @@
 #include <vector>
 
 #include "shardscope/core/cluster.h"
+#include "shardscope/report/cluster_catalog.h"
 
 class QComboBox;
 class QDoubleSpinBox;
+class QFormLayout;
 class QLabel;
+class QLayout;
 class QSpinBox;
 
 namespace shardscope::app {
@@ -30,13 +33,13 @@ class ClusterPage : public QWidget {
  public:
   // The numeric fields, each a spin box committing on Enter / focus out.
   enum class Field {
-    Nodes,            // QSpinBox
-    GpusPerNode,      // QSpinBox
-    HbmGib,           // the rest: QDoubleSpinBox
-    HbmBandwidth,     // GB/s
-    PeakTflops,       // dense BF16 TFLOP/s
-    IntraBandwidth,   // GB/s per GPU, one direction
-    IntraLatency,     // µs
+    Nodes,           // QSpinBox
+    GpusPerNode,     // QSpinBox
+    HbmGib,          // the rest: QDoubleSpinBox
+    HbmBandwidth,    // GB/s
+    PeakTflops,      // dense BF16 TFLOP/s
+    IntraBandwidth,  // GB/s per GPU, one direction
+    IntraLatency,    // µs
     InterBandwidth,
     InterLatency,
   };
@@ -66,34 +69,16 @@ class ClusterPage : public QWidget {
   void applyWorldSize(int size_index);
 
  private:
-  void buildCatalog();
+  [[nodiscard]] QFormLayout* buildPresetPickers();
+  void buildFields();
+  [[nodiscard]] QLayout* buildSummary();
   void refresh();
   void refreshDiagram();
   void commitField(Field field);
   void commitCluster(core::ClusterSpec cluster, const QString& description);
-  [[nodiscard]] int matchingKind(const core::ClusterSpec& c) const;
-  [[nodiscard]] int matchingSize(const core::ClusterSpec& c) const;
-  [[nodiscard]] const core::ClusterSpec* matchingPreset(const core::ClusterSpec& c) const;
-
-  struct Kind {
-    core::GpuKind gpu;
-    core::LinkSpec intra_node;
-    core::LinkSpec inter_node;
-  };
-  struct Size {
-    std::uint32_t nodes = 0;
-    std::uint32_t gpus_per_node = 0;
-  };
-  struct Preset {
-    int kind = 0;
-    int size = 0;
-    core::ClusterSpec cluster;
-  };
 
   ProjectDocument* document_;
-  std::vector<Kind> kinds_;
-  std::vector<Size> sizes_;
-  std::vector<Preset> presets_;
+  report::ClusterCatalog catalog_;
 
   QComboBox* kind_combo_;
   QComboBox* size_combo_;

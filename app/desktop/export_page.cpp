@@ -25,13 +25,13 @@
 #include <cstring>
 #include <qcustomplot.h>
 
-#include "decision_report.h"
+#include "shardscope/report/decision_report.h"
 #include "planning_session.h"
 #include "project_document.h"
-#include "rank_csv.h"
+#include "shardscope/report/rank_csv.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/version.h"
-#include "torchrec_snippet.h"
+#include "shardscope/report/torchrec_snippet.h"
 
 namespace shardscope::app {
 
@@ -58,7 +58,8 @@ core::Status writeFileAtomically(const QString& path, const QByteArray& bytes) {
     return fileError(path, QStringLiteral("write failed (%1); the previous file is unchanged").arg(reason));
   }
   if (!file.commit()) {
-    return fileError(path, QStringLiteral("cannot replace the file: %1; the previous file is unchanged").arg(file.errorString()));
+    return fileError(
+        path, QStringLiteral("cannot replace the file: %1; the previous file is unchanged").arg(file.errorString()));
   }
   return core::Ok{};
 }
@@ -132,8 +133,9 @@ ExportPage::ExportPage(PlanningSession* session, QWidget* parent)
   snippet_->setReadOnly(true);
   snippet_->setLineWrapMode(QPlainTextEdit::NoWrap);
   snippet_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-  snippet_->setToolTip(tr("Python for a TorchRec trainer: loads the saved plan with shardscope_torchrec "
-                          "(packaging/python) and builds DMPCollection for this grid"));
+  snippet_->setToolTip(
+      tr("Python for a TorchRec trainer: loads the saved plan with shardscope_torchrec "
+         "(packaging/python) and builds DMPCollection for this grid"));
 
   // Files: one row per export, the button and what it writes.
   auto* files = new QGroupBox(tr("Files"));
@@ -217,11 +219,11 @@ QString ExportPage::summaryText() const {
     return tr("No grid fits in memory, so there is no plan to export; the HTML report explains why.");
   }
   const core::Project& project = session_->plannedProject();
-  QString text = session_->planGridIsChosen() ? tr("Exporting the chosen grid: ") : tr("Exporting the best fitting grid: ");
+  QString text =
+      session_->planGridIsChosen() ? tr("Exporting the chosen grid: ") : tr("Exporting the best fitting grid: ");
   text += PlanningSession::describe(*grid);
-  text += tr(" \u2014 %1 on N = %2 GPUs.")
-              .arg(QString::fromStdString(project.model.name))
-              .arg(project.cluster.worldSize());
+  text +=
+      tr(" \u2014 %1 on N = %2 GPUs.").arg(QString::fromStdString(project.model.name)).arg(project.cluster.worldSize());
   text += grid->plan.target == core::PlanTarget::TorchRec
               ? tr(" Planned for TorchRec: DMPCollection runs exactly this layout.")
               : tr(" Planned for ShardScope's engine: TorchRec may refuse its row-block placement.");
@@ -241,7 +243,7 @@ QString ExportPage::snippetText() const {
   const planner::GridResult* grid = session_->planGrid();
   if (grid == nullptr) return {};
   return QString::fromStdString(
-      torchRecSnippet(grid->plan, planPath().toStdString(), session_->plannedProject().sync_interval));
+      report::torchRecSnippet(grid->plan, planPath().toStdString(), session_->plannedProject().sync_interval));
 }
 
 void ExportPage::refresh() {
@@ -279,14 +281,15 @@ core::Status ExportPage::savePlan(const QString& path) {
 
 core::Status ExportPage::saveSnippet(const QString& path) {
   const QString snippet = snippetText();
-  if (snippet.isEmpty()) return fileError(path, QStringLiteral("not written: there is no plan (no grid fits in memory)"));
+  if (snippet.isEmpty())
+    return fileError(path, QStringLiteral("not written: there is no plan (no grid fits in memory)"));
   return writeFileAtomically(path, snippet.toUtf8());
 }
 
 core::Status ExportPage::savePerRankCsv(const QString& path) {
   const planner::GridResult* grid = session_->planGrid();
   if (grid == nullptr) return fileError(path, QStringLiteral("not written: there is no plan (no grid fits in memory)"));
-  return writeFileAtomically(path, QByteArray::fromStdString(perRankCsv(*grid)));
+  return writeFileAtomically(path, QByteArray::fromStdString(report::perRankCsv(*grid)));
 }
 
 core::Status ExportPage::saveChart(const QString& id, const QString& path) {
@@ -298,7 +301,8 @@ core::Status ExportPage::saveChart(const QString& id, const QString& path) {
     QByteArray png;
     QBuffer buffer(&png);
     buffer.open(QIODevice::WriteOnly);
-    if (pixmap.isNull() || !pixmap.save(&buffer, "PNG")) return fileError(path, QStringLiteral("cannot render the chart"));
+    if (pixmap.isNull() || !pixmap.save(&buffer, "PNG"))
+      return fileError(path, QStringLiteral("cannot render the chart"));
     return writeFileAtomically(path, png);
   }
   if (suffix == QLatin1String("pdf")) {
@@ -312,7 +316,8 @@ core::Status ExportPage::saveChart(const QString& id, const QString& path) {
     const bool saved = c->plot->savePdf(tmp.fileName(), kChartWidth, kChartHeight, QCP::epNoCosmetic,
                                         QStringLiteral("ShardScope"), c->title);
     c->plot->replot(QCustomPlot::rpQueuedReplot);
-    if (!saved || QFileInfo(tmp.fileName()).size() == 0) return fileError(path, QStringLiteral("cannot render the chart as PDF"));
+    if (!saved || QFileInfo(tmp.fileName()).size() == 0)
+      return fileError(path, QStringLiteral("cannot render the chart as PDF"));
     // The temporary file is private (0600); give the PDF the old file's
     // permissions, or a plain file's, as QSaveFile does for the others.
     QFile::setPermissions(tmp.fileName(), info.exists() ? info.permissions()
@@ -347,7 +352,7 @@ core::Result<QString> ExportPage::reportHtml() {
     return core::Error{session_->error().isEmpty() ? std::string("nothing has been planned yet")
                                                    : session_->error().toStdString()};
   }
-  DecisionReportInput input;
+  report::DecisionReportInput input;
   input.project = session_->plannedProject();
   input.sweep = session_->result();
   if (const planner::GridResult* grid = session_->planGrid()) {
@@ -367,7 +372,7 @@ core::Result<QString> ExportPage::reportHtml() {
     }
     input.charts.push_back({c.id.toStdString(), c.title.toStdString(), png.toBase64().toStdString()});
   }
-  return QString::fromStdString(decisionReportHtml(input));
+  return QString::fromStdString(report::decisionReportHtml(input));
 }
 
 core::Status ExportPage::writeReport(const QString& path) {
@@ -410,8 +415,8 @@ void ExportPage::onSavePlan() {
 }
 
 void ExportPage::onSaveSnippet() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Save TorchRec snippet"), suggestedPath(QStringLiteral("_torchrec.py")),
-                                                    tr("Python (*.py)"));
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save TorchRec snippet"),
+                                                    suggestedPath(QStringLiteral("_torchrec.py")), tr("Python (*.py)"));
   if (path.isEmpty()) return;
   showResult(tr("Save snippet"), saveSnippet(path), path);
 }
@@ -425,7 +430,8 @@ void ExportPage::onSaveCharts() {
   const QString id = chart_choice_->currentData().toString();
   const QString format = chart_format_->currentData().toString();
   if (id.isEmpty()) {
-    const QString folder = QFileDialog::getExistingDirectory(this, tr("Save charts into"), QFileInfo(suggestedPath({})).absolutePath());
+    const QString folder =
+        QFileDialog::getExistingDirectory(this, tr("Save charts into"), QFileInfo(suggestedPath({})).absolutePath());
     if (folder.isEmpty()) return;
     showResult(tr("Save charts"), saveCharts(folder, format), folder);
     return;
@@ -438,15 +444,15 @@ void ExportPage::onSaveCharts() {
 }
 
 void ExportPage::onSaveCsv() {
-  const QString path =
-      QFileDialog::getSaveFileName(this, tr("Save per-rank CSV"), suggestedPath(QStringLiteral("_ranks.csv")), tr("CSV (*.csv)"));
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save per-rank CSV"),
+                                                    suggestedPath(QStringLiteral("_ranks.csv")), tr("CSV (*.csv)"));
   if (path.isEmpty()) return;
   showResult(tr("Save per-rank CSV"), savePerRankCsv(path), path);
 }
 
 void ExportPage::onSaveReport() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Save HTML report"), suggestedPath(QStringLiteral("_report.html")),
-                                                    tr("HTML (*.html)"));
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save HTML report"),
+                                                    suggestedPath(QStringLiteral("_report.html")), tr("HTML (*.html)"));
   if (path.isEmpty()) return;
   showResult(tr("Save HTML report"), writeReport(path), path);
 }

@@ -22,18 +22,13 @@
 #include "chart_style.h"
 #include "planning_session.h"
 #include "project_document.h"
+#include "shardscope/report/grid_choice.h"
 
 namespace shardscope::app {
 
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-double maxMemoryGiB(const planner::GridResult& grid) {
-  std::uint64_t most = 0;
-  for (const auto& rank : grid.ranks) most = std::max(most, rank.memory_bytes);
-  return static_cast<double>(most) / kGiB;
-}
 
 QString gridLabel(const planner::GridResult& g) {
   return QStringLiteral("M=%1 R=%2\n%3")
@@ -86,178 +81,15 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
       model_(new QStandardItemModel(this)),
       table_(new QTableView) {
   setObjectName(QStringLiteral("gridExplorerPage"));
-  progress_->setObjectName(QStringLiteral("sweepProgress"));
-  progress_->setTextVisible(true);
-  progress_->setFormat(tr("planning grid %v of %m"));
-  progress_->setVisible(false);
-  cancel_button_->setObjectName(QStringLiteral("sweepCancel"));
-  cancel_button_->setEnabled(false);
-  connect(cancel_button_, &QPushButton::clicked, this, &GridExplorerPage::cancel);
-  message_->setObjectName(QStringLiteral("sweepMessage"));
-  message_->setWordWrap(true);
-  step_units_->setObjectName(QStringLiteral("stepUnits"));
-  step_units_->addItem(tr("Step time (ms)"));
-  step_units_->addItem(tr("Share of step (%)"));
-  step_units_->setToolTip(tr("Show the parts of the step in milliseconds or as shares of each grid's step"));
-  connect(step_units_, &QComboBox::currentIndexChanged, this, [this](int index) { setStepShares(index == 1); });
-  sync_interval_->setObjectName(QStringLiteral("syncInterval"));
-  sync_interval_->setRange(1, 1000000);
-  sync_interval_->setPrefix(tr("replica sync every "));
-  sync_interval_->setSuffix(tr(" steps"));
-  sync_interval_->setKeyboardTracking(false);
-  sync_interval_->setToolTip(tr("TorchRec's dmp_collection_sync_interval_batches: replicas all-reduce their embedding "
-                                "weights and optimizer state every k steps; the sync cost is amortised over k."));
-  sync_interval_->setValue(static_cast<int>(session_->document()->project().sync_interval));
-  connect(sync_interval_, &QSpinBox::valueChanged, this, &GridExplorerPage::setSyncInterval);
-  target_->setObjectName(QStringLiteral("planTarget"));
-  target_->addItem(tr("plans for TorchRec"), static_cast<int>(core::PlanTarget::TorchRec));
-  target_->addItem(tr("plans for ShardScope's engine"), static_cast<int>(core::PlanTarget::ShardScope));
-  target_->setToolTip(tr("TorchRec runs row blocks only in its own order (block k on group rank k, table_row_wise "
-                         "and grid blocks in order on one node group); plans for it keep that layout, so the "
-                         "trainer runs exactly what is priced. ShardScope's engine runs any placement, which can "
-                         "balance better."));
-  auto showProject = [this] {
-    const core::Project& project = session_->document()->project();
-    const QSignalBlocker block_sync(sync_interval_);
-    sync_interval_->setValue(static_cast<int>(project.sync_interval));
-    const QSignalBlocker block_target(target_);
-    target_->setCurrentIndex(target_->findData(static_cast<int>(project.target)));
-  };
-  showProject();
-  connect(target_, &QComboBox::currentIndexChanged, this,
-          [this](int index) { setTarget(static_cast<core::PlanTarget>(target_->itemData(index).toInt())); });
-  connect(session_->document(), &ProjectDocument::projectChanged, this, showProject);
-
-  // Step time: four stacked bar series, one per part of the step.
-  stylePlot(step_plot_, palette());
-  step_plot_->setObjectName(QStringLiteral("stepPlot"));
-  const struct {
-    QString name;
-    QColor color;
-  } parts[] = {{tr("embedding"), QColor(0x3a, 0x7c, 0xc2)},
-               {tr("all-to-all"), QColor(0xe0, 0x8a, 0x2e)},
-               {tr("replica sync"), QColor(0x7a, 0x5c, 0xb8)},
-               {tr("dense"), QColor(0x4c, 0xa5, 0x5a)}};
-  for (const auto& part : parts) {
-    auto* bars = new QCPBars(step_plot_->xAxis, step_plot_->yAxis);
-    bars->setName(part.name);
-    bars->setWidthType(QCPBars::wtPlotCoords);
-    bars->setWidth(0.7);
-    bars->setPen(Qt::NoPen);
-    bars->setBrush(part.color);
-    if (!step_bars_.empty()) bars->moveAbove(step_bars_.back());
-    step_bars_.push_back(bars);
-  }
-  step_plot_->yAxis->setLabel(tr("predicted step time (ms)"));
-  step_plot_->xAxis->setLabel(tr("fitting grids: M = sharding group size, R = replicas"));
-  step_plot_->legend->setVisible(true);
-  step_plot_->legend->setBrush(QColor(255, 255, 255, 220));
-  step_plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
-
-  // Memory per GPU with the HBM line.
-  stylePlot(memory_plot_, palette());
-  memory_plot_->setObjectName(QStringLiteral("memoryPlot"));
-  memory_bars_ = new QCPBars(memory_plot_->xAxis, memory_plot_->yAxis);
-  memory_bars_->setName(tr("fits"));
-  memory_over_bars_ = new QCPBars(memory_plot_->xAxis, memory_plot_->yAxis);
-  memory_over_bars_->setName(tr("does not fit"));
-  for (QCPBars* bars : {memory_bars_, memory_over_bars_}) {
-    bars->setWidthType(QCPBars::wtPlotCoords);
-    bars->setWidth(0.7);
-    bars->setPen(Qt::NoPen);
-  }
-  memory_bars_->setBrush(QColor(0x3a, 0x7c, 0xc2));
-  memory_over_bars_->setBrush(QColor(0xc8, 0x3c, 0x3c));
-  hbm_line_ = new QCPItemStraightLine(memory_plot_);
-  hbm_line_->setPen(QPen(QColor(0xc8, 0x3c, 0x3c), 1.5, Qt::DashLine));
-  hbm_label_ = new QCPItemText(memory_plot_);
-  hbm_label_->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
-  hbm_label_->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
-  hbm_label_->position->setTypeY(QCPItemPosition::ptPlotCoords);
-  hbm_label_->setColor(QColor(0xc8, 0x3c, 0x3c));
-  hbm_label_->setPadding(QMargins(0, 0, 4, 2));
-  memory_plot_->yAxis->setLabel(tr("max memory per GPU (GiB)"));
-  memory_plot_->xAxis->setLabel(tr("every grid: M = sharding group size, R = replicas"));
-
-  // Load imbalance (max/mean of the per-rank loads) of every grid.
-  stylePlot(imbalance_plot_, palette());
-  imbalance_plot_->setObjectName(QStringLiteral("imbalancePlot"));
-  imbalance_bars_ = new QCPBars(imbalance_plot_->xAxis, imbalance_plot_->yAxis);
-  imbalance_bars_->setName(tr("max / mean load"));
-  imbalance_bars_->setWidthType(QCPBars::wtPlotCoords);
-  imbalance_bars_->setWidth(0.7);
-  imbalance_bars_->setPen(Qt::NoPen);
-  imbalance_bars_->setBrush(QColor(0xe0, 0x8a, 0x2e));
-  imbalance_bars_->setBaseValue(1.0);
-  imbalance_plot_->yAxis->setLabel(tr("imbalance (max / mean load)"));
-  imbalance_plot_->xAxis->setLabel(tr("every grid: M = sharding group size, R = replicas"));
-
-  // Throughput per GPU over world size x M: one cell per grid, the better layout.
-  stylePlot(heatmap_plot_, palette());
-  heatmap_plot_->setObjectName(QStringLiteral("heatmapPlot"));
-  heatmap_ = new QCPColorMap(heatmap_plot_->xAxis, heatmap_plot_->yAxis);
-  heatmap_->setInterpolate(false);
-  heatmap_->setTightBoundary(false);
-  auto* scale = new QCPColorScale(heatmap_plot_);
-  heatmap_plot_->plotLayout()->addElement(0, 1, scale);
-  scale->setType(QCPAxis::atRight);
-  scale->axis()->setLabel(tr("samples/s per GPU"));
-  scale->setBarWidth(12);
-  heatmap_->setColorScale(scale);  // adopts the scale's gradient: set ours after
-  heatmap_->setGradient(viridisGradient());
-  // Per-GPU throughput spans orders of magnitude across grids: a log colour scale.
-  heatmap_->setDataScaleType(QCPAxis::stLogarithmic);
-  scale->axis()->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
-  scale->axis()->setNumberFormat(QStringLiteral("eb"));
-  scale->axis()->setNumberPrecision(0);
-  auto* margins = new QCPMarginGroup(heatmap_plot_);
-  heatmap_plot_->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
-  scale->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
-  heatmap_plot_->xAxis->setLabel(tr("world size N (GPUs)"));
-  heatmap_plot_->yAxis->setLabel(tr("sharding group size M"));
-  heatmap_plot_->yAxis->grid()->setVisible(false);
-  heatmap_plot_->yAxis->setSubTicks(false);
-  heatmap_marker_ = new QCPItemRect(heatmap_plot_);
-  heatmap_marker_->setPen(QPen(QColor(0xd0, 0x20, 0x20), 2.5));
-  heatmap_marker_->setBrush(Qt::NoBrush);
-  heatmap_marker_->setVisible(false);
-  heatmap_status_->setObjectName(QStringLiteral("heatmapStatus"));
-  heatmap_status_->setWordWrap(true);
-  connect(heatmap_plot_, &QCustomPlot::mousePress, this, &GridExplorerPage::onHeatmapClick);
-
+  buildControls();
+  buildStepPlot();
+  buildMemoryPlot();
+  buildImbalancePlot();
+  buildHeatmap();
   for (QCustomPlot* plot : {step_plot_, memory_plot_, imbalance_plot_}) {
     connect(plot, &QCustomPlot::plottableClick, this, &GridExplorerPage::onPlottableClick);
   }
-
-  // The table of every grid, in ranked order until a header is clicked.
-  model_->setColumnCount(ColumnCount);
-  model_->setHorizontalHeaderLabels({tr("Rank"), tr("M"), tr("R"), tr("Layout"), tr("Step (ms)"),
-                                     tr("Embed (ms)"), tr("A2A (ms)"), tr("Sync (ms)"),
-                                     tr("Dense (ms)"), tr("Samples/s"), tr("Mem (GiB)"), tr("Max/mean"),
-                                     tr("Gap (%)"), tr("Fits")});
-  const QStringList header_tips = {
-      tr("Rank by predicted step time (fitting grids first)"), tr("Sharding group size"),
-      tr("Replicas (N / M)"), tr("Rank layout of the sharding groups"), tr("Predicted step time"),
-      tr("Embedding forward + backward on the critical rank"), tr("All-to-alls of the critical rank"),
-      tr("Replica weight + optimizer sync (amortised)"), tr("Dense compute + exposed dense all-reduce"),
-      tr("Predicted training throughput"), tr("Memory per GPU, max over ranks"),
-      tr("Load imbalance: max over mean of the per-rank loads"),
-      tr("Gap of the slowest rank's load to the lower bound"), tr("Every rank's memory fits its capacity")};
-  for (int c = 0; c < header_tips.size(); ++c) model_->horizontalHeaderItem(c)->setToolTip(header_tips[c]);
-  model_->setSortRole(kSortRole);
-  table_->setObjectName(QStringLiteral("gridTable"));
-  table_->setModel(model_);
-  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  table_->setSelectionMode(QAbstractItemView::SingleSelection);
-  table_->setAlternatingRowColors(true);
-  table_->setWordWrap(false);
-  table_->verticalHeader()->setVisible(false);
-  table_->horizontalHeader()->setHighlightSections(false);
-  table_->horizontalHeader()->setStretchLastSection(false);
-  table_->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);
-  table_->setSortingEnabled(true);
-  table_->sortByColumn(ColRank, Qt::AscendingOrder);
-  connect(table_, &QTableView::clicked, this, [this](const QModelIndex& index) { chooseRow(index.row()); });
+  buildTable();
 
   auto* bar = new QHBoxLayout;
   bar->addWidget(message_, 1);
@@ -314,14 +146,201 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
     message_->setText(tr("Cancelled; the grids shown are for the project before the last change."));
   });
   connect(session_, &PlanningSession::chosenChanged, this, &GridExplorerPage::showChosen);
-  connect(session_, &PlanningSession::scalingStarted, this, [this] {
-    heatmap_status_->setText(tr("Planning world sizes 8 to 4,096 for the heatmap\u2026"));
-  });
+  connect(session_, &PlanningSession::scalingStarted, this,
+          [this] { heatmap_status_->setText(tr("Planning world sizes 8 to 4,096 for the heatmap\u2026")); });
   connect(session_, &PlanningSession::scalingProgress, this, [this](int done, int total) {
     heatmap_status_->setText(tr("Planning world sizes for the heatmap: %1 of %2\u2026").arg(done).arg(total));
   });
   connect(session_, &PlanningSession::scalingFinished, this, &GridExplorerPage::fillHeatmap);
   if (session_->hasResult()) onFinished(session_->shownJobId());
+}
+
+void GridExplorerPage::buildControls() {
+  progress_->setObjectName(QStringLiteral("sweepProgress"));
+  progress_->setTextVisible(true);
+  progress_->setFormat(tr("planning grid %v of %m"));
+  progress_->setVisible(false);
+  cancel_button_->setObjectName(QStringLiteral("sweepCancel"));
+  cancel_button_->setEnabled(false);
+  connect(cancel_button_, &QPushButton::clicked, this, &GridExplorerPage::cancel);
+  message_->setObjectName(QStringLiteral("sweepMessage"));
+  message_->setWordWrap(true);
+  step_units_->setObjectName(QStringLiteral("stepUnits"));
+  step_units_->addItem(tr("Step time (ms)"));
+  step_units_->addItem(tr("Share of step (%)"));
+  step_units_->setToolTip(tr("Show the parts of the step in milliseconds or as shares of each grid's step"));
+  connect(step_units_, &QComboBox::currentIndexChanged, this, [this](int index) { setStepShares(index == 1); });
+  sync_interval_->setObjectName(QStringLiteral("syncInterval"));
+  sync_interval_->setRange(1, 1000000);
+  sync_interval_->setPrefix(tr("replica sync every "));
+  sync_interval_->setSuffix(tr(" steps"));
+  sync_interval_->setKeyboardTracking(false);
+  sync_interval_->setToolTip(
+      tr("TorchRec's dmp_collection_sync_interval_batches: replicas all-reduce their embedding "
+         "weights and optimizer state every k steps; the sync cost is amortised over k."));
+  sync_interval_->setValue(static_cast<int>(session_->document()->project().sync_interval));
+  connect(sync_interval_, &QSpinBox::valueChanged, this, &GridExplorerPage::setSyncInterval);
+  target_->setObjectName(QStringLiteral("planTarget"));
+  target_->addItem(tr("plans for TorchRec"), static_cast<int>(core::PlanTarget::TorchRec));
+  target_->addItem(tr("plans for ShardScope's engine"), static_cast<int>(core::PlanTarget::ShardScope));
+  target_->setToolTip(
+      tr("TorchRec runs row blocks only in its own order (block k on group rank k, table_row_wise "
+         "and grid blocks in order on one node group); plans for it keep that layout, so the "
+         "trainer runs exactly what is priced. ShardScope's engine runs any placement, which can "
+         "balance better."));
+  auto showProject = [this] {
+    const core::Project& project = session_->document()->project();
+    const QSignalBlocker block_sync(sync_interval_);
+    sync_interval_->setValue(static_cast<int>(project.sync_interval));
+    const QSignalBlocker block_target(target_);
+    target_->setCurrentIndex(target_->findData(static_cast<int>(project.target)));
+  };
+  showProject();
+  connect(target_, &QComboBox::currentIndexChanged, this,
+          [this](int index) { setTarget(static_cast<core::PlanTarget>(target_->itemData(index).toInt())); });
+  connect(session_->document(), &ProjectDocument::projectChanged, this, showProject);
+}
+
+void GridExplorerPage::buildStepPlot() {
+  // Step time: four stacked bar series, one per part of the step.
+  stylePlot(step_plot_, palette());
+  step_plot_->setObjectName(QStringLiteral("stepPlot"));
+  const struct {
+    QString name;
+    QColor color;
+  } parts[] = {{tr("embedding"), QColor(0x3a, 0x7c, 0xc2)},
+               {tr("all-to-all"), QColor(0xe0, 0x8a, 0x2e)},
+               {tr("replica sync"), QColor(0x7a, 0x5c, 0xb8)},
+               {tr("dense"), QColor(0x4c, 0xa5, 0x5a)}};
+  for (const auto& part : parts) {
+    auto* bars = new QCPBars(step_plot_->xAxis, step_plot_->yAxis);
+    bars->setName(part.name);
+    bars->setWidthType(QCPBars::wtPlotCoords);
+    bars->setWidth(0.7);
+    bars->setPen(Qt::NoPen);
+    bars->setBrush(part.color);
+    if (!step_bars_.empty()) bars->moveAbove(step_bars_.back());
+    step_bars_.push_back(bars);
+  }
+  step_plot_->yAxis->setLabel(tr("predicted step time (ms)"));
+  step_plot_->xAxis->setLabel(tr("fitting grids: M = sharding group size, R = replicas"));
+  step_plot_->legend->setVisible(true);
+  step_plot_->legend->setBrush(QColor(255, 255, 255, 220));
+  step_plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+}
+
+void GridExplorerPage::buildMemoryPlot() {
+  // Memory per GPU with the HBM line.
+  stylePlot(memory_plot_, palette());
+  memory_plot_->setObjectName(QStringLiteral("memoryPlot"));
+  memory_bars_ = new QCPBars(memory_plot_->xAxis, memory_plot_->yAxis);
+  memory_bars_->setName(tr("fits"));
+  memory_over_bars_ = new QCPBars(memory_plot_->xAxis, memory_plot_->yAxis);
+  memory_over_bars_->setName(tr("does not fit"));
+  for (QCPBars* bars : {memory_bars_, memory_over_bars_}) {
+    bars->setWidthType(QCPBars::wtPlotCoords);
+    bars->setWidth(0.7);
+    bars->setPen(Qt::NoPen);
+  }
+  memory_bars_->setBrush(QColor(0x3a, 0x7c, 0xc2));
+  memory_over_bars_->setBrush(QColor(0xc8, 0x3c, 0x3c));
+  hbm_line_ = new QCPItemStraightLine(memory_plot_);
+  hbm_line_->setPen(QPen(QColor(0xc8, 0x3c, 0x3c), 1.5, Qt::DashLine));
+  hbm_label_ = new QCPItemText(memory_plot_);
+  hbm_label_->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+  hbm_label_->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
+  hbm_label_->position->setTypeY(QCPItemPosition::ptPlotCoords);
+  hbm_label_->setColor(QColor(0xc8, 0x3c, 0x3c));
+  hbm_label_->setPadding(QMargins(0, 0, 4, 2));
+  memory_plot_->yAxis->setLabel(tr("max memory per GPU (GiB)"));
+  memory_plot_->xAxis->setLabel(tr("every grid: M = sharding group size, R = replicas"));
+}
+
+void GridExplorerPage::buildImbalancePlot() {
+  // Load imbalance (max/mean of the per-rank loads) of every grid.
+  stylePlot(imbalance_plot_, palette());
+  imbalance_plot_->setObjectName(QStringLiteral("imbalancePlot"));
+  imbalance_bars_ = new QCPBars(imbalance_plot_->xAxis, imbalance_plot_->yAxis);
+  imbalance_bars_->setName(tr("max / mean load"));
+  imbalance_bars_->setWidthType(QCPBars::wtPlotCoords);
+  imbalance_bars_->setWidth(0.7);
+  imbalance_bars_->setPen(Qt::NoPen);
+  imbalance_bars_->setBrush(QColor(0xe0, 0x8a, 0x2e));
+  imbalance_bars_->setBaseValue(1.0);
+  imbalance_plot_->yAxis->setLabel(tr("imbalance (max / mean load)"));
+  imbalance_plot_->xAxis->setLabel(tr("every grid: M = sharding group size, R = replicas"));
+}
+
+void GridExplorerPage::buildHeatmap() {
+  // Throughput per GPU over world size x M: one cell per grid, the better layout.
+  stylePlot(heatmap_plot_, palette());
+  heatmap_plot_->setObjectName(QStringLiteral("heatmapPlot"));
+  heatmap_ = new QCPColorMap(heatmap_plot_->xAxis, heatmap_plot_->yAxis);
+  heatmap_->setInterpolate(false);
+  heatmap_->setTightBoundary(false);
+  auto* scale = new QCPColorScale(heatmap_plot_);
+  heatmap_plot_->plotLayout()->addElement(0, 1, scale);
+  scale->setType(QCPAxis::atRight);
+  scale->axis()->setLabel(tr("samples/s per GPU"));
+  scale->setBarWidth(12);
+  heatmap_->setColorScale(scale);  // adopts the scale's gradient: set ours after
+  heatmap_->setGradient(viridisGradient());
+  // Per-GPU throughput spans orders of magnitude across grids: a log colour scale.
+  heatmap_->setDataScaleType(QCPAxis::stLogarithmic);
+  scale->axis()->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+  scale->axis()->setNumberFormat(QStringLiteral("eb"));
+  scale->axis()->setNumberPrecision(0);
+  auto* margins = new QCPMarginGroup(heatmap_plot_);
+  heatmap_plot_->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+  scale->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+  heatmap_plot_->xAxis->setLabel(tr("world size N (GPUs)"));
+  heatmap_plot_->yAxis->setLabel(tr("sharding group size M"));
+  heatmap_plot_->yAxis->grid()->setVisible(false);
+  heatmap_plot_->yAxis->setSubTicks(false);
+  heatmap_marker_ = new QCPItemRect(heatmap_plot_);
+  heatmap_marker_->setPen(QPen(QColor(0xd0, 0x20, 0x20), 2.5));
+  heatmap_marker_->setBrush(Qt::NoBrush);
+  heatmap_marker_->setVisible(false);
+  heatmap_status_->setObjectName(QStringLiteral("heatmapStatus"));
+  heatmap_status_->setWordWrap(true);
+  connect(heatmap_plot_, &QCustomPlot::mousePress, this, &GridExplorerPage::onHeatmapClick);
+}
+
+void GridExplorerPage::buildTable() {
+  // The table of every grid, in ranked order until a header is clicked.
+  model_->setColumnCount(ColumnCount);
+  model_->setHorizontalHeaderLabels({tr("Rank"), tr("M"), tr("R"), tr("Layout"), tr("Step (ms)"), tr("Embed (ms)"),
+                                     tr("A2A (ms)"), tr("Sync (ms)"), tr("Dense (ms)"), tr("Samples/s"),
+                                     tr("Mem (GiB)"), tr("Max/mean"), tr("Gap (%)"), tr("Fits")});
+  const QStringList header_tips = {tr("Rank by predicted step time (fitting grids first)"),
+                                   tr("Sharding group size"),
+                                   tr("Replicas (N / M)"),
+                                   tr("Rank layout of the sharding groups"),
+                                   tr("Predicted step time"),
+                                   tr("Embedding forward + backward on the critical rank"),
+                                   tr("All-to-alls of the critical rank"),
+                                   tr("Replica weight + optimizer sync (amortised)"),
+                                   tr("Dense compute + exposed dense all-reduce"),
+                                   tr("Predicted training throughput"),
+                                   tr("Memory per GPU, max over ranks"),
+                                   tr("Load imbalance: max over mean of the per-rank loads"),
+                                   tr("Gap of the slowest rank's load to the lower bound"),
+                                   tr("Every rank's memory fits its capacity")};
+  for (int c = 0; c < header_tips.size(); ++c) model_->horizontalHeaderItem(c)->setToolTip(header_tips[c]);
+  model_->setSortRole(kSortRole);
+  table_->setObjectName(QStringLiteral("gridTable"));
+  table_->setModel(model_);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  table_->setAlternatingRowColors(true);
+  table_->setWordWrap(false);
+  table_->verticalHeader()->setVisible(false);
+  table_->horizontalHeader()->setHighlightSections(false);
+  table_->horizontalHeader()->setStretchLastSection(false);
+  table_->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(ColRank, Qt::AscendingOrder);
+  connect(table_, &QTableView::clicked, this, [this](const QModelIndex& index) { chooseRow(index.row()); });
 }
 
 const planner::SweepResult& GridExplorerPage::result() const { return session_->result(); }
@@ -337,7 +356,7 @@ int GridExplorerPage::memoryBarCount() const { return memory_bars_->dataCount() 
 
 int GridExplorerPage::heatmapCellCount() const {
   int n = 0;
-  for (const ScalingCell& c : session_->scaling().cells) n += c.planned ? 1 : 0;
+  for (const planner::ScalingCell& c : session_->scaling().cells) n += c.planned ? 1 : 0;
   return n;
 }
 
@@ -356,8 +375,8 @@ void GridExplorerPage::setTarget(core::PlanTarget target) {
   if (target == document->project().target) return;
   core::Project edited = document->project();
   edited.target = target;
-  document->edit(std::move(edited), target == core::PlanTarget::TorchRec ? tr("Plan for TorchRec")
-                                                                           : tr("Plan for ShardScope's engine"));
+  document->edit(std::move(edited),
+                 target == core::PlanTarget::TorchRec ? tr("Plan for TorchRec") : tr("Plan for ShardScope's engine"));
 }
 
 void GridExplorerPage::setStepShares(bool shares) {
@@ -371,7 +390,8 @@ void GridExplorerPage::onSweepStarted() {
   cancel_button_->setEnabled(true);
   progress_->setRange(0, 0);  // busy until the first grid is done
   progress_->setVisible(true);
-  message_->setText(tr("Planning every grid of %1 GPUs\u2026").arg(session_->document()->project().cluster.worldSize()));
+  message_->setText(
+      tr("Planning every grid of %1 GPUs\u2026").arg(session_->document()->project().cluster.worldSize()));
 }
 
 void GridExplorerPage::onProgress(int done, int total) {
@@ -385,8 +405,7 @@ void GridExplorerPage::onFinished(quint64 job_id) {
   const planner::SweepResult& result = session_->result();
   hbm_gib_ = static_cast<double>(session_->plannedProject().cluster.gpu.hbm_bytes) / kGiB;
 
-  const std::size_t fitting = static_cast<std::size_t>(
-      std::count_if(result.grids.begin(), result.grids.end(), [](const auto& g) { return g.fits; }));
+  const std::size_t fitting = report::fittingCount(result);
   if (!session_->error().isEmpty()) {
     message_->setText(tr("Nothing to plan: %1.").arg(session_->error()));
   } else if (result.cancelled) {
@@ -402,7 +421,8 @@ void GridExplorerPage::onFinished(quint64 job_id) {
                           .arg(QString::fromLatin1(core::toString(best->grid.layout)))
                           .arg(best->step.step_ms, 0, 'f', 2));
   } else {
-    message_->setText(tr("%1 grids planned; none fits in %2 GiB of HBM.").arg(result.grids.size()).arg(hbm_gib_, 0, 'f', 1));
+    message_->setText(
+        tr("%1 grids planned; none fits in %2 GiB of HBM.").arg(result.grids.size()).arg(hbm_gib_, 0, 'f', 1));
   }
   fillTable();
   fillPlots();
@@ -416,7 +436,7 @@ void GridExplorerPage::fillTable() {
   model_->removeRows(0, model_->rowCount());
   for (std::size_t i = 0; i < result.grids.size(); ++i) {
     const planner::GridResult& g = result.grids[i];
-    const double memory = maxMemoryGiB(g);
+    const double memory = static_cast<double>(report::peakMemory(g)) / kGiB;
     QList<QStandardItem*> row;
     QStandardItem* rank = cell(QString::number(i + 1), static_cast<double>(i));
     rank->setData(static_cast<int>(i), kGridIndexRole);
@@ -475,7 +495,7 @@ void GridExplorerPage::fillPlots() {
   for (std::size_t k = 0; k < memory_keys_.size(); ++k) {
     const planner::GridResult& g = result.grids[static_cast<std::size_t>(memory_keys_[k])];
     const auto key = static_cast<double>(k);
-    const double gib = maxMemoryGiB(g);
+    const double gib = static_cast<double>(report::peakMemory(g)) / kGiB;
     (g.fits ? fit_k : over_k).append(key);
     (g.fits ? fit_v : over_v).append(gib);
     imb_k.append(key);
@@ -549,7 +569,7 @@ void GridExplorerPage::fillStepPlot() {
 }
 
 void GridExplorerPage::fillHeatmap() {
-  const ScalingResult& scaling = session_->scaling();
+  const planner::ScalingResult& scaling = session_->scaling();
   for (QCPItemText* label : heatmap_labels_) heatmap_plot_->removeItem(label);
   heatmap_labels_.clear();
   const auto cols = static_cast<int>(scaling.world_sizes.size());
@@ -561,7 +581,7 @@ void GridExplorerPage::fillHeatmap() {
   int fitting = 0;
   for (int mi = 0; mi < rows; ++mi) {
     for (int ni = 0; ni < cols; ++ni) {
-      const ScalingCell* c = scaling.at(static_cast<std::size_t>(mi), static_cast<std::size_t>(ni));
+      const planner::ScalingCell* c = scaling.at(static_cast<std::size_t>(mi), static_cast<std::size_t>(ni));
       if (c == nullptr || !c->planned) continue;
       auto* label = new QCPItemText(heatmap_plot_);
       label->position->setCoords(ni, mi);
@@ -574,7 +594,7 @@ void GridExplorerPage::fillHeatmap() {
         const double efficiency = best > 0 ? c->samples_per_second_per_gpu / best : 0;
         // Two significant digits below 10%, so 0.4% and 0.04% stay apart.
         const double percent = efficiency * 100.0;
-        label->setText(percent >= 9.95  ? QString::number(percent, 'f', 0)
+        label->setText(percent >= 9.95    ? QString::number(percent, 'f', 0)
                        : percent >= 0.995 ? QString::number(percent, 'f', 1)
                                           : QString::number(percent, 'g', 2));
         label->setColor(efficiency > 0.6 ? Qt::black : Qt::white);
@@ -586,9 +606,11 @@ void GridExplorerPage::fillHeatmap() {
     }
   }
   auto x_ticker = QSharedPointer<QCPAxisTickerText>::create();
-  for (int ni = 0; ni < cols; ++ni) x_ticker->addTick(ni, QString::number(scaling.world_sizes[static_cast<std::size_t>(ni)]));
+  for (int ni = 0; ni < cols; ++ni)
+    x_ticker->addTick(ni, QString::number(scaling.world_sizes[static_cast<std::size_t>(ni)]));
   auto y_ticker = QSharedPointer<QCPAxisTickerText>::create();
-  for (int mi = 0; mi < rows; ++mi) y_ticker->addTick(mi, QString::number(scaling.group_sizes[static_cast<std::size_t>(mi)]));
+  for (int mi = 0; mi < rows; ++mi)
+    y_ticker->addTick(mi, QString::number(scaling.group_sizes[static_cast<std::size_t>(mi)]));
   heatmap_plot_->xAxis->setTicker(x_ticker);
   heatmap_plot_->yAxis->setTicker(y_ticker);
   heatmap_plot_->xAxis->setRange(-0.5, std::max(cols, 1) - 0.5);
@@ -628,7 +650,7 @@ void GridExplorerPage::showChosen() {
     table_->clearSelection();
   }
   // Mark the chosen grid's heatmap cell.
-  const ScalingResult& scaling = session_->scaling();
+  const planner::ScalingResult& scaling = session_->scaling();
   const planner::GridResult* grid = chosen >= 0 ? &result.grids[static_cast<std::size_t>(chosen)] : nullptr;
   bool marked = false;
   if (grid != nullptr) {
@@ -654,8 +676,8 @@ void GridExplorerPage::chooseRow(int row) {
 }
 
 void GridExplorerPage::chooseHeatmapCell(std::size_t m_index, std::size_t n_index) {
-  const ScalingResult& scaling = session_->scaling();
-  const ScalingCell* c = scaling.at(m_index, n_index);
+  const planner::ScalingResult& scaling = session_->scaling();
+  const planner::ScalingCell* c = scaling.at(m_index, n_index);
   if (c == nullptr || !c->planned) return;
   ProjectDocument* document = session_->document();
   const core::Project& project = document->project();
@@ -667,8 +689,7 @@ void GridExplorerPage::chooseHeatmapCell(std::size_t m_index, std::size_t n_inde
   scaled.cluster = core::resizedCluster(project.cluster, c->world_size);
   scaled.chosen_group_size = c->group_size;
   scaled.chosen_layout = c->layout;
-  document->edit(std::move(scaled),
-                 tr("Scale to %1 GPUs and choose M = %2").arg(c->world_size).arg(c->group_size));
+  document->edit(std::move(scaled), tr("Scale to %1 GPUs and choose M = %2").arg(c->world_size).arg(c->group_size));
 }
 
 void GridExplorerPage::onHeatmapClick(QMouseEvent* event) {

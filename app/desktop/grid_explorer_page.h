@@ -39,8 +39,21 @@ class GridExplorerPage : public QWidget {
  public:
   // Columns of the grid table.
   enum Column {
-    ColRank, ColM, ColR, ColLayout, ColStep, ColEmbedding, ColAllToAll, ColReplicaSync, ColDense,
-    ColSamples, ColMemory, ColMaxMean, ColGap, ColFits, ColumnCount
+    ColRank,
+    ColM,
+    ColR,
+    ColLayout,
+    ColStep,
+    ColEmbedding,
+    ColAllToAll,
+    ColReplicaSync,
+    ColDense,
+    ColSamples,
+    ColMemory,
+    ColMaxMean,
+    ColGap,
+    ColFits,
+    ColumnCount
   };
   static constexpr int kGridIndexRole = Qt::UserRole + 1;  // index into result().grids, on ColRank
   static constexpr int kSortRole = Qt::UserRole + 2;
@@ -55,8 +68,8 @@ class GridExplorerPage : public QWidget {
   [[nodiscard]] QCustomPlot* memoryPlot() const { return memory_plot_; }
   [[nodiscard]] QCustomPlot* imbalancePlot() const { return imbalance_plot_; }
   [[nodiscard]] QCustomPlot* heatmapPlot() const { return heatmap_plot_; }
-  [[nodiscard]] int stepBarCount() const;    // keys of the stacked step bars (fitting grids)
-  [[nodiscard]] int memoryBarCount() const;  // keys of the memory bars (every grid)
+  [[nodiscard]] int stepBarCount() const;      // keys of the stacked step bars (fitting grids)
+  [[nodiscard]] int memoryBarCount() const;    // keys of the memory bars (every grid)
   [[nodiscard]] int heatmapCellCount() const;  // planned cells shown in the heatmap
   [[nodiscard]] bool isRunning() const;
   [[nodiscard]] quint64 currentJobId() const;
@@ -84,6 +97,12 @@ class GridExplorerPage : public QWidget {
   void gridChosen(const QString& text);
 
  private:
+  void buildControls();
+  void buildStepPlot();
+  void buildMemoryPlot();
+  void buildImbalancePlot();
+  void buildHeatmap();
+  void buildTable();
   void onSweepStarted();
   void onProgress(int done, int total);
   void onFinished(quint64 job_id);

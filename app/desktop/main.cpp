@@ -29,9 +29,8 @@ int main(int argc, char* argv[]) {
       QStringLiteral("Plan 2D sparse parallelism (sharding group x replicas) for DLRM-style models."));
   parser.addHelpOption();
   parser.addVersionOption();
-  const QCommandLineOption screenshot(QStringLiteral("screenshot"),
-                                      QStringLiteral("Render the main window to <png> and exit."),
-                                      QStringLiteral("png"));
+  const QCommandLineOption screenshot(
+      QStringLiteral("screenshot"), QStringLiteral("Render the main window to <png> and exit."), QStringLiteral("png"));
   parser.addOption(screenshot);
   const QCommandLineOption screenshot_size(QStringLiteral("screenshot-size"),
                                            QStringLiteral("Size for --screenshot (default 1600x1000)."),
@@ -54,8 +53,7 @@ int main(int argc, char* argv[]) {
 
   const QStringList positional = parser.positionalArguments();
   if (positional.size() > 1) {
-    std::fprintf(stderr, "shardscope: at most one project file, got %lld\n",
-                 static_cast<long long>(positional.size()));
+    std::fprintf(stderr, "shardscope: at most one project file, got %lld\n", static_cast<long long>(positional.size()));
     return 2;
   }
 

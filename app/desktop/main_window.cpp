@@ -85,13 +85,13 @@ MainWindow::MainWindow(QWidget* parent)
 
   createActions();
   // The charts the Export page saves and puts in the HTML report.
-  export_page_->setCharts({{QStringLiteral("step"), tr("Step time per grid"), grid_page_->stepPlot()},
-                           {QStringLiteral("memory"), tr("Memory per GPU"), grid_page_->memoryPlot()},
-                           {QStringLiteral("imbalance"), tr("Load imbalance"), grid_page_->imbalancePlot()},
-                           {QStringLiteral("heatmap"), tr("Throughput per GPU over N \u00d7 M"), grid_page_->heatmapPlot()},
-                           {QStringLiteral("rank-load"), tr("Load per group rank"), plan_page_->rankLoadPlot()},
-                           {QStringLiteral("placement"), tr("Placement: tables \u00d7 group ranks"),
-                            plan_page_->placementPlot()}});
+  export_page_->setCharts(
+      {{QStringLiteral("step"), tr("Step time per grid"), grid_page_->stepPlot()},
+       {QStringLiteral("memory"), tr("Memory per GPU"), grid_page_->memoryPlot()},
+       {QStringLiteral("imbalance"), tr("Load imbalance"), grid_page_->imbalancePlot()},
+       {QStringLiteral("heatmap"), tr("Throughput per GPU over N \u00d7 M"), grid_page_->heatmapPlot()},
+       {QStringLiteral("rank-load"), tr("Load per group rank"), plan_page_->rankLoadPlot()},
+       {QStringLiteral("placement"), tr("Placement: tables \u00d7 group ranks"), plan_page_->placementPlot()}});
 
   connect(document_, &ProjectDocument::projectChanged, this, &MainWindow::updateTitle);
   connect(document_, &ProjectDocument::projectChanged, this, &MainWindow::updateStatus);
@@ -281,10 +281,8 @@ void MainWindow::updateStatus() {
   const auto& cluster = document_->project().cluster;
   const QString file = document_->filePath().isEmpty() ? tr("not saved") : document_->filePath();
   status_project_->setText(tr("Project: %1 (%2)").arg(document_->displayName(), file));
-  status_world_->setText(tr("N = %1 GPUs (%2 \u00d7 %3)")
-                             .arg(cluster.worldSize())
-                             .arg(cluster.nodes)
-                             .arg(cluster.gpus_per_node));
+  status_world_->setText(
+      tr("N = %1 GPUs (%2 \u00d7 %3)").arg(cluster.worldSize()).arg(cluster.nodes).arg(cluster.gpus_per_node));
   if (session_->isRunning()) {
     status_grid_->setText(tr("planning\u2026"));
   } else if (const planner::GridResult* grid = session_->planGrid()) {

@@ -2,7 +2,6 @@
 
 #include <QAction>
 #include <QComboBox>
-#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -28,11 +27,10 @@
 #include <set>
 #include <unordered_set>
 
-#include "display_format.h"
 #include "project_document.h"
-#include "shardscope/core/json_io.h"
 #include "shardscope/core/model_csv.h"
-#include "shardscope/planner/cost_model.h"
+#include "shardscope/report/display_format.h"
+#include "shardscope/report/model_tables.h"
 #include "table_list_model.h"
 #include "table_size_chart.h"
 
@@ -48,20 +46,20 @@ constexpr int kMaxNameColumnWidth = 280;
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 // "1 table", "1,000 tables".
 QString tablesText(std::size_t n) {
-  return n == 1 ? ModelPage::tr("1 table") : ModelPage::tr("%1 tables").arg(qs(formatCount(n)));
+  return n == 1 ? ModelPage::tr("1 table") : ModelPage::tr("%1 tables").arg(qs(report::formatCount(n)));
 }
 // 3078299000000 -> "3,078.30 GB".
 QString gb(double bytes) {
   const double rounded = std::round(bytes / 1e7);  // hundredths of a GB
   const auto hundredths = static_cast<std::uint64_t>(rounded);
-  QString text = QString::fromStdString(formatCount(hundredths / 100));
+  QString text = QString::fromStdString(report::formatCount(hundredths / 100));
   text += QStringLiteral(".%1 GB").arg(hundredths % 100, 2, 10, QLatin1Char('0'));
   return text;
 }
 // Whole numbers in digit groups ("20,231"), others as they are ("2.5").
 QString number(double v) {
-  if (v >= 0 && v < 1e15 && v == std::floor(v)) return qs(formatCount(static_cast<std::uint64_t>(v)));
-  return qs(formatShort(v));
+  if (v >= 0 && v < 1e15 && v == std::floor(v)) return qs(report::formatCount(static_cast<std::uint64_t>(v)));
+  return qs(report::formatShort(v));
 }
 
 QGroupBox* groupAround(const QString& title, QLayout* content) {
@@ -86,77 +84,6 @@ std::vector<std::size_t> cleanRows(const QList<int>& rows, std::size_t count) {
     if (r >= 0 && static_cast<std::size_t>(r) < count) unique.insert(static_cast<std::size_t>(r));
   }
   return {unique.begin(), unique.end()};
-}
-
-// `base`, else base_2, base_3, ... : the first name not in `taken`.
-std::string freeName(const std::string& base, const std::unordered_set<std::string>& taken) {
-  if (!taken.contains(base)) return base;
-  for (int i = 2;; ++i) {
-    std::string name = base;
-    name += std::to_string(i);
-    if (!taken.contains(name)) return name;
-  }
-}
-
-std::unordered_set<std::string> namesOf(const std::vector<core::TableSpec>& tables) {
-  std::unordered_set<std::string> names;
-  for (const core::TableSpec& t : tables) names.insert(t.name);
-  return names;
-}
-
-// Weights plus optimizer state, as the planner counts them (its cost model;
-// access does not matter for bytes, so it is left out to keep this cheap).
-std::uint64_t stateBytes(const core::Project& project) {
-  std::uint64_t total = 0;
-  for (const core::TableSpec& t : project.model.tables)
-    total += planner::stateBytesOf(t, project.model.optimizer, t.rows, t.dim);
-  return total;
-}
-
-// What a file holds, read by content: a JSON model or project, else CSV.
-struct ImportedTables {
-  std::optional<core::ModelSpec> model;  // set for model and project files
-  std::vector<core::TableSpec> tables;
-  std::vector<std::string> warnings;
-};
-
-bool looksLikeJson(const QString& path) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) return path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive);
-  QByteArray head = file.read(256);
-  if (head.startsWith("\xEF\xBB\xBF")) head.remove(0, 3);
-  head = head.trimmed();
-  return head.startsWith('{');
-}
-
-core::Result<ImportedTables> readTablesFile(const QString& path) {
-  const std::string p = path.toStdString();
-  ImportedTables out;
-  if (!looksLikeJson(path)) {
-    core::Result<core::TablesCsv> csv = core::loadTablesCsv(p);
-    if (!csv) return csv.error();
-    out.tables = std::move(csv->tables);
-    out.warnings = std::move(csv->warnings);
-    return out;
-  }
-  core::Result<nlohmann::json> j = core::readJsonFile(p);
-  if (!j) return j.error();
-  core::Result<core::FormatKind> kind = core::detectFormat(*j, p);
-  if (!kind) return kind.error();
-  if (*kind == core::FormatKind::Model) {
-    core::Result<core::ModelSpec> m = core::modelFromJson(*j, p);
-    if (!m) return m.error();
-    out.model = std::move(m).value();
-  } else if (*kind == core::FormatKind::Project) {
-    core::Result<core::Project> project = core::projectFromJson(*j, p);
-    if (!project) return project.error();
-    out.model = std::move(project->model);
-  } else {
-    return core::Error{p + ": holds no tables (" + j->value("schema", std::string("?")) +
-                       "); expected a CSV of tables, a model (shardscope.model/1) or a project file"};
-  }
-  out.tables = out.model->tables;
-  return out;
 }
 
 }  // namespace
@@ -352,12 +279,12 @@ QWidget* ModelPage::buildSidePanel() {
     if (static_cast<std::uint32_t>(value) == model.batch_size_per_gpu) return;
     core::ModelSpec m = model;
     m.batch_size_per_gpu = static_cast<std::uint32_t>(value);
-    editModel(std::move(m), tr("Set batch per GPU to %1").arg(qs(formatCount(m.batch_size_per_gpu))));
+    editModel(std::move(m), tr("Set batch per GPU to %1").arg(qs(report::formatCount(m.batch_size_per_gpu))));
   });
 
   optimizer_combo_ = new QComboBox;
   optimizer_combo_->setObjectName(QStringLiteral("model.optimizer"));
-  for (core::Optimizer o : kOptimizers) optimizer_combo_->addItem(qs(optimizerText(o)), static_cast<int>(o));
+  for (core::Optimizer o : kOptimizers) optimizer_combo_->addItem(qs(report::optimizerText(o)), static_cast<int>(o));
   optimizer_combo_->setToolTip(tr("Decides the optimizer state stored with each table"));
   connect(optimizer_combo_, &QComboBox::activated, this, [this](int i) {
     const core::Optimizer o = kOptimizers[i];
@@ -365,7 +292,7 @@ QWidget* ModelPage::buildSidePanel() {
     if (o == model.optimizer) return;
     core::ModelSpec m = model;
     m.optimizer = o;
-    editModel(std::move(m), tr("Set optimizer to %1").arg(qs(optimizerText(o))));
+    editModel(std::move(m), tr("Set optimizer to %1").arg(qs(report::optimizerText(o))));
   });
 
   form->addRow(tr("Name:"), name_edit_);
@@ -431,17 +358,17 @@ void ModelPage::fillSummary(const core::Project& project) {
     optimizer_combo_->setCurrentIndex(optimizer_combo_->findData(static_cast<int>(m.optimizer)));
   }
   const std::uint64_t weights = m.totalWeightBytes();
-  setSummary(QStringLiteral("model.tables"), qs(formatCount(m.tables.size())));
+  setSummary(QStringLiteral("model.tables"), qs(report::formatCount(m.tables.size())));
   setSummary(QStringLiteral("model.lookups"), number(m.lookupsPerSample()),
              tr("Ids per sample over all tables (the sum of their pooling)"));
   setSummary(QStringLiteral("model.embedding_gb"), gb(static_cast<double>(weights)),
-             tr("%1 bytes; 1 GB = 10\u2079 bytes").arg(qs(formatCount(weights))));
-  const std::uint64_t state = stateBytes(project);
+             tr("%1 bytes; 1 GB = 10\u2079 bytes").arg(qs(report::formatCount(weights))));
+  const std::uint64_t state = report::stateBytes(project);
   setSummary(
       QStringLiteral("model.state_gb"),
       tr("%1 (+%2)").arg(gb(static_cast<double>(state)), gb(static_cast<double>(state - std::min(state, weights)))),
       tr("Weights plus the %1 state kept with each row, as the planner counts them")
-          .arg(qs(optimizerText(m.optimizer))));
+          .arg(qs(report::optimizerText(m.optimizer))));
   const auto largest = std::max_element(m.tables.begin(), m.tables.end(),
                                         [](const auto& a, const auto& b) { return a.weightBytes() < b.weightBytes(); });
   if (largest == m.tables.end()) {
@@ -451,11 +378,13 @@ void ModelPage::fillSummary(const core::Project& project) {
         weights > 0 ? 100.0 * static_cast<double>(largest->weightBytes()) / static_cast<double>(weights) : 0.0;
     setSummary(QStringLiteral("model.largest"),
                tr("%1, %2 (%3%)")
-                   .arg(qs(largest->name), gb(static_cast<double>(largest->weightBytes())), qs(formatFixed(share, 0))));
+                   .arg(qs(largest->name), gb(static_cast<double>(largest->weightBytes())),
+                        qs(report::formatFixed(share, 0))));
   }
-  setSummary(QStringLiteral("model.dense_params"), qs(formatScaledCount(static_cast<double>(m.dense.parameters))),
-             tr("%1 parameters").arg(qs(formatCount(m.dense.parameters))));
-  setSummary(QStringLiteral("model.dense_flops"), qs(formatScaledCount(m.dense.flops_per_sample)),
+  setSummary(QStringLiteral("model.dense_params"),
+             qs(report::formatScaledCount(static_cast<double>(m.dense.parameters))),
+             tr("%1 parameters").arg(qs(report::formatCount(m.dense.parameters))));
+  setSummary(QStringLiteral("model.dense_flops"), qs(report::formatScaledCount(m.dense.flops_per_sample)),
              tr("Training FLOPs per sample, forward and backward"));
 }
 
@@ -468,7 +397,8 @@ void ModelPage::setSummary(const QString& key, const QString& value, const QStri
 
 QString ModelPage::summaryValue(const QString& key) const {
   if (key == QLatin1String("model.name")) return name_edit_->text();
-  if (key == QLatin1String("model.batch")) return qs(formatCount(static_cast<std::uint64_t>(batch_spin_->value())));
+  if (key == QLatin1String("model.batch"))
+    return qs(report::formatCount(static_cast<std::uint64_t>(batch_spin_->value())));
   if (key == QLatin1String("model.optimizer")) return optimizer_combo_->currentText();
   const QLabel* label = values_.value(key);
   return label != nullptr ? label->text() : QString();
@@ -496,11 +426,11 @@ void ModelPage::fitColumns() {
 void ModelPage::updateFilterSummary() {
   const int total = tables_model_->rowCount();
   const int shown = tables_proxy_->rowCount();
-  const QString total_text = qs(formatCount(static_cast<std::uint64_t>(total)));
+  const QString total_text = qs(report::formatCount(static_cast<std::uint64_t>(total)));
   filter_count_->setText(
       filter_edit_->text().isEmpty() && shown == total
           ? tablesText(static_cast<std::size_t>(total))
-          : tr("%1 of %2 tables").arg(qs(formatCount(static_cast<std::uint64_t>(shown))), total_text));
+          : tr("%1 of %2 tables").arg(qs(report::formatCount(static_cast<std::uint64_t>(shown))), total_text));
 }
 
 QString ModelPage::filterSummary() const { return filter_count_->text(); }
@@ -543,7 +473,7 @@ void ModelPage::onTableEdited(int row, int column) {
 
 int ModelPage::addTable() {
   core::ModelSpec m = document_->project().model;
-  const std::unordered_set<std::string> taken = namesOf(m.tables);
+  const std::unordered_set<std::string> taken = report::namesOf(m.tables);
   core::TableSpec t;
   for (std::size_t n = m.tables.size() + 1;; ++n) {
     t.name = "table_";
@@ -564,12 +494,12 @@ QList<int> ModelPage::duplicateRows(const QList<int>& rows) {
   core::ModelSpec m = document_->project().model;
   const std::vector<std::size_t> originals = cleanRows(rows, m.tables.size());
   if (originals.empty()) return {};
-  std::unordered_set<std::string> taken = namesOf(m.tables);
+  std::unordered_set<std::string> taken = report::namesOf(m.tables);
   QList<int> copies;
   for (std::size_t i = 0; i < originals.size(); ++i) {
     const std::size_t at = originals[i] + i;  // earlier copies moved it down
     core::TableSpec copy = m.tables[at];
-    copy.name = freeName(copy.name + "_copy", taken);
+    copy.name = report::freeName(copy.name + "_copy", taken);
     taken.insert(copy.name);
     m.tables.insert(m.tables.begin() + static_cast<std::ptrdiff_t>(at + 1), std::move(copy));
     copies << static_cast<int>(at + 1);
@@ -610,14 +540,14 @@ core::Status ModelPage::removeRows(const QList<int>& rows) {
 }
 
 core::Status ModelPage::importTables(const QString& path, ImportMode mode) {
-  core::Result<ImportedTables> read = readTablesFile(path);
+  core::Result<report::ImportedTables> read = report::readTablesFile(path.toStdString());
   if (!read) return read.error();
   const QString file = QFileInfo(path).fileName();
   core::ModelSpec m = document_->project().model;
   const std::size_t count = read->tables.size();
   QString description;
   if (mode == ImportMode::Append) {
-    const std::unordered_set<std::string> taken = namesOf(m.tables);
+    const std::unordered_set<std::string> taken = report::namesOf(m.tables);
     QStringList clashes;
     for (const core::TableSpec& t : read->tables) {
       if (taken.contains(t.name)) clashes << qs(t.name);

@@ -67,7 +67,7 @@ PlacementHeatmap::PlacementHeatmap(QWidget* parent)
   scale_->setType(QCPAxis::atRight);
   scale_->setBarWidth(12);
   scale_->axis()->setLabel(tr("load on the rank (ms, log)"));
-  map_->setColorScale(scale_);  // adopts the scale's gradient: set ours after
+  map_->setColorScale(scale_);           // adopts the scale's gradient: set ours after
   map_->setGradient(viridisGradient());  // blank (transparent) where a table has nothing
   map_->setDataScaleType(QCPAxis::stLogarithmic);
   scale_->axis()->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
@@ -112,7 +112,7 @@ std::optional<std::uint32_t> PlacementHeatmap::tableOfRow(int row) const {
   return snapshot_->matrix.tables[static_cast<std::size_t>(row)];
 }
 
-void PlacementHeatmap::setSnapshot(std::shared_ptr<const PlanSnapshot> snapshot, const QString& message) {
+void PlacementHeatmap::setSnapshot(std::shared_ptr<const report::PlanSnapshot> snapshot, const QString& message) {
   snapshot_ = std::move(snapshot);
   auto ticker = qSharedPointerCast<RowLabelTicker>(row_ticker_);
   if (!snapshot_ || snapshot_->breakdown.cancelled || snapshot_->matrix.tables.empty() ||
@@ -127,7 +127,7 @@ void PlacementHeatmap::setSnapshot(std::shared_ptr<const PlanSnapshot> snapshot,
     replot(rpQueuedReplot);
     return;
   }
-  const PlanSnapshot& s = *snapshot_;
+  const report::PlanSnapshot& s = *snapshot_;
   const planner::PlacementMatrix& m = s.matrix;
   const int cols = static_cast<int>(m.columns);
   const int rows = static_cast<int>(m.tables.size());
@@ -191,7 +191,7 @@ QString PlacementHeatmap::hoverText(int row, std::uint32_t group_rank) const {
   const std::optional<std::uint32_t> table = tableOfRow(row);
   if (!table || group_rank >= static_cast<std::uint32_t>(columnCount())) return {};
   const planner::PlacementMatrix& m = snapshot_->matrix;
-  if (m.ranks_per_column == 1) return QString::fromStdString(tableOnRankText(*snapshot_, *table, group_rank));
+  if (m.ranks_per_column == 1) return QString::fromStdString(report::tableOnRankText(*snapshot_, *table, group_rank));
   // A column of several ranks: describe the table's heaviest rank among them.
   const std::uint32_t column = m.columnOf(group_rank);
   std::uint32_t heaviest = group_rank;
@@ -207,7 +207,7 @@ QString PlacementHeatmap::hoverText(int row, std::uint32_t group_rank) const {
   if (most <= 0) {
     return tr("%1 has no shard on %2").arg(QString::fromStdString(snapshot_->grid.plan.tables[*table].name), bin);
   }
-  return QString::fromStdString(tableOnRankText(*snapshot_, *table, heaviest)) + QLatin1Char('\n') + bin;
+  return QString::fromStdString(report::tableOnRankText(*snapshot_, *table, heaviest)) + QLatin1Char('\n') + bin;
 }
 
 void PlacementHeatmap::onMouseMove(QMouseEvent* event) {
@@ -218,11 +218,11 @@ void PlacementHeatmap::onMouseMove(QMouseEvent* event) {
     text = hoverText(cell->row, *cell->group_rank);
   } else if (cell) {
     const std::uint32_t t = *tableOfRow(cell->row);
-    const TableSummary& summary = snapshot_->tables[t];
+    const report::TableSummary& summary = snapshot_->tables[t];
     const core::TablePlacement& tp = snapshot_->grid.plan.tables[t];
     text = tr("%1: %2 on group ranks %3, %4 ms in all (right-click for constraints)")
                .arg(QString::fromStdString(tp.name), QString::fromLatin1(core::toString(tp.sharding_type)),
-                    QString::fromStdString(rankSpanText(summary.ranks)))
+                    QString::fromStdString(report::rankSpanText(summary.ranks)))
                .arg(summary.load_ms, 0, 'f', 3);
   }
   if (text.isEmpty()) {

@@ -13,7 +13,7 @@
 #include <memory>
 #include <optional>
 
-#include "plan_snapshot.h"
+#include "shardscope/report/plan_snapshot.h"
 
 namespace shardscope::app {
 
@@ -24,7 +24,7 @@ class PlacementHeatmap : public QCustomPlot {
   explicit PlacementHeatmap(QWidget* parent = nullptr);
 
   // Draws `snapshot` (nullptr: empty, with `message` in the title).
-  void setSnapshot(std::shared_ptr<const PlanSnapshot> snapshot, const QString& message = {});
+  void setSnapshot(std::shared_ptr<const report::PlanSnapshot> snapshot, const QString& message = {});
 
   [[nodiscard]] QCPColorMap* colorMap() const { return map_; }
   [[nodiscard]] int rowCount() const;     // tables shown
@@ -49,7 +49,7 @@ class PlacementHeatmap : public QCustomPlot {
   void onMouseMove(QMouseEvent* event);
   void onContextMenu(const QPoint& pos);
 
-  std::shared_ptr<const PlanSnapshot> snapshot_;
+  std::shared_ptr<const report::PlanSnapshot> snapshot_;
   QCPTextElement* title_;
   QCPColorMap* map_;
   QCPColorScale* scale_;

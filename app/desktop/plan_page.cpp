@@ -2,7 +2,6 @@
 
 #include <QElapsedTimer>
 #include <QEventLoop>
-#include <QFuture>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -20,16 +19,17 @@
 #include <QTableWidget>
 #include <QTimer>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <vector>
 
-#include "constraint_edits.h"
+#include "job_tracker.h"
 #include "placement_heatmap.h"
 #include "planning_session.h"
 #include "project_document.h"
 #include "rank_load_chart.h"
 #include "rank_load_model.h"
+#include "shardscope/planner/scaling_sweep.h"
+#include "shardscope/report/constraint_edits.h"
 #include "table_load_model.h"
 
 namespace shardscope::app {
@@ -79,7 +79,8 @@ PlanPage::PlanPage(PlanningSession* session, QWidget* parent)
       critical_tables_(new QTableWidget),
       constraint_list_(new QListWidget),
       remove_constraint_(new QPushButton(tr("Remove"))),
-      inline_work_(kInlineWork) {
+      inline_work_(kInlineWork),
+      pricing_jobs_(new JobTracker(planningPool(), this)) {
   setObjectName(QStringLiteral("planPage"));
 
   header_->setObjectName(QStringLiteral("planHeader"));
@@ -95,93 +96,10 @@ PlanPage::PlanPage(PlanningSession* session, QWidget* parent)
   connect(rank_chart_, &RankLoadChart::tableMenuRequested, this, &PlanPage::openTableMenu);
   connect(heatmap_, &PlacementHeatmap::tableMenuRequested, this, &PlanPage::openTableMenu);
 
-  // Ranks, sortable by number.
-  rank_proxy_->setSourceModel(rank_model_);
-  rank_proxy_->setSortRole(RankLoadModel::SortRole);
-  rank_table_->setObjectName(QStringLiteral("rankTable"));
-  rank_table_->setModel(rank_proxy_);
-  styleTable(rank_table_);
-  rank_table_->setContextMenuPolicy(Qt::NoContextMenu);
-  rank_table_->setSortingEnabled(true);
-  rank_table_->sortByColumn(RankLoadModel::GroupRank, Qt::AscendingOrder);
+  buildTabs();
 
-  // Every table, filtered by name.
-  table_proxy_->setSourceModel(table_model_);
-  table_proxy_->setSortRole(TableLoadModel::SortRole);
-  table_proxy_->setFilterKeyColumn(TableLoadModel::Table);
-  table_proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
-  table_list_->setObjectName(QStringLiteral("tableLoadList"));
-  table_list_->setModel(table_proxy_);
-  styleTable(table_list_);
-  table_list_->setSortingEnabled(true);
-  table_list_->sortByColumn(TableLoadModel::Load, Qt::DescendingOrder);
-  table_list_->horizontalHeader()->setStretchLastSection(true);  // the constraints
-  table_filter_->setObjectName(QStringLiteral("tableFilter"));
-  table_filter_->setPlaceholderText(tr("Filter tables by name"));
-  table_filter_->setClearButtonEnabled(true);
-  connect(table_filter_, &QLineEdit::textChanged, table_proxy_, &QSortFilterProxyModel::setFilterFixedString);
-  connect(table_list_, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
-    const QModelIndex index = table_list_->indexAt(pos);
-    if (!index.isValid()) return;
-    openTableMenu(index.data(TableLoadModel::TableNameRole).toString(), table_list_->viewport()->mapToGlobal(pos));
-  });
-  auto* table_box = new QWidget;
-  auto* table_layout = new QVBoxLayout(table_box);
-  table_layout->setContentsMargins(0, 4, 0, 0);
-  table_layout->addWidget(table_filter_);
-  table_layout->addWidget(table_list_, 1);
-
-  tabs_->setObjectName(QStringLiteral("planTabs"));
-  tabs_->addTab(rank_table_, tr("Ranks"));
-  tabs_->addTab(table_box, tr("Tables"));
-
-  // Imbalance and the tables behind the slowest rank.
-  imbalance_->setObjectName(QStringLiteral("imbalanceStats"));
-  imbalance_->setTextFormat(Qt::RichText);
-  imbalance_->setWordWrap(true);
-  imbalance_->setToolTip(
-      tr("TorchRec's statistics over the per-rank loads normalised to shares p (k ranks): "
-         "max/mean; total variation max|p - 1/k|; total distance \u03a3|p - 1/k|; "
-         "chi-divergence k\u03a3(p - 1/k)\u00b2; KL divergence \u03a3p ln(kp) / ln k. "
-         "0 (1 for max/mean) is perfectly balanced."));
-  critical_tables_->setObjectName(QStringLiteral("criticalTables"));
-  critical_tables_->setColumnCount(3);
-  critical_tables_->setHorizontalHeaderLabels({tr("Table"), tr("Load (ms)"), tr("Share")});
-  styleTable(critical_tables_);
-  critical_tables_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
-  connect(critical_tables_, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
-    const QModelIndex index = critical_tables_->indexAt(pos);
-    if (!index.isValid()) return;
-    openTableMenu(critical_tables_->item(index.row(), 0)->text(), critical_tables_->viewport()->mapToGlobal(pos));
-  });
-  auto* imbalance_box = new QGroupBox(tr("Imbalance"));
-  auto* imbalance_layout = new QVBoxLayout(imbalance_box);
-  imbalance_layout->addWidget(imbalance_);
-  imbalance_layout->addWidget(critical_tables_, 1);
-
-  // The project's constraints, each removable.
-  constraint_list_->setObjectName(QStringLiteral("constraintList"));
-  constraint_list_->setSelectionMode(QAbstractItemView::SingleSelection);
-  remove_constraint_->setObjectName(QStringLiteral("removeConstraint"));
-  remove_constraint_->setEnabled(false);
-  remove_constraint_->setToolTip(tr("Remove the selected constraint (Delete); the plan is redone"));
-  connect(constraint_list_, &QListWidget::currentRowChanged, this,
-          [this](int row) { remove_constraint_->setEnabled(row >= 0); });
-  connect(remove_constraint_, &QPushButton::clicked, this,
-          [this] { removeConstraint(constraint_list_->currentRow()); });
-  auto* remove_key = new QShortcut(QKeySequence::Delete, constraint_list_, nullptr, nullptr, Qt::WidgetShortcut);
-  connect(remove_key, &QShortcut::activated, this, [this] { removeConstraint(constraint_list_->currentRow()); });
-  auto* constraints_box = new QGroupBox(tr("Constraints"));
-  auto* constraints_layout = new QVBoxLayout(constraints_box);
-  auto* hint = new QLabel(tr("Right-click a table in a chart or list to pin it or force/forbid a sharding type."));
-  hint->setWordWrap(true);
-  hint->setStyleSheet(QStringLiteral("color: #666;"));
-  constraints_layout->addWidget(hint);
-  constraints_layout->addWidget(constraint_list_, 1);
-  auto* remove_row = new QHBoxLayout;
-  remove_row->addStretch(1);
-  remove_row->addWidget(remove_constraint_);
-  constraints_layout->addLayout(remove_row);
+  QGroupBox* imbalance_box = buildImbalanceBox();
+  QGroupBox* constraints_box = buildConstraintsBox();
 
   auto* side = new QSplitter(Qt::Vertical);
   side->setChildrenCollapsible(false);
@@ -233,11 +151,104 @@ PlanPage::PlanPage(PlanningSession* session, QWidget* parent)
   if (session_->hasResult()) refresh();
 }
 
-PlanPage::~PlanPage() {
-  // The jobs post to this page: stop them and wait (bounded by one table's pricing).
-  if (cancel_) cancel_->store(true);
-  for (QFuture<void>& f : futures_) f.waitForFinished();
+void PlanPage::buildTabs() {
+  // Ranks, sortable by number.
+  rank_proxy_->setSourceModel(rank_model_);
+  rank_proxy_->setSortRole(RankLoadModel::SortRole);
+  rank_table_->setObjectName(QStringLiteral("rankTable"));
+  rank_table_->setModel(rank_proxy_);
+  styleTable(rank_table_);
+  rank_table_->setContextMenuPolicy(Qt::NoContextMenu);
+  rank_table_->setSortingEnabled(true);
+  rank_table_->sortByColumn(RankLoadModel::GroupRank, Qt::AscendingOrder);
+
+  // Every table, filtered by name.
+  table_proxy_->setSourceModel(table_model_);
+  table_proxy_->setSortRole(TableLoadModel::SortRole);
+  table_proxy_->setFilterKeyColumn(TableLoadModel::Table);
+  table_proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
+  table_list_->setObjectName(QStringLiteral("tableLoadList"));
+  table_list_->setModel(table_proxy_);
+  styleTable(table_list_);
+  table_list_->setSortingEnabled(true);
+  table_list_->sortByColumn(TableLoadModel::Load, Qt::DescendingOrder);
+  table_list_->horizontalHeader()->setStretchLastSection(true);  // the constraints
+  table_filter_->setObjectName(QStringLiteral("tableFilter"));
+  table_filter_->setPlaceholderText(tr("Filter tables by name"));
+  table_filter_->setClearButtonEnabled(true);
+  connect(table_filter_, &QLineEdit::textChanged, table_proxy_, &QSortFilterProxyModel::setFilterFixedString);
+  connect(table_list_, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
+    const QModelIndex index = table_list_->indexAt(pos);
+    if (!index.isValid()) return;
+    openTableMenu(index.data(TableLoadModel::TableNameRole).toString(), table_list_->viewport()->mapToGlobal(pos));
+  });
+  auto* table_box = new QWidget;
+  auto* table_layout = new QVBoxLayout(table_box);
+  table_layout->setContentsMargins(0, 4, 0, 0);
+  table_layout->addWidget(table_filter_);
+  table_layout->addWidget(table_list_, 1);
+
+  tabs_->setObjectName(QStringLiteral("planTabs"));
+  tabs_->addTab(rank_table_, tr("Ranks"));
+  tabs_->addTab(table_box, tr("Tables"));
 }
+
+QGroupBox* PlanPage::buildImbalanceBox() {
+  // Imbalance and the tables behind the slowest rank.
+  imbalance_->setObjectName(QStringLiteral("imbalanceStats"));
+  imbalance_->setTextFormat(Qt::RichText);
+  imbalance_->setWordWrap(true);
+  imbalance_->setToolTip(
+      tr("TorchRec's statistics over the per-rank loads normalised to shares p (k ranks): "
+         "max/mean; total variation max|p - 1/k|; total distance \u03a3|p - 1/k|; "
+         "chi-divergence k\u03a3(p - 1/k)\u00b2; KL divergence \u03a3p ln(kp) / ln k. "
+         "0 (1 for max/mean) is perfectly balanced."));
+  critical_tables_->setObjectName(QStringLiteral("criticalTables"));
+  critical_tables_->setColumnCount(3);
+  critical_tables_->setHorizontalHeaderLabels({tr("Table"), tr("Load (ms)"), tr("Share")});
+  styleTable(critical_tables_);
+  critical_tables_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  connect(critical_tables_, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
+    const QModelIndex index = critical_tables_->indexAt(pos);
+    if (!index.isValid()) return;
+    openTableMenu(critical_tables_->item(index.row(), 0)->text(), critical_tables_->viewport()->mapToGlobal(pos));
+  });
+  auto* imbalance_box = new QGroupBox(tr("Imbalance"));
+  auto* imbalance_layout = new QVBoxLayout(imbalance_box);
+  imbalance_layout->addWidget(imbalance_);
+  imbalance_layout->addWidget(critical_tables_, 1);
+  return imbalance_box;
+}
+
+QGroupBox* PlanPage::buildConstraintsBox() {
+  // The project's constraints, each removable.
+  constraint_list_->setObjectName(QStringLiteral("constraintList"));
+  constraint_list_->setSelectionMode(QAbstractItemView::SingleSelection);
+  remove_constraint_->setObjectName(QStringLiteral("removeConstraint"));
+  remove_constraint_->setEnabled(false);
+  remove_constraint_->setToolTip(tr("Remove the selected constraint (Delete); the plan is redone"));
+  connect(constraint_list_, &QListWidget::currentRowChanged, this,
+          [this](int row) { remove_constraint_->setEnabled(row >= 0); });
+  connect(remove_constraint_, &QPushButton::clicked, this,
+          [this] { removeConstraint(constraint_list_->currentRow()); });
+  auto* remove_key = new QShortcut(QKeySequence::Delete, constraint_list_, nullptr, nullptr, Qt::WidgetShortcut);
+  connect(remove_key, &QShortcut::activated, this, [this] { removeConstraint(constraint_list_->currentRow()); });
+  auto* constraints_box = new QGroupBox(tr("Constraints"));
+  auto* constraints_layout = new QVBoxLayout(constraints_box);
+  auto* hint = new QLabel(tr("Right-click a table in a chart or list to pin it or force/forbid a sharding type."));
+  hint->setWordWrap(true);
+  hint->setStyleSheet(QStringLiteral("color: #666;"));
+  constraints_layout->addWidget(hint);
+  constraints_layout->addWidget(constraint_list_, 1);
+  auto* remove_row = new QHBoxLayout;
+  remove_row->addStretch(1);
+  remove_row->addWidget(remove_constraint_);
+  constraints_layout->addLayout(remove_row);
+  return constraints_box;
+}
+
+// pricing_jobs_ cancels its job and waits for it (bounded by one table's pricing).
+PlanPage::~PlanPage() = default;
 
 QCustomPlot* PlanPage::rankLoadPlot() const { return rank_chart_; }
 QCustomPlot* PlanPage::placementPlot() const { return heatmap_; }
@@ -266,8 +277,7 @@ PlanPage::Key PlanPage::currentKey() const {
 void PlanPage::refresh() {
   const Key key = currentKey();
   if (pricing_ ? key == pending_key_ : key == shown_key_) return;
-  if (cancel_) cancel_->store(true);
-  const quint64 id = ++job_id_;
+  pricing_jobs_->supersede();
   pricing_ = false;
   bool chosen = false;
   const planner::GridResult* grid = session_->hasResult() ? currentGrid(&chosen) : nullptr;
@@ -276,9 +286,9 @@ void PlanPage::refresh() {
     return;
   }
   const core::Project& project = session_->plannedProject();
-  const planner::SweepOptions options = sweepOptionsOf(project);
-  if (snapshotWork(*grid) <= inline_work_) {
-    auto snapshot = std::make_shared<PlanSnapshot>(makePlanSnapshot(*grid, project, options));
+  const planner::SweepOptions options = planner::sweepOptionsOf(project);
+  if (report::snapshotWork(*grid) <= inline_work_) {
+    auto snapshot = std::make_shared<report::PlanSnapshot>(report::makePlanSnapshot(*grid, project, options));
     snapshot->sweep_job = key.job;
     snapshot->chosen = chosen;
     showSnapshot(std::move(snapshot), key);
@@ -286,32 +296,26 @@ void PlanPage::refresh() {
   }
   pricing_ = true;
   pending_key_ = key;
-  auto flag = std::make_shared<std::atomic<bool>>(false);
-  cancel_ = flag;
-  auto& futures = futures_;
-  futures.erase(std::remove_if(futures.begin(), futures.end(), [](const QFuture<void>& f) { return f.isFinished(); }),
-                futures.end());
   // Copies in (the session replaces its result on the next sweep), a value out.
   // The sweep result is shared and immutable: the worker keeps it alive and
   // reads the grid in place (copying a 4,096-rank plan here would stall the GUI).
-  futures.push_back(QtConcurrent::run(planningPool(), [this, id, key, chosen, results = session_->resultPtr(), grid,
-                                                       project, options, flag] {
-    auto snapshot = std::make_shared<PlanSnapshot>(makePlanSnapshot(*grid, project, options, flag.get()));
-    snapshot->sweep_job = key.job;
-    snapshot->chosen = chosen;
-    QMetaObject::invokeMethod(
-        this,
-        [this, id, key, snapshot = std::shared_ptr<const PlanSnapshot>(std::move(snapshot))] {
-          if (id != job_id_ || snapshot->breakdown.cancelled) return;  // an older job: dropped
-          pricing_ = false;
-          showSnapshot(snapshot, key);
-        },
-        Qt::QueuedConnection);
-  }));
+  pricing_jobs_->start(
+      [key, chosen, results = session_->resultPtr(), grid, project, options](JobContext& job) {
+        auto snapshot =
+            std::make_shared<report::PlanSnapshot>(report::makePlanSnapshot(*grid, project, options, job.cancelFlag()));
+        snapshot->sweep_job = key.job;
+        snapshot->chosen = chosen;
+        return std::shared_ptr<const report::PlanSnapshot>(std::move(snapshot));
+      },
+      [this, key](std::shared_ptr<const report::PlanSnapshot> snapshot) {
+        if (snapshot->breakdown.cancelled) return;
+        pricing_ = false;
+        showSnapshot(std::move(snapshot), key);
+      });
   showStatus();
 }
 
-void PlanPage::showSnapshot(std::shared_ptr<const PlanSnapshot> snapshot, const Key& key) {
+void PlanPage::showSnapshot(std::shared_ptr<const report::PlanSnapshot> snapshot, const Key& key) {
   shown_ = std::move(snapshot);
   shown_key_ = key;
   QString empty;
@@ -451,7 +455,7 @@ QString PlanPage::imbalanceText() const {
 void PlanPage::showConstraints() {
   const int current = constraint_list_->currentRow();
   constraint_list_->clear();
-  for (const ConstraintEntry& e : constraintEntries(session_->document()->project().constraints))
+  for (const report::ConstraintEntry& e : report::constraintEntries(session_->document()->project().constraints))
     constraint_list_->addItem(QString::fromStdString(e.text));
   if (current >= 0 && constraint_list_->count() > 0)
     constraint_list_->setCurrentRow(std::min(current, constraint_list_->count() - 1));
@@ -500,36 +504,37 @@ void PlanPage::editConstraints(const core::Constraints& constraints, const std::
 void PlanPage::pinTable(const QString& table, std::uint32_t group_rank) {
   const std::string name = table.toStdString();
   if (!hasTable(name)) return;
-  editConstraints(withPin(session_->document()->project().constraints, name, group_rank),
-                  pinDescription(name, group_rank));
+  editConstraints(report::withPin(session_->document()->project().constraints, name, group_rank),
+                  report::pinDescription(name, group_rank));
 }
 
 void PlanPage::forceShardingType(const QString& table, core::ShardingType type) {
   const std::string name = table.toStdString();
   if (!hasTable(name)) return;
-  editConstraints(withForced(session_->document()->project().constraints, name, type), forceDescription(name, type));
+  editConstraints(report::withForced(session_->document()->project().constraints, name, type),
+                  report::forceDescription(name, type));
 }
 
 void PlanPage::forbidShardingType(const QString& table, core::ShardingType type) {
   const std::string name = table.toStdString();
   if (!hasTable(name)) return;
-  editConstraints(withForbidden(session_->document()->project().constraints, name, type),
-                  forbidDescription(name, type));
+  editConstraints(report::withForbidden(session_->document()->project().constraints, name, type),
+                  report::forbidDescription(name, type));
 }
 
 void PlanPage::clearTableConstraints(const QString& table) {
   const std::string name = table.toStdString();
   const core::Constraints& c = session_->document()->project().constraints;
   if (c.find(name) == nullptr) return;
-  editConstraints(withoutTable(c, name), clearDescription(name));
+  editConstraints(report::withoutTable(c, name), report::clearDescription(name));
 }
 
 void PlanPage::removeConstraint(int row) {
   const core::Constraints& c = session_->document()->project().constraints;
-  const std::vector<ConstraintEntry> entries = constraintEntries(c);
+  const std::vector<report::ConstraintEntry> entries = report::constraintEntries(c);
   if (row < 0 || static_cast<std::size_t>(row) >= entries.size()) return;
-  const ConstraintEntry& e = entries[static_cast<std::size_t>(row)];
-  editConstraints(without(c, e), removeDescription(e));
+  const report::ConstraintEntry& e = entries[static_cast<std::size_t>(row)];
+  editConstraints(report::without(c, e), report::removeDescription(e));
 }
 
 QMenu* PlanPage::tableMenu(const QString& table, QWidget* parent) {
@@ -545,7 +550,7 @@ QMenu* PlanPage::tableMenu(const QString& table, QWidget* parent) {
     const auto i = static_cast<std::size_t>(index);
     title += tr(": %1 on group ranks %2")
                  .arg(QString::fromLatin1(core::toString(shown_->grid.plan.tables[i].sharding_type)),
-                      QString::fromStdString(rankSpanText(shown_->tables[i].ranks)));
+                      QString::fromStdString(report::rankSpanText(shown_->tables[i].ranks)));
   }
   if (!known) title += tr(" (not in the model)");
   menu->addAction(title)->setEnabled(false);
@@ -590,7 +595,7 @@ QMenu* PlanPage::tableMenu(const QString& table, QWidget* parent) {
   QMenu* forbid = menu->addMenu(tr("Forbid sharding type"));
   forbid->setObjectName(QStringLiteral("forbidMenu"));
   forbid->setEnabled(known);
-  for (core::ShardingType type : offeredShardingTypes()) {
+  for (core::ShardingType type : report::offeredShardingTypes()) {
     const QString type_name = QString::fromLatin1(core::toString(type));
     QAction* f = force->addAction(type_name);
     f->setCheckable(true);

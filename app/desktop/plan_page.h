@@ -11,15 +11,13 @@
 // thread for big plans, with job ids so a stale result is dropped.
 #pragma once
 
-#include <QFuture>
 #include <QWidget>
-#include <atomic>
 #include <memory>
-#include <vector>
 
-#include "plan_snapshot.h"
+#include "shardscope/report/plan_snapshot.h"
 
 class QCustomPlot;
+class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QListWidget;
@@ -32,6 +30,7 @@ class QTableWidget;
 
 namespace shardscope::app {
 
+class JobTracker;
 class PlacementHeatmap;
 class PlanningSession;
 class RankLoadChart;
@@ -63,7 +62,7 @@ class PlanPage : public QWidget {
   [[nodiscard]] QListWidget* constraintList() const { return constraint_list_; }
 
   // What is shown (nullptr: nothing planned yet, or nothing to plan).
-  [[nodiscard]] std::shared_ptr<const PlanSnapshot> snapshot() const { return shown_; }
+  [[nodiscard]] std::shared_ptr<const report::PlanSnapshot> snapshot() const { return shown_; }
   [[nodiscard]] QString headerText() const;     // plain text of the header and its problems
   [[nodiscard]] QString imbalanceText() const;  // plain text of the statistics
   // A breakdown is being computed off the GUI thread.
@@ -100,10 +99,13 @@ class PlanPage : public QWidget {
     bool chosen = false;
     bool operator==(const Key&) const = default;
   };
+  void buildTabs();
+  [[nodiscard]] QGroupBox* buildImbalanceBox();
+  [[nodiscard]] QGroupBox* buildConstraintsBox();
   [[nodiscard]] const planner::GridResult* currentGrid(bool* chosen) const;
   [[nodiscard]] Key currentKey() const;
   void refresh();  // the session's grid changed (or may have)
-  void showSnapshot(std::shared_ptr<const PlanSnapshot> snapshot, const Key& key);
+  void showSnapshot(std::shared_ptr<const report::PlanSnapshot> snapshot, const Key& key);
   void showHeader();
   void showImbalance();
   void showConstraints();
@@ -131,15 +133,13 @@ class PlanPage : public QWidget {
   QListWidget* constraint_list_;
   QPushButton* remove_constraint_;
 
-  std::shared_ptr<const PlanSnapshot> shown_;
+  std::shared_ptr<const report::PlanSnapshot> shown_;
   Key shown_key_;
   Key pending_key_;
   bool pricing_ = false;
   std::size_t inline_work_;
   bool columns_sized_ = false;
-  quint64 job_id_ = 0;  // breakdown jobs; a result of an older one is dropped
-  std::shared_ptr<std::atomic<bool>> cancel_;
-  std::vector<QFuture<void>> futures_;  // waited for on destruction: they post to the page
+  JobTracker* pricing_jobs_;  // breakdowns off the GUI thread; a result of an older one is dropped
   QString header_plain_;
 };
 

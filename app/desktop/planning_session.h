@@ -6,21 +6,20 @@
 // session starts planner runs.
 #pragma once
 
-#include <QFuture>
 #include <QObject>
 #include <QString>
-#include <atomic>
 #include <memory>
-#include <vector>
+#include <string>
 
 #include "shardscope/core/project.h"
+#include "shardscope/planner/scaling_sweep.h"
 #include "shardscope/planner/sweep.h"
 
-class QThreadPool;
 class QTimer;
 
 namespace shardscope::app {
 
+class JobTracker;
 class ProjectDocument;
 
 // What one sweep run hands back to the GUI thread: a plain value.
@@ -30,49 +29,6 @@ struct SweepOutcome {
   std::shared_ptr<const planner::SweepResult> result;
   std::string error;  // non-empty: nothing was planned (malformed project, exception)
 };
-
-// Predicted throughput per GPU over world size x sharding group size, each
-// cell the best layout that fits (scaling_efficiency: per-GPU throughput
-// over the best per-GPU throughput of the whole table).
-struct ScalingCell {
-  std::uint32_t world_size = 0;
-  std::uint32_t group_size = 0;
-  core::RankLayout layout = core::RankLayout::Strided;
-  bool planned = false;  // M divides N and the grid was planned
-  bool fits = false;
-  double samples_per_second_per_gpu = 0;
-  double step_ms = 0;
-};
-
-struct ScalingResult {
-  std::vector<std::uint32_t> world_sizes;   // columns, ascending
-  std::vector<std::uint32_t> group_sizes;   // rows, ascending
-  std::vector<ScalingCell> cells;           // row-major: group_sizes x world_sizes
-  bool cancelled = false;
-  std::string error;
-  [[nodiscard]] const ScalingCell* at(std::size_t m_index, std::size_t n_index) const {
-    const std::size_t i = m_index * world_sizes.size() + n_index;
-    return i < cells.size() ? &cells[i] : nullptr;
-  }
-  [[nodiscard]] double bestPerGpu() const;
-};
-
-// The thread pool every background planning job of the desktop runs on.
-// Its threads run at idle priority (SCHED_IDLE on Linux), so they use every
-// spare core but never take a core from the GUI thread: the window stays
-// responsive while a 4,096-GPU sweep runs.
-[[nodiscard]] QThreadPool* planningPool();
-
-// How the project asks to be swept (sync interval, ...): the one place the
-// desktop turns a project into planner options.
-[[nodiscard]] planner::SweepOptions sweepOptionsOf(const core::Project& project);
-
-// The world sizes of the heatmap for a cluster: powers of two from 8 to
-// 4,096, plus the cluster's own N when it is not one of them.
-[[nodiscard]] std::vector<std::uint32_t> scalingWorldSizes(const core::ClusterSpec& cluster);
-// Runs the scaling sweep (pool thread); progress(done, total) per world size.
-[[nodiscard]] ScalingResult runScalingSweep(const core::Project& project, const std::atomic<bool>* cancel,
-                                            const std::function<void(int, int)>& progress = {});
 
 class PlanningSession : public QObject {
   Q_OBJECT
@@ -105,7 +61,7 @@ class PlanningSession : public QObject {
   // "M = 8 × R = 8 (strided), 12.34 ms per step" for the status bar and reports.
   [[nodiscard]] static QString describe(const planner::GridResult& grid);
 
-  [[nodiscard]] const ScalingResult& scaling() const { return scaling_; }
+  [[nodiscard]] const planner::ScalingResult& scaling() const { return scaling_; }
   [[nodiscard]] bool isScalingRunning() const { return scaling_running_; }
   // Runs the event loop (the GUI stays live) until no sweep is running or
   // scheduled (and, with_scaling, the heatmap's sweep finished too); false
@@ -115,12 +71,12 @@ class PlanningSession : public QObject {
   void setDebounceInterval(int ms);
 
  public slots:
-  void rerun();           // start a sweep now (cancels a running one)
-  void cancel();          // stop the running sweep (and scaling); the grids done so far are shown
+  void rerun();                 // start a sweep now (cancels a running one)
+  void cancel();                // stop the running sweep (and scaling); the grids done so far are shown
   void choose(int grid_index);  // records result().grids[i] as the project's chosen grid
 
  signals:
-  void sweepStarted(quint64 job_id);   // also when an edit schedules a rerun
+  void sweepStarted(quint64 job_id);  // also when an edit schedules a rerun
   void sweepProgress(int done, int total);
   void sweepFinished(quint64 job_id);  // result() is the new run's
   void sweepCancelled();               // cancelled before a scheduled rerun started
@@ -133,23 +89,23 @@ class PlanningSession : public QObject {
   void scheduleRerun();
   void onFinished(quint64 job_id, SweepOutcome outcome, const core::Project& project);
   void startScaling();
+  void onScalingFinished(planner::ScalingResult scaling);
 
   ProjectDocument* document_;
   QTimer* debounce_;
+  JobTracker* sweeps_;  // its ids are the session's job ids
+  JobTracker* scaling_jobs_;
   quint64 job_id_ = 0;
   quint64 shown_job_id_ = 0;
   bool running_ = false;
-  std::shared_ptr<std::atomic<bool>> cancel_flag_;
-  std::vector<QFuture<void>> futures_;  // outstanding runs, waited for on destruction
 
+  core::Project project_in_flight_;  // what the current run plans
   std::shared_ptr<const planner::SweepResult> result_;
   core::Project planned_project_;
   QString error_;
 
-  quint64 scaling_id_ = 0;
   bool scaling_running_ = false;
-  std::shared_ptr<std::atomic<bool>> scaling_cancel_;
-  ScalingResult scaling_;
+  planner::ScalingResult scaling_;
 };
 
 }  // namespace shardscope::app

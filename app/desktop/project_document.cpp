@@ -6,6 +6,7 @@
 
 #include "project_files.h"
 #include "shardscope/core/presets.h"
+#include "shardscope/report/grid_choice.h"
 
 namespace shardscope::app {
 
@@ -24,17 +25,6 @@ class ProjectEditCommand : public QUndoCommand {
   core::Project before_;
   core::Project after_;
 };
-
-namespace {
-
-// Whether two projects plan the same (they differ at most in the chosen grid).
-bool samePlanningInput(core::Project a, core::Project b) {
-  a.chosen_group_size = b.chosen_group_size = std::nullopt;
-  a.chosen_layout = b.chosen_layout = std::nullopt;
-  return a == b;
-}
-
-}  // namespace
 
 ProjectDocument::ProjectDocument(QObject* parent)
     : QObject(parent), project_(core::defaultProject()), undo_(new QUndoStack(this)) {
@@ -79,7 +69,7 @@ void ProjectDocument::chooseGrid(std::optional<std::uint32_t> group_size, std::o
 }
 
 void ProjectDocument::apply(const core::Project& project) {
-  const bool planning_changed = !samePlanningInput(project, project_);
+  const bool planning_changed = !report::samePlanningInput(project, project_);
   const bool choice_changed =
       project.chosen_group_size != project_.chosen_group_size || project.chosen_layout != project_.chosen_layout;
   project_ = project;

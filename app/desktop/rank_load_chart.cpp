@@ -43,13 +43,13 @@ RankLoadChart::RankLoadChart(QWidget* parent)
   plotLayout()->insertRow(0);
   plotLayout()->addElement(0, 0, title_);
 
-  static_assert(std::size(kTableColours) == kStackedTables);
-  for (std::size_t i = 0; i <= kStackedTables; ++i) {
+  static_assert(std::size(kTableColours) == report::kStackedTables);
+  for (std::size_t i = 0; i <= report::kStackedTables; ++i) {
     auto* bars = new QCPBars(xAxis, yAxis);
     bars->setWidthType(QCPBars::wtPlotCoords);
     bars->setWidth(0.8);
     bars->setPen(Qt::NoPen);
-    bars->setBrush(i < kStackedTables ? kTableColours[i] : kOtherColour);
+    bars->setBrush(i < report::kStackedTables ? kTableColours[i] : kOtherColour);
     if (!bars_.empty()) bars->moveAbove(bars_.back());
     bars_.push_back(bars);
   }
@@ -93,7 +93,7 @@ RankLoadChart::RankLoadChart(QWidget* parent)
 
 int RankLoadChart::rankCount() const { return snapshot_ ? static_cast<int>(snapshot_->groupSize()) : 0; }
 
-void RankLoadChart::setSnapshot(std::shared_ptr<const PlanSnapshot> snapshot, const QString& message) {
+void RankLoadChart::setSnapshot(std::shared_ptr<const report::PlanSnapshot> snapshot, const QString& message) {
   snapshot_ = std::move(snapshot);
   for (QCPBars* bars : bars_) {
     bars->data()->clear();
@@ -111,7 +111,7 @@ void RankLoadChart::setSnapshot(std::shared_ptr<const PlanSnapshot> snapshot, co
     replot(rpQueuedReplot);
     return;
   }
-  const PlanSnapshot& s = *snapshot_;
+  const report::PlanSnapshot& s = *snapshot_;
   const std::uint32_t M = s.groupSize();
   const planner::RankLoadStack& stack = s.stack;
   for (std::size_t i = 0; i < stack.tables.size(); ++i) {
@@ -244,8 +244,8 @@ std::optional<RankLoadChart::Hit> RankLoadChart::hitAtPixel(const QPointF& pixel
 QString RankLoadChart::hoverText(double key, double value) const {
   const std::optional<Hit> hit = hitAt(key, value);
   if (!hit) return {};
-  QString text = QString::fromStdString(hit->table ? tableOnRankText(*snapshot_, *hit->table, hit->group_rank)
-                                                   : otherTablesOnRankText(*snapshot_, hit->group_rank));
+  QString text = QString::fromStdString(hit->table ? report::tableOnRankText(*snapshot_, *hit->table, hit->group_rank)
+                                                   : report::otherTablesOnRankText(*snapshot_, hit->group_rank));
   if (ranks_per_bar_ > 1) {
     const std::uint32_t first = hit->group_rank / ranks_per_bar_ * ranks_per_bar_;
     const std::uint32_t last = std::min<std::uint32_t>(first + ranks_per_bar_, snapshot_->groupSize()) - 1;

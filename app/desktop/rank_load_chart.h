@@ -15,7 +15,7 @@
 #include <optional>
 #include <vector>
 
-#include "plan_snapshot.h"
+#include "shardscope/report/plan_snapshot.h"
 
 namespace shardscope::app {
 
@@ -26,7 +26,7 @@ class RankLoadChart : public QCustomPlot {
   explicit RankLoadChart(QWidget* parent = nullptr);
 
   // Draws `snapshot` (nullptr: empty, with `message` in the title).
-  void setSnapshot(std::shared_ptr<const PlanSnapshot> snapshot, const QString& message = {});
+  void setSnapshot(std::shared_ptr<const report::PlanSnapshot> snapshot, const QString& message = {});
 
   static constexpr std::uint32_t kMaxBars = 512;
 
@@ -57,7 +57,7 @@ class RankLoadChart : public QCustomPlot {
   void onMouseMove(QMouseEvent* event);
   void onContextMenu(const QPoint& pos);
 
-  std::shared_ptr<const PlanSnapshot> snapshot_;
+  std::shared_ptr<const report::PlanSnapshot> snapshot_;
   QCPTextElement* title_;
   std::vector<QCPBars*> bars_;
   QCPGraph* mean_line_;  // a graph, so the legend names it

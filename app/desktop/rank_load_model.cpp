@@ -24,7 +24,7 @@ QString globalRanksText(const std::vector<std::uint32_t>& ranks) {
 
 RankLoadModel::RankLoadModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void RankLoadModel::setSnapshot(std::shared_ptr<const PlanSnapshot> snapshot) {
+void RankLoadModel::setSnapshot(std::shared_ptr<const report::PlanSnapshot> snapshot) {
   beginResetModel();
   snapshot_ = std::move(snapshot);
   endResetModel();

@@ -6,7 +6,7 @@
 #include <QAbstractTableModel>
 #include <memory>
 
-#include "plan_snapshot.h"
+#include "shardscope/report/plan_snapshot.h"
 
 namespace shardscope::app {
 
@@ -20,7 +20,7 @@ class RankLoadModel : public QAbstractTableModel {
   explicit RankLoadModel(QObject* parent = nullptr);
 
   // Shows the ranks of `snapshot` (nullptr: none). A model reset.
-  void setSnapshot(std::shared_ptr<const PlanSnapshot> snapshot);
+  void setSnapshot(std::shared_ptr<const report::PlanSnapshot> snapshot);
 
   [[nodiscard]] int rowCount(const QModelIndex& parent = {}) const override;
   [[nodiscard]] int columnCount(const QModelIndex& parent = {}) const override;
@@ -29,7 +29,7 @@ class RankLoadModel : public QAbstractTableModel {
                                     int role = Qt::DisplayRole) const override;
 
  private:
-  std::shared_ptr<const PlanSnapshot> snapshot_;
+  std::shared_ptr<const report::PlanSnapshot> snapshot_;
 };
 
 }  // namespace shardscope::app

@@ -13,7 +13,6 @@ namespace shardscope::app {
 
 inline constexpr QSize kScreenshotSize{1600, 1000};
 
-[[nodiscard]] core::Status saveScreenshot(QWidget& window, const QString& png_path,
-                                          QSize size = kScreenshotSize);
+[[nodiscard]] core::Status saveScreenshot(QWidget& window, const QString& png_path, QSize size = kScreenshotSize);
 
 }  // namespace shardscope::app

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "display_format.h"
+#include "shardscope/report/display_format.h"
 #include "shardscope/core/model_csv.h"
 
 namespace shardscope::app {
@@ -23,7 +23,7 @@ QString qs(const std::string& s) { return QString::fromStdString(s); }
 std::optional<std::uint64_t> countOf(const QVariant& value) {
   switch (value.typeId()) {
     case QMetaType::QString:
-      return parseCount(value.toString().toStdString());
+      return report::parseCount(value.toString().toStdString());
     case QMetaType::ULongLong:
     case QMetaType::UInt:
       return value.toULongLong();
@@ -127,19 +127,21 @@ QVariant TableListModel::data(const QModelIndex& index, int role) const {
         case Name:
           return qs(t.name);
         case Rows:
-          return tr("%1 rows").arg(qs(formatCount(t.rows)));
+          return tr("%1 rows").arg(qs(report::formatCount(t.rows)));
         case Pooling:
           if (t.pooling.kind == core::PoolingKind::Uniform) {
             return tr("Uniform: %1 to %2 ids per sample, %3 on average")
-                .arg(qs(formatShort(t.pooling.mean - t.pooling.spread)),
-                     qs(formatShort(t.pooling.mean + t.pooling.spread)), qs(formatShort(t.pooling.mean)));
+                .arg(qs(report::formatShort(t.pooling.mean - t.pooling.spread)),
+                     qs(report::formatShort(t.pooling.mean + t.pooling.spread)),
+                     qs(report::formatShort(t.pooling.mean)));
           }
-          return tr("%1 ids per sample").arg(qs(formatShort(t.pooling.mean)));
+          return tr("%1 ids per sample").arg(qs(report::formatShort(t.pooling.mean)));
         case Access:
-          return tr("%1 (in CSV: %2)").arg(qs(accessText(t.access)), qs(core::accessToText(t.access)));
+          return tr("%1 (in CSV: %2)").arg(qs(report::accessText(t.access)), qs(core::accessToText(t.access)));
         case SizeGB:
           return tr("%1 bytes of weights (%2)")
-              .arg(qs(formatCount(t.weightBytes())), qs(formatBytesDecimal(static_cast<double>(t.weightBytes()))));
+              .arg(qs(report::formatCount(t.weightBytes())),
+                   qs(report::formatBytesDecimal(static_cast<double>(t.weightBytes()))));
         default:
           return {};
       }
@@ -153,17 +155,17 @@ QVariant TableListModel::displayText(const core::TableSpec& t, int column) const
     case Name:
       return qs(t.name);
     case Rows:
-      return qs(formatCount(t.rows));
+      return qs(report::formatCount(t.rows));
     case Dim:
       return QString::number(t.dim);
     case DType:
       return QString::fromLatin1(core::toString(t.dtype));
     case Pooling:
-      return qs(poolingText(t.pooling));
+      return qs(report::poolingText(t.pooling));
     case Access:
-      return qs(accessText(t.access));
+      return qs(report::accessText(t.access));
     case SizeGB:
-      return qs(formatGigabytes(t.weightBytes()));
+      return qs(report::formatGigabytes(t.weightBytes()));
     default:
       return {};
   }
@@ -180,10 +182,11 @@ QVariant TableListModel::editValue(const core::TableSpec& t, int column) const {
     case DType:
       return QString::fromLatin1(core::toString(t.dtype));
     case Pooling:
-      return qs(poolingEditText(t.pooling));
+      return qs(report::poolingEditText(t.pooling));
     case Access:
       // Histograms have no short form; their exact shares are the text.
-      return qs(t.access.kind == core::AccessKind::Histogram ? core::accessToText(t.access) : accessText(t.access));
+      return qs(t.access.kind == core::AccessKind::Histogram ? core::accessToText(t.access)
+                                                             : report::accessText(t.access));
     case SizeGB:
       return static_cast<double>(t.weightBytes()) / 1e9;
     default:
@@ -341,7 +344,7 @@ core::Result<core::TableSpec> TableListModel::editedTable(int row, int column, c
     case Pooling: {
       std::optional<core::PoolingSpec> p;
       if (value.typeId() == QMetaType::QString) {
-        p = parsePoolingText(value.toString().toStdString(), t.pooling);
+        p = report::parsePoolingText(value.toString().toStdString(), t.pooling);
       } else if (value.canConvert<double>()) {
         p = t.pooling;
         p->mean = value.toDouble();
@@ -471,7 +474,8 @@ void TableItemDelegate::setEditorData(QWidget* editor, const QModelIndex& index)
     combo->setCurrentIndex(std::max(0, combo->findData(value.toString())));
   } else if (auto* edit = qobject_cast<QLineEdit*>(editor)) {
     // Rows in digit groups: readable while typing, and read back as typed.
-    edit->setText(index.column() == TableListModel::Rows ? qs(formatCount(value.toULongLong())) : value.toString());
+    edit->setText(index.column() == TableListModel::Rows ? qs(report::formatCount(value.toULongLong()))
+                                                         : value.toString());
   } else {
     QStyledItemDelegate::setEditorData(editor, index);
   }
@@ -487,7 +491,7 @@ void TableItemDelegate::setModelData(QWidget* editor, QAbstractItemModel* model,
   } else if (auto* edit = qobject_cast<QLineEdit*>(editor)) {
     // Committing the text it was opened with changes nothing (it may be rounded).
     if (index.column() == TableListModel::Rows &&
-        edit->text() == qs(formatCount(index.data(Qt::EditRole).toULongLong())))
+        edit->text() == qs(report::formatCount(index.data(Qt::EditRole).toULongLong())))
       return;
     model->setData(index, edit->text(), Qt::EditRole);
   } else {

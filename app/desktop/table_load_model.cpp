@@ -3,7 +3,7 @@
 #include <QBrush>
 #include <QColor>
 
-#include "constraint_edits.h"
+#include "shardscope/report/constraint_edits.h"
 
 namespace shardscope::app {
 
@@ -13,7 +13,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 TableLoadModel::TableLoadModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void TableLoadModel::setSnapshot(std::shared_ptr<const PlanSnapshot> snapshot) {
+void TableLoadModel::setSnapshot(std::shared_ptr<const report::PlanSnapshot> snapshot) {
   beginResetModel();
   snapshot_ = std::move(snapshot);
   endResetModel();
@@ -38,7 +38,7 @@ QString TableLoadModel::constraintText(const std::string& table) const {
   core::Constraints only;
   only.tables.push_back(*c);
   QStringList parts;
-  for (const ConstraintEntry& e : constraintEntries(only)) {
+  for (const report::ConstraintEntry& e : report::constraintEntries(only)) {
     // Without the "t3: " prefix: the row names the table.
     const std::string& text = e.text;
     const std::size_t colon = text.find(": ");
@@ -51,7 +51,7 @@ QVariant TableLoadModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid) || !snapshot_) return {};
   const auto row = static_cast<std::size_t>(index.row());
   const core::TablePlacement& tp = snapshot_->grid.plan.tables[row];
-  const TableSummary& t = snapshot_->tables[row];
+  const report::TableSummary& t = snapshot_->tables[row];
   const int c = index.column();
   if (role == TableNameRole) return QString::fromStdString(tp.name);
   switch (role) {
@@ -64,7 +64,7 @@ QVariant TableLoadModel::data(const QModelIndex& index, int role) const {
         case Shards:
           return QString::number(t.shards);
         case Ranks:
-          return QString::fromStdString(rankSpanText(t.ranks));
+          return QString::fromStdString(report::rankSpanText(t.ranks));
         case Load:
           return QString::number(t.load_ms, 'f', 3);
         case MaxRank:

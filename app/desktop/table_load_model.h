@@ -7,7 +7,7 @@
 #include <QAbstractTableModel>
 #include <memory>
 
-#include "plan_snapshot.h"
+#include "shardscope/report/plan_snapshot.h"
 #include "shardscope/core/constraints.h"
 
 namespace shardscope::app {
@@ -22,7 +22,7 @@ class TableLoadModel : public QAbstractTableModel {
   explicit TableLoadModel(QObject* parent = nullptr);
 
   // Shows the tables of `snapshot` (nullptr: none). A model reset.
-  void setSnapshot(std::shared_ptr<const PlanSnapshot> snapshot);
+  void setSnapshot(std::shared_ptr<const report::PlanSnapshot> snapshot);
   // The constraints column follows the project's current constraints (dataChanged only).
   void setConstraints(core::Constraints constraints);
 
@@ -35,7 +35,7 @@ class TableLoadModel : public QAbstractTableModel {
  private:
   [[nodiscard]] QString constraintText(const std::string& table) const;
 
-  std::shared_ptr<const PlanSnapshot> snapshot_;
+  std::shared_ptr<const report::PlanSnapshot> snapshot_;
   core::Constraints constraints_;
 };
 

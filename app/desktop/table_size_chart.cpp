@@ -7,13 +7,13 @@
 #include <cmath>
 #include <qcustomplot.h>
 
-#include "display_format.h"
+#include "shardscope/report/display_format.h"
+#include "shardscope/report/table_size_histogram.h"
 
 namespace shardscope::app {
 
 namespace {
 
-constexpr int kMaxNamesPerBin = 8;
 constexpr double kBarFill = 0.86;  // share of a bin's width the bar covers
 
 // Ticks at whole decades of bytes, labelled in decimal units ("1 MB",
@@ -28,11 +28,9 @@ class ByteDecadeTicker : public QCPAxisTicker {
     return static_cast<int>(tick_step) * TableSizeChart::kBinsPerDecade - 1;
   }
   QString getTickLabel(double tick, const QLocale& /*locale*/, QChar /*format_char*/, int /*precision*/) override {
-    return QString::fromStdString(formatBytesDecimal(std::pow(10.0, std::round(tick))));
+    return QString::fromStdString(report::formatBytesDecimal(std::pow(10.0, std::round(tick))));
   }
 };
-
-double binLow(int k) { return std::pow(10.0, static_cast<double>(k) / TableSizeChart::kBinsPerDecade); }
 
 }  // namespace
 
@@ -80,45 +78,12 @@ TableSizeChart::TableSizeChart(QWidget* parent)
   setTables({});
 }
 
-int TableSizeChart::binIndexOf(double bytes) {
-  if (bytes < 1.0) return 0;
-  // The small epsilon keeps exact powers (1e6 -> log10 5.9999999) in their own bin.
-  return static_cast<int>(std::floor(std::log10(bytes) * kBinsPerDecade + 1e-9));
-}
-
 void TableSizeChart::setTables(const std::vector<core::TableSpec>& tables) {
   bins_.clear();
   table_count_ = static_cast<int>(tables.size());
-  if (!tables.empty()) {
-    int lo = INT32_MAX;
-    int hi = INT32_MIN;
-    for (const core::TableSpec& t : tables) {
-      const int k = binIndexOf(static_cast<double>(t.weightBytes()));
-      lo = std::min(lo, k);
-      hi = std::max(hi, k);
-    }
-    bins_.resize(static_cast<std::size_t>(hi - lo + 1));
-    for (int k = lo; k <= hi; ++k) {
-      Bin& b = bins_[static_cast<std::size_t>(k - lo)];
-      b.index = k;
-      b.low_bytes = binLow(k);
-      b.high_bytes = binLow(k + 1);
-    }
-    std::vector<std::vector<std::pair<std::uint64_t, const std::string*>>> members(bins_.size());
-    for (const core::TableSpec& t : tables) {
-      const std::uint64_t bytes = t.weightBytes();
-      const auto i = static_cast<std::size_t>(binIndexOf(static_cast<double>(bytes)) - lo);
-      bins_[i].tables += 1;
-      bins_[i].total_bytes += static_cast<double>(bytes);
-      members[i].emplace_back(bytes, &t.name);
-    }
-    for (std::size_t i = 0; i < bins_.size(); ++i) {
-      auto& m = members[i];
-      const auto shown = std::min<std::size_t>(m.size(), kMaxNamesPerBin);
-      std::partial_sort(m.begin(), m.begin() + static_cast<std::ptrdiff_t>(shown), m.end(),
-                        [](const auto& a, const auto& b) { return a.first > b.first; });
-      for (std::size_t j = 0; j < shown; ++j) bins_[i].names << QString::fromStdString(*m[j].second);
-    }
+  for (report::TableSizeBin& bin : report::tableSizeBins(tables)) {
+    Bin& b = bins_.emplace_back(Bin{std::move(bin), {}});
+    for (std::size_t t : b.largest) b.names << QString::fromStdString(tables[t].name);
   }
   rebuild();
 }
@@ -192,7 +157,7 @@ void TableSizeChart::resizeEvent(QResizeEvent* event) {
 }
 
 int TableSizeChart::tablesInBinOf(double bytes) const {
-  const int k = binIndexOf(bytes);
+  const int k = report::binIndexOf(bytes);
   for (const Bin& b : bins_) {
     if (b.index == k) return b.tables;
   }
@@ -213,10 +178,10 @@ QString TableSizeChart::binToolTip(int bin) const {
   const Bin& b = bins_[static_cast<std::size_t>(bin)];
   const QString count = b.tables == 1 ? tr("1 table") : tr("%1 tables").arg(b.tables);
   QString text = tr("<b>%1</b> of %2 to %3")
-                     .arg(count, QString::fromStdString(formatBytesDecimal(b.low_bytes)),
-                          QString::fromStdString(formatBytesDecimal(b.high_bytes)));
+                     .arg(count, QString::fromStdString(report::formatBytesDecimal(b.low_bytes)),
+                          QString::fromStdString(report::formatBytesDecimal(b.high_bytes)));
   if (b.tables == 0) return text;
-  text += tr(", %1 in all").arg(QString::fromStdString(formatBytesDecimal(b.total_bytes)));
+  text += tr(", %1 in all").arg(QString::fromStdString(report::formatBytesDecimal(b.total_bytes)));
   QStringList names = b.names;
   for (QString& n : names) n = n.toHtmlEscaped();
   if (b.tables > names.size()) names << tr("\u2026 %1 more").arg(b.tables - names.size());

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "shardscope/core/model.h"
+#include "shardscope/report/table_size_histogram.h"
 
 class QCustomPlot;
 class QCPBars;
@@ -21,15 +22,11 @@ class TableSizeChart : public QWidget {
 
  public:
   // Bin k holds sizes in [10^(k/2), 10^((k+1)/2)) bytes.
-  static constexpr int kBinsPerDecade = 2;
+  static constexpr int kBinsPerDecade = report::kBinsPerDecade;
 
-  struct Bin {
-    int index = 0;          // k above
-    double low_bytes = 0;   // inclusive
-    double high_bytes = 0;  // exclusive
-    int tables = 0;
-    double total_bytes = 0;  // weights of the tables in the bin
-    QStringList names;       // the largest first, at most 8
+  // A bin with the names of its largest tables, as the tooltip lists them.
+  struct Bin : report::TableSizeBin {
+    QStringList names;  // the largest first, at most report::kMaxNamesPerBin
   };
 
   explicit TableSizeChart(QWidget* parent = nullptr);
@@ -42,7 +39,6 @@ class TableSizeChart : public QWidget {
   [[nodiscard]] int tableCount() const { return table_count_; }
   // Tables whose weights fall in the bin holding `bytes` (0 outside the bins).
   [[nodiscard]] int tablesInBinOf(double bytes) const;
-  [[nodiscard]] static int binIndexOf(double bytes);
   // The bin under a point of the plot widget, or -1.
   [[nodiscard]] int binAt(const QPoint& plot_position) const;
   [[nodiscard]] QString binToolTip(int bin) const;

@@ -407,21 +407,26 @@ void TestClusterPage::diagramDescribesPlacement_data() {
   QTest::addColumn<bool>("strided");
   QTest::addColumn<QString>("legend");
   QTest::newRow("M=16 strided") << 16u << true
-                                << QStringLiteral("4 sharding groups of 16 GPUs "
-                                                  "(strided: 2 GPUs per node per group, on every node)");
+                                << QStringLiteral(
+                                       "4 sharding groups of 16 GPUs "
+                                       "(strided: 2 GPUs per node per group, on every node)");
   QTest::newRow("M=16 contiguous") << 16u << false
-                                   << QStringLiteral("4 sharding groups of 16 GPUs "
-                                                     "(contiguous: 2 whole nodes per group)");
+                                   << QStringLiteral(
+                                          "4 sharding groups of 16 GPUs "
+                                          "(contiguous: 2 whole nodes per group)");
   QTest::newRow("M=4 contiguous") << 4u << false
-                                  << QStringLiteral("16 sharding groups of 4 GPUs "
-                                                    "(contiguous: each group inside one node, 2 groups per node)");
+                                  << QStringLiteral(
+                                         "16 sharding groups of 4 GPUs "
+                                         "(contiguous: each group inside one node, 2 groups per node)");
   QTest::newRow("M=4 strided") << 4u << true
-                               << QStringLiteral("16 sharding groups of 4 GPUs "
-                                                 "(strided: one GPU on each of 4 nodes per group)");
+                               << QStringLiteral(
+                                      "16 sharding groups of 4 GPUs "
+                                      "(strided: one GPU on each of 4 nodes per group)");
   QTest::newRow("M=64") << 64u << true << QStringLiteral("1 sharding group of 64 GPUs (strided: the whole cluster)");
   QTest::newRow("M=1") << 1u << false
-                       << QStringLiteral("64 sharding groups of 1 GPU "
-                                         "(contiguous: one GPU each, pure data parallelism)");
+                       << QStringLiteral(
+                              "64 sharding groups of 1 GPU "
+                              "(contiguous: one GPU each, pure data parallelism)");
 }
 
 void TestClusterPage::diagramDescribesPlacement() {

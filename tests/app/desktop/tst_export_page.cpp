@@ -19,7 +19,6 @@
 #include <qcustomplot.h>
 #include <unistd.h>
 
-#include "decision_report.h"
 #include "export_page.h"
 #include "grid_explorer_page.h"
 #include "main_window.h"
@@ -27,13 +26,14 @@
 #include "project_document.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/version.h"
-#include "torchrec_snippet.h"
+#include "shardscope/report/torchrec_snippet.h"
 
 using shardscope::app::ExportPage;
 using shardscope::app::MainWindow;
 using shardscope::app::PlanningSession;
 namespace app = shardscope::app;
 namespace core = shardscope::core;
+namespace report = shardscope::report;
 
 namespace {
 
@@ -53,10 +53,11 @@ bool writeText(const QString& path, const QByteArray& bytes) {
 // The Grid Explorer's four charts, as the main window hands them over.
 void giveCharts(MainWindow& window) {
   app::GridExplorerPage* grid = window.gridExplorerPage();
-  window.exportPage()->setCharts({{QStringLiteral("step"), QStringLiteral("Step time per grid"), grid->stepPlot()},
-                                  {QStringLiteral("memory"), QStringLiteral("Memory per GPU"), grid->memoryPlot()},
-                                  {QStringLiteral("imbalance"), QStringLiteral("Load imbalance"), grid->imbalancePlot()},
-                                  {QStringLiteral("heatmap"), QStringLiteral("Throughput per GPU"), grid->heatmapPlot()}});
+  window.exportPage()->setCharts(
+      {{QStringLiteral("step"), QStringLiteral("Step time per grid"), grid->stepPlot()},
+       {QStringLiteral("memory"), QStringLiteral("Memory per GPU"), grid->memoryPlot()},
+       {QStringLiteral("imbalance"), QStringLiteral("Load imbalance"), grid->imbalancePlot()},
+       {QStringLiteral("heatmap"), QStringLiteral("Throughput per GPU"), grid->heatmapPlot()}});
 }
 
 // Distinct colours of an image, sampled on a grid (enough to tell a drawn
@@ -182,12 +183,13 @@ class TestExportPage : public QObject {
                                               "from shardscope_torchrec import load_plan\n"
                                               "p = load_plan(sys.argv[1] if len(sys.argv) > 1 else %1)\n"
                                               "print(json.dumps(p.dmp_collection_kwargs(), sort_keys=True))\n")
-                                   .arg(QString::fromStdString(app::pythonStringLiteral(file.toStdString()))));
+                                   .arg(QString::fromStdString(report::pythonStringLiteral(file.toStdString()))));
     QVERIFY(out.has_value());
     const core::ShardPlan& plan = session()->planGrid()->plan;
     const QString expected =
-        QStringLiteral("{\"node_group_size\": %1, \"sharding_group_size\": %2, \"use_inter_host_allreduce\": %3, "
-                       "\"world_size\": %4}")
+        QStringLiteral(
+            "{\"node_group_size\": %1, \"sharding_group_size\": %2, \"use_inter_host_allreduce\": %3, "
+            "\"world_size\": %4}")
             .arg(core::nodeGroupSize(plan.world_size, plan.gpus_per_node, plan.sharding_group_size, plan.layout))
             .arg(plan.sharding_group_size)
             .arg(plan.layout == core::RankLayout::Contiguous ? QStringLiteral("true") : QStringLiteral("false"))
@@ -200,8 +202,8 @@ class TestExportPage : public QObject {
     QVERIFY(page()->savePlan(file).ok());
     const QString snippet = page()->snippetText();
     const std::uint32_t m = session()->planGrid()->grid.group_size;
-    QVERIFY2(snippet.contains(QStringLiteral("PLAN_PATH = ") +
-                              QString::fromStdString(app::pythonStringLiteral(QFileInfo(file).absoluteFilePath().toStdString()))),
+    QVERIFY2(snippet.contains(QStringLiteral("PLAN_PATH = ") + QString::fromStdString(report::pythonStringLiteral(
+                                                                   QFileInfo(file).absoluteFilePath().toStdString()))),
              qPrintable(snippet));
     QVERIFY2(snippet.contains(QStringLiteral("SHARDING_GROUP_SIZE = %1 ").arg(m)), qPrintable(snippet));
     QVERIFY(snippet.contains(QStringLiteral("DMPCollection(")));
@@ -233,7 +235,8 @@ class TestExportPage : public QObject {
     const QStringList header = lines.front().split(QLatin1Char(','));
     QCOMPARE(header.front(), QStringLiteral("group_rank"));
     const auto column = [&](const char* name) { return header.indexOf(QString::fromLatin1(name)); };
-    for (const char* name : {"fwd_ms", "bwd_ms", "served_comm_ms", "sync_ms", "load_ms", "memory_bytes", "capacity_bytes", "shards", "critical"}) {
+    for (const char* name : {"fwd_ms", "bwd_ms", "served_comm_ms", "sync_ms", "load_ms", "memory_bytes",
+                             "capacity_bytes", "shards", "critical"}) {
       QVERIFY2(column(name) >= 0, name);
     }
     int critical_rows = 0;
@@ -315,9 +318,9 @@ class TestExportPage : public QObject {
     QVERIFY(html.contains(QStringLiteral("cost-model defaults")));  // the default project has no calibration
     QVERIFY(html.contains(QStringLiteral("ShardScope ") + QString::fromLatin1(core::versionString())));
     // Every grid that does not fit and is listed is marked.
-    QVERIFY(html.contains(QStringLiteral("class=\"nofit\"")) ==
-            std::any_of(session()->result().grids.begin(), session()->result().grids.end(),
-                        [](const auto& g) { return !g.fits; }));
+    QVERIFY(html.contains(QStringLiteral("class=\"nofit\"")) == std::any_of(session()->result().grids.begin(),
+                                                                            session()->result().grids.end(),
+                                                                            [](const auto& g) { return !g.fits; }));
 
     // The charts, as PNGs inside the file.
     static const QRegularExpression kImage(QStringLiteral("src=\"data:image/png;base64,([A-Za-z0-9+/=]+)\""));
@@ -326,7 +329,8 @@ class TestExportPage : public QObject {
       const QByteArray png = QByteArray::fromBase64(it.next().captured(1).toLatin1());
       QImage image;
       QVERIFY(image.loadFromData(png, "PNG"));
-      QVERIFY2(image.width() >= 1000 && image.height() >= 500, qPrintable(QStringLiteral("%1x%2").arg(image.width()).arg(image.height())));
+      QVERIFY2(image.width() >= 1000 && image.height() >= 500,
+               qPrintable(QStringLiteral("%1x%2").arg(image.width()).arg(image.height())));
       QVERIFY2(showsData(image), "an embedded chart is blank");
     }
     QCOMPARE(images, 4);
@@ -350,7 +354,8 @@ class TestExportPage : public QObject {
     QCOMPARE(session()->planGrid()->grid.group_size, m);
     QVERIFY2(page()->summaryText().contains(QStringLiteral("chosen grid")), qPrintable(page()->summaryText()));
     auto* view = page()->findChild<QPlainTextEdit*>(QStringLiteral("torchrecSnippet"));
-    QVERIFY2(view->toPlainText().contains(QStringLiteral("SHARDING_GROUP_SIZE = %1 ").arg(m)), qPrintable(view->toPlainText()));
+    QVERIFY2(view->toPlainText().contains(QStringLiteral("SHARDING_GROUP_SIZE = %1 ").arg(m)),
+             qPrintable(view->toPlainText()));
     const auto html = page()->reportHtml();
     QVERIFY(html.ok());
     QVERIFY(html->contains(QStringLiteral("You chose this grid.")));
@@ -362,9 +367,9 @@ class TestExportPage : public QObject {
   void failedWritesNameTheFileAndKeepIt() {
     // A folder that does not exist.
     const QString missing = path(QStringLiteral("no/such/folder/report.html"));
-    for (const core::Status& s : {page()->writeReport(missing), page()->savePlan(missing), page()->savePerRankCsv(missing),
-                                  page()->saveChart(QStringLiteral("step"), missing + QStringLiteral(".png")),
-                                  page()->saveSnippet(missing)}) {
+    for (const core::Status& s :
+         {page()->writeReport(missing), page()->savePlan(missing), page()->savePerRankCsv(missing),
+          page()->saveChart(QStringLiteral("step"), missing + QStringLiteral(".png")), page()->saveSnippet(missing)}) {
       QVERIFY(!s.ok());
       QVERIFY2(QString::fromStdString(s.error().message).contains(missing), s.error().message.c_str());
     }
@@ -453,21 +458,6 @@ class TestExportPage : public QObject {
     QVERIFY(html->contains(QStringLiteral("fits in memory, so there is no plan to run")));
   }
 
-  void alternativesListTheTopGridsAndTheBestOfEachGroupSize() {
-    const auto& sweep = session()->result();
-    const std::vector<std::size_t> rows = app::alternativeGrids(sweep, std::nullopt, 3);
-    QVERIFY(std::is_sorted(rows.begin(), rows.end()));
-    for (std::size_t i = 0; i < std::min<std::size_t>(3, sweep.grids.size()); ++i) {
-      QVERIFY(std::find(rows.begin(), rows.end(), i) != rows.end());
-    }
-    const std::vector<std::size_t> per_m = app::bestGridPerGroupSize(sweep);
-    QCOMPARE(per_m.size(), std::size_t{7});  // the divisors of 64
-    for (std::size_t i : per_m) {
-      QVERIFY(std::find(rows.begin(), rows.end(), i) != rows.end());
-      for (std::size_t j = 0; j < i; ++j) QVERIFY(sweep.grids[j].grid.group_size != sweep.grids[i].grid.group_size);
-    }
-  }
-
   void aChartWhosePlotIsDestroyedIsForgotten() {
     auto* plot = new QCustomPlot;
     page()->setCharts({{QStringLiteral("gone"), QStringLiteral("Gone"), plot}});
@@ -477,11 +467,6 @@ class TestExportPage : public QObject {
     QVERIFY(!page()->saveChart(QStringLiteral("gone"), path(QStringLiteral("gone.png"))).ok());
     giveCharts(*window_);
     QCOMPARE(static_cast<int>(page()->charts().size()), 4);
-  }
-
-  void htmlEscapeCoversTheFiveCharacters() {
-    QCOMPARE(QString::fromStdString(app::htmlEscape("a<b>&\"c'")), QStringLiteral("a&lt;b&gt;&amp;&quot;c&#39;"));
-    QCOMPARE(QString::fromStdString(app::pythonStringLiteral("a\\b\"c\n")), QStringLiteral("\"a\\\\b\\\"c\\n\""));
   }
 };
 

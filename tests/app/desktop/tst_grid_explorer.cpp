@@ -66,7 +66,8 @@ class TestGridExplorer : public QObject {
     QCOMPARE(static_cast<int>(grids.size()), 14);  // 7 divisors of 64, two layouts
     QCOMPARE(page->gridModel()->rowCount(), 14);
     QCOMPARE(page->gridModel()->columnCount(), static_cast<int>(GridExplorerPage::ColumnCount));
-    const int fitting = static_cast<int>(std::count_if(grids.begin(), grids.end(), [](const auto& g) { return g.fits; }));
+    const int fitting =
+        static_cast<int>(std::count_if(grids.begin(), grids.end(), [](const auto& g) { return g.fits; }));
     QVERIFY(fitting > 0);
     QCOMPARE(page->stepBarCount(), fitting);
     QCOMPARE(page->memoryBarCount(), 14);  // every grid; those that do not fit in red
@@ -89,7 +90,8 @@ class TestGridExplorer : public QObject {
     QVERIFY2(status->text().startsWith(
                  QString("Chosen grid: M = %1 \u00d7 R = %2 (").arg(best.grid.group_size).arg(best.grid.replicas)),
              qPrintable(status->text()));
-    QVERIFY2(status->text().contains(QString("%1 ms per step").arg(best.step.step_ms, 0, 'f', 2)), qPrintable(status->text()));
+    QVERIFY2(status->text().contains(QString("%1 ms per step").arg(best.step.step_ms, 0, 'f', 2)),
+             qPrintable(status->text()));
     QVERIFY(window.document()->project().chosen_layout.has_value());
     QVERIFY(*window.document()->project().chosen_layout == best.grid.layout);
     QCOMPARE(page->session()->chosenIndex(), 0);

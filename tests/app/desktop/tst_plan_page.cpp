@@ -20,7 +20,6 @@
 #include <cmath>
 #include <memory>
 
-#include "constraint_edits.h"
 #include "main_window.h"
 #include "placement_heatmap.h"
 #include "plan_page.h"
@@ -32,17 +31,19 @@
 #include "shardscope/planner/grid.h"
 #include "shardscope/planner/grid_result.h"
 #include "shardscope/planner/plan_breakdown.h"
+#include "shardscope/planner/scaling_sweep.h"
+#include "shardscope/report/constraint_edits.h"
 #include "shardscope/core/torchrec_sharding.h"
 #include "table_load_model.h"
 
 using shardscope::app::PlacementHeatmap;
 using shardscope::app::PlanningSession;
 using shardscope::app::PlanPage;
-using shardscope::app::PlanSnapshot;
 using shardscope::app::ProjectDocument;
 using shardscope::app::RankLoadChart;
 using shardscope::app::RankLoadModel;
 using shardscope::app::TableLoadModel;
+using shardscope::report::PlanSnapshot;
 namespace core = shardscope::core;
 namespace planner = shardscope::planner;
 
@@ -105,48 +106,6 @@ class TestPlanPage : public QObject {
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName(QStringLiteral("ShardScopeTests"));
     QCoreApplication::setApplicationName(QStringLiteral("tst_plan_page"));
-  }
-
-  // The edits themselves (Qt-free): force and forbid exclude each other, a
-  // pin replaces a pin, every requirement is one removable line.
-  void constraintEditsKeepForceAndForbidApart() {
-    using namespace shardscope::app;
-    core::Constraints c = withForbidden({}, "t1", core::ShardingType::RowWise);
-    c = withForced(c, "t1", core::ShardingType::RowWise);  // forcing lifts the forbid
-    QCOMPARE(c.tables.size(), 1u);
-    QVERIFY(c.tables[0].force == core::ShardingType::RowWise);
-    QVERIFY(c.tables[0].forbid.empty());
-    c = withForbidden(c, "t1", core::ShardingType::RowWise);  // forbidding lifts the force
-    QVERIFY(!c.tables[0].force.has_value());
-    QVERIFY(c.tables[0].forbid == std::vector{core::ShardingType::RowWise});
-    c = withForbidden(c, "t1", core::ShardingType::RowWise);  // no duplicates
-    QCOMPARE(c.tables[0].forbid.size(), 1u);
-    c = withPin(withPin(c, "t2", 3), "t2", 5);
-    QCOMPARE(c.tables.size(), 2u);
-    QVERIFY(c.tables[1].pin_ranks == std::vector<std::uint32_t>{5});
-    QVERIFY(withoutTable(c, "t2").tables.size() == 1u);
-  }
-
-  void everyRequirementIsOneRemovableLine() {
-    using namespace shardscope::app;
-    core::Constraints c = withPin({}, "t1", 2);
-    c = withForced(c, "t1", core::ShardingType::TableWise);
-    c = withForbidden(c, "t2", core::ShardingType::DataParallel);
-    c.rank_memory_caps.push_back({4, 1ull << 30});
-    const std::vector<ConstraintEntry> entries = constraintEntries(c);
-    QStringList texts;
-    for (const auto& e : entries) texts << QString::fromStdString(e.text);
-    QCOMPARE(texts, (QStringList{"t1: pinned to group rank 2", "t1: only table_wise", "t2: no data_parallel",
-                                 "group rank 4: memory at most 1.0 GiB"}));
-    // Removing t1's pin keeps its force; removing t2's only line drops t2.
-    core::Constraints less = without(c, entries[0]);
-    QCOMPARE(less.tables.size(), 2u);
-    QVERIFY(less.tables[0].pin_ranks.empty() && less.tables[0].force.has_value());
-    less = without(less, entries[2]);
-    QCOMPARE(less.tables.size(), 1u);
-    less = without(less, entries[3]);
-    QVERIFY(less.rank_memory_caps.empty());
-    QCOMPARE(QString::fromStdString(removeDescription(entries[2])), QString("Remove constraint t2: no data_parallel"));
   }
 
   void theMainWindowsPageShowsTheSessionsGrid() {
@@ -424,7 +383,7 @@ class TestPlanPage : public QObject {
     auto* force = menu->findChild<QMenu*>("forceMenu");
     auto* forbid = menu->findChild<QMenu*>("forbidMenu");
     QVERIFY(force != nullptr && forbid != nullptr);
-    for (core::ShardingType type : shardscope::app::offeredShardingTypes()) {
+    for (core::ShardingType type : shardscope::report::offeredShardingTypes()) {
       QVERIFY(actionWithText(force, core::toString(type)) != nullptr);
       QVERIFY(actionWithText(forbid, core::toString(type)) != nullptr);
     }
@@ -498,9 +457,9 @@ class TestPlanPage : public QObject {
       }
       tables.push_back(std::move(p));
     }
-    const planner::SweepOptions options = shardscope::app::sweepOptionsOf(project);
+    const planner::SweepOptions options = planner::sweepOptionsOf(project);
     const planner::CostModel cost = planner::sweepCostModel(project.model, project.cluster, nullptr, options);
-    auto snapshot = std::make_shared<PlanSnapshot>(shardscope::app::makePlanSnapshot(
+    auto snapshot = std::make_shared<PlanSnapshot>(shardscope::report::makePlanSnapshot(
         planner::evaluatePlacement(cost, grid, tables, {}, core::PlanTarget::TorchRec, "test"), project, options));
     const auto& loads = snapshot->breakdown.rank_load_ms;
 

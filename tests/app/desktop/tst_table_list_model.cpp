@@ -10,7 +10,6 @@
 #include <QtTest>
 #include <memory>
 
-#include "display_format.h"
 #include "shardscope/core/presets.h"
 #include "table_list_model.h"
 
@@ -308,57 +307,6 @@ class TestTableListModel : public QObject {
     edit->setText("6e9");
     delegate.setModelData(edit, &proxy, proxy.index(0, TableListModel::Rows));
     QCOMPARE(model.tables()[0].rows, 6000000000ull);
-  }
-
-  void accessAndPoolingTextCoverEveryKind() {
-    core::AccessSpec hot;
-    hot.kind = core::AccessKind::HotSet;
-    hot.hot_fraction = 0.1;
-    hot.hot_probability = 0.9;
-    QCOMPARE(QString::fromStdString(shardscope::app::accessText(hot)), QString::fromUtf8("hot 10% \u2192 90%"));
-    core::AccessSpec hist;
-    hist.kind = core::AccessKind::Histogram;
-    hist.histogram = {0.5, 0.25, 0.25};
-    QCOMPARE(QString::fromStdString(shardscope::app::accessText(hist)), QString("histogram (3 buckets)"));
-    QCOMPARE(QString::fromStdString(shardscope::app::accessText(core::AccessSpec{})), QString("uniform"));
-    core::PoolingSpec uniform{core::PoolingKind::Uniform, 20.0, 5.0};
-    QCOMPARE(QString::fromStdString(shardscope::app::poolingText(uniform)), QString::fromUtf8("uniform 20 \u00b1 5"));
-  }
-
-  void countsAndSizesAreFormattedForPeople() {
-    using shardscope::app::formatCount;
-    using shardscope::app::formatGigabytes;
-    QCOMPARE(formatCount(0), std::string("0"));
-    QCOMPARE(formatCount(999), std::string("999"));
-    QCOMPARE(formatCount(1000), std::string("1,000"));
-    QCOMPARE(formatCount(123456), std::string("123,456"));
-    QCOMPARE(formatGigabytes(0), std::string("0"));
-    QCOMPARE(formatGigabytes(1536), std::string("< 0.01"));
-    QCOMPARE(formatGigabytes(20'480'000'000ULL), std::string("20.48"));
-  }
-
-  void countsParseOnlyWhenWholeAndUnambiguous() {
-    using shardscope::app::parseCount;
-    QVERIFY(parseCount("40000000") == 40000000ull);
-    QVERIFY(parseCount("40,000,000") == 40000000ull);
-    QVERIFY(parseCount("40_000_000") == 40000000ull);
-    QVERIFY(parseCount("4e7") == 40000000ull);
-    QVERIFY(parseCount("2.5M") == 2500000ull);
-    QVERIFY(parseCount("18446744073709551615") == 18446744073709551615ull);
-    for (const char* bad :
-         {"", "x", "-1", "1.5", "1,23", "1,2345", "12,", "1e400", "18446744073709551616", "1.23456k"}) {
-      QVERIFY2(!parseCount(bad).has_value(), bad);
-    }
-  }
-
-  void bytesReadInDecimalUnits() {
-    using shardscope::app::formatBytesDecimal;
-    QCOMPARE(formatBytesDecimal(512), std::string("512 B"));
-    QCOMPARE(formatBytesDecimal(1e6), std::string("1 MB"));
-    QCOMPARE(formatBytesDecimal(3.16e6), std::string("3.2 MB"));
-    QCOMPARE(formatBytesDecimal(1e10), std::string("10 GB"));
-    QCOMPARE(formatBytesDecimal(2.048e10), std::string("20.5 GB"));
-    QCOMPARE(formatBytesDecimal(3.162e11), std::string("316 GB"));
   }
 };
 

@@ -24,6 +24,7 @@
 #include "project_files.h"
 #include "screenshot.h"
 #include "shardscope/core/presets.h"
+#include "shardscope/planner/scaling_sweep.h"
 #include "shardscope/planner/sweep.h"
 
 using shardscope::app::GridExplorerPage;
@@ -160,8 +161,8 @@ class TestWorkbench : public QObject {
     std::uint64_t state = 0;
     for (const auto& r : g->ranks) state = std::max(state, r.state_bytes);
     const core::Project planned = session->plannedProject();
-    const planner::CostModel cost = planner::sweepCostModel(planned.model, planned.cluster, nullptr,
-                                                            shardscope::app::sweepOptionsOf(planned));
+    const planner::CostModel cost =
+        planner::sweepCostModel(planned.model, planned.cluster, nullptr, planner::sweepOptionsOf(planned));
     const double expected = cost.replicaSyncMs(state, g->grid, cost.gridCosts(g->grid));
     QVERIFY2(std::abs(syncOf(8) - expected) <= 1e-9 * expected, qPrintable(QString::number(syncOf(8))));
     QVERIFY(syncOf(8) < every_step / 50.0);
@@ -269,19 +270,6 @@ class TestWorkbench : public QObject {
     page->chooseHeatmapCell(0, 99);
   }
 
-  void scaledClustersKeepTheNodeShape() {
-    const core::ClusterSpec h100 = core::defaultProject().cluster;
-    const core::ClusterSpec big = core::resizedCluster(h100, 4096);
-    QCOMPARE(big.nodes, 4096u / h100.gpus_per_node);
-    QCOMPARE(big.gpus_per_node, h100.gpus_per_node);
-    const core::ClusterSpec small = core::resizedCluster(h100, 4);
-    QCOMPARE(small.nodes, 1u);
-    QCOMPARE(small.gpus_per_node, 4u);
-    const auto sizes = shardscope::app::scalingWorldSizes(core::resizedCluster(h100, 24));
-    QVERIFY(std::find(sizes.begin(), sizes.end(), 24u) != sizes.end());
-    QVERIFY(std::is_sorted(sizes.begin(), sizes.end()));
-  }
-
   void gridModelStaysConsistentAcrossSweeps() {
     MainWindow window;
     GridExplorerPage* page = window.gridExplorerPage();
@@ -311,7 +299,8 @@ class TestWorkbench : public QObject {
     const QRect cell = table->visualRect(table->model()->index(row, GridExplorerPage::ColStep));
     QVERIFY(cell.isValid());
     QTest::mouseClick(table->viewport(), Qt::LeftButton, Qt::NoModifier, cell.center());
-    const int grid_index = table->model()->index(row, GridExplorerPage::ColRank).data(GridExplorerPage::kGridIndexRole).toInt();
+    const int grid_index =
+        table->model()->index(row, GridExplorerPage::ColRank).data(GridExplorerPage::kGridIndexRole).toInt();
     QCOMPARE(window.session()->chosenIndex(), grid_index);
     QVERIFY(window.statusGridText().startsWith("Chosen grid:"));
     // The Plan page follows the choice.

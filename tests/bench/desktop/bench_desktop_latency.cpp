@@ -25,6 +25,7 @@
 #include "project_document.h"
 #include "screenshot.h"
 #include "shardscope/core/presets.h"
+#include "shardscope/planner/scaling_sweep.h"
 #include "shardscope/planner/sweep.h"
 #include "shardscope/planner/synthetic.h"
 
@@ -122,10 +123,14 @@ int main(int argc, char* argv[]) {
   bool phases = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--edits" && i + 1 < argc) edits = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--tables" && i + 1 < argc) tables = static_cast<std::uint32_t>(std::max(1, std::atoi(argv[++i])));
-    else if (a == "--phases") phases = true;
-    else if (a == "--world" && i + 1 < argc) world = static_cast<std::uint32_t>(std::max(8, std::atoi(argv[++i])));
+    if (a == "--edits" && i + 1 < argc)
+      edits = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--tables" && i + 1 < argc)
+      tables = static_cast<std::uint32_t>(std::max(1, std::atoi(argv[++i])));
+    else if (a == "--phases")
+      phases = true;
+    else if (a == "--world" && i + 1 < argc)
+      world = static_cast<std::uint32_t>(std::max(8, std::atoi(argv[++i])));
     else {
       std::fprintf(stderr, "usage: bench_desktop_latency [--edits K] [--tables T] [--world N] [--phases]\n");
       return 2;
@@ -150,7 +155,8 @@ int main(int argc, char* argv[]) {
     // Baseline: the sweep of that project alone, on this thread.
     QElapsedTimer base;
     base.start();
-    const planner::SweepResult direct = planner::sweep(p.model, p.cluster, nullptr, p.constraints, app::sweepOptionsOf(p));
+    const planner::SweepResult direct =
+        planner::sweep(p.model, p.cluster, nullptr, p.constraints, planner::sweepOptionsOf(p));
     sweep_ms.push_back(static_cast<double>(base.nsecsElapsed()) / 1e6);
     bool shown = false;
     auto conn = QObject::connect(window.gridExplorerPage(), &app::GridExplorerPage::sweepFinished, [&](quint64 id) {
@@ -205,8 +211,8 @@ int main(int argc, char* argv[]) {
         QElapsedTimer t;
         t.start();
         plot->replot(QCustomPlot::rpImmediateRefresh);
-        std::printf("    replot %-24s %4dx%-4d %6.1f ms\n", qPrintable(plot->objectName()), plot->width(), plot->height(),
-                    static_cast<double>(t.nsecsElapsed()) / 1e6);
+        std::printf("    replot %-24s %4dx%-4d %6.1f ms\n", qPrintable(plot->objectName()), plot->width(),
+                    plot->height(), static_cast<double>(t.nsecsElapsed()) / 1e6);
       }
     }
     probe.markMaxSince();
@@ -250,9 +256,10 @@ int main(int argc, char* argv[]) {
   spin(300);
   phase("heatmap sweep");
   probe.stop();
-  std::printf("(b) GUI thread with %u tables on %u GPUs: open, page switches, edits, re-plans, grid choices, "
-              "heatmap (%.1f s):\n",
-              tables, world, static_cast<double>(total.elapsed()) / 1000.0);
+  std::printf(
+      "(b) GUI thread with %u tables on %u GPUs: open, page switches, edits, re-plans, grid choices, "
+      "heatmap (%.1f s):\n",
+      tables, world, static_cast<double>(total.elapsed()) / 1000.0);
   std::printf("    longest event-loop gap %.1f ms, p99 %.1f ms over %zu probe ticks   (bar <= 50 ms: %s)\n",
               probe.maxGapMs(), probe.quantileMs(0.99), probe.samples(), probe.maxGapMs() <= 50 ? "PASS" : "FAIL");
   std::printf("    baseline, idle event loop: longest gap %.1f ms, p99 %.1f ms; ratio %.1fx\n", idle_max, idle_p99,

@@ -14,7 +14,7 @@
 #include "shardscope/core/project.h"
 #include "shardscope/planner/sweep.h"
 
-namespace shardscope::app {
+namespace shardscope::report {
 
 // One chart of the report.
 struct ReportChart {
@@ -24,13 +24,13 @@ struct ReportChart {
 };
 
 struct DecisionReportInput {
-  core::Project project;             // the project the sweep was planned from
-  planner::SweepResult sweep;        // every grid, ranked
+  core::Project project;                // the project the sweep was planned from
+  planner::SweepResult sweep;           // every grid, ranked
   std::optional<std::size_t> decision;  // index into sweep.grids: the chosen grid, else the best fitting one
-  bool chosen = false;               // the user chose it (else it is the best fitting grid)
-  std::string project_file;          // where the project lives; empty when unsaved
-  std::string generated;             // ISO 8601 UTC time of the report
-  std::string version;               // ShardScope version
+  bool chosen = false;                  // the user chose it (else it is the best fitting grid)
+  std::string project_file;             // where the project lives; empty when unsaved
+  std::string generated;                // ISO 8601 UTC time of the report
+  std::string version;                  // ShardScope version
   std::vector<ReportChart> charts;
 };
 
@@ -53,4 +53,4 @@ struct DecisionReportInput {
 // data: URLs), every user string escaped.
 [[nodiscard]] std::string decisionReportHtml(const DecisionReportInput& input);
 
-}  // namespace shardscope::app
+}  // namespace shardscope::report

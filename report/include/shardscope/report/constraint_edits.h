@@ -11,7 +11,7 @@
 
 #include "shardscope/core/constraints.h"
 
-namespace shardscope::app {
+namespace shardscope::report {
 
 // The sharding types the page offers, in TorchRec's order.
 [[nodiscard]] const std::vector<core::ShardingType>& offeredShardingTypes();
@@ -49,4 +49,4 @@ struct ConstraintEntry {
 [[nodiscard]] std::string clearDescription(const std::string& table);
 [[nodiscard]] std::string removeDescription(const ConstraintEntry& entry);
 
-}  // namespace shardscope::app
+}  // namespace shardscope::report

@@ -14,7 +14,7 @@
 #include "shardscope/planner/plan_breakdown.h"
 #include "shardscope/planner/sweep.h"
 
-namespace shardscope::app {
+namespace shardscope::report {
 
 // The heaviest tables (by total load) get their own colour in the stacked
 // bars and their own row in the placement heatmap; the tables that make the
@@ -36,7 +36,7 @@ struct TableSummary {
 };
 
 struct PlanSnapshot {
-  std::uint64_t sweep_job = 0;  // PlanningSession job that planned it
+  std::uint64_t sweep_job = 0;  // id of the sweep job that planned it
   bool chosen = false;          // the project's chosen grid; else the best fitting one (or, none fitting, the fastest)
   planner::GridResult grid;
   planner::PlanBreakdown breakdown;
@@ -69,4 +69,4 @@ struct PlanSnapshot {
 // The tables of the "other" series on `group_rank`, heaviest first.
 [[nodiscard]] std::string otherTablesOnRankText(const PlanSnapshot& s, std::uint32_t group_rank);
 
-}  // namespace shardscope::app
+}  // namespace shardscope::report

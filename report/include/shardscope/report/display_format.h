@@ -12,7 +12,7 @@
 #include "shardscope/core/cluster.h"
 #include "shardscope/core/model.h"
 
-namespace shardscope::app {
+namespace shardscope::report {
 
 // 40000000 -> "40,000,000".
 [[nodiscard]] std::string formatCount(std::uint64_t n);
@@ -62,4 +62,4 @@ struct SummaryRow {
 [[nodiscard]] std::vector<SummaryRow> modelSummaryRows(const core::ModelSpec& m);
 [[nodiscard]] std::vector<SummaryRow> clusterSummaryRows(const core::ClusterSpec& c);
 
-}  // namespace shardscope::app
+}  // namespace shardscope::report

@@ -6,11 +6,11 @@
 
 #include "shardscope/planner/grid_result.h"
 
-namespace shardscope::app {
+namespace shardscope::report {
 
 // Header line, then one line per rank of the sharding group, "\n"-terminated.
 // Times in ms (6 decimals), memory in bytes; `critical` is 1 on the rank
 // that sets the step time.
 [[nodiscard]] std::string perRankCsv(const planner::GridResult& grid);
 
-}  // namespace shardscope::app
+}  // namespace shardscope::report

@@ -1,10 +1,10 @@
-#include "constraint_edits.h"
+#include "shardscope/report/constraint_edits.h"
 
 #include <algorithm>
 
 #include "shardscope/core/summary.h"
 
-namespace shardscope::app {
+namespace shardscope::report {
 
 namespace {
 
@@ -59,49 +59,35 @@ core::Constraints withoutTable(core::Constraints c, const std::string& table) {
 }
 
 std::vector<ConstraintEntry> constraintEntries(const core::Constraints& c) {
+  using Kind = ConstraintEntry::Kind;
   std::vector<ConstraintEntry> out;
+  // A line about `table`: "<table><what>".
+  const auto tableEntry = [&out](Kind kind, const std::string& table, const std::string& what) -> ConstraintEntry& {
+    ConstraintEntry& e = out.emplace_back();
+    e.kind = kind;
+    e.table = table;
+    e.text = table;
+    e.text += what;
+    return e;
+  };
   for (const auto& t : c.tables) {
     for (std::uint32_t r : t.pin_ranks) {
-      ConstraintEntry e;
-      e.kind = ConstraintEntry::Kind::Pin;
-      e.table = t.table;
-      e.group_rank = r;
-      e.text = t.table;
-      e.text += ": pinned to group rank ";
-      e.text += std::to_string(r);
-      out.push_back(std::move(e));
+      tableEntry(Kind::Pin, t.table, ": pinned to group rank " + std::to_string(r)).group_rank = r;
     }
-    if (t.force) {
-      ConstraintEntry e;
-      e.kind = ConstraintEntry::Kind::Force;
-      e.table = t.table;
-      e.type = *t.force;
-      e.text = t.table;
-      e.text += ": only ";
-      e.text += core::toString(*t.force);
-      out.push_back(std::move(e));
-    }
+    if (t.force) tableEntry(Kind::Force, t.table, std::string(": only ") + core::toString(*t.force)).type = *t.force;
     for (core::ShardingType type : t.forbid) {
-      ConstraintEntry e;
-      e.kind = ConstraintEntry::Kind::Forbid;
-      e.table = t.table;
-      e.type = type;
-      e.text = t.table;
-      e.text += ": no ";
-      e.text += core::toString(type);
-      out.push_back(std::move(e));
+      tableEntry(Kind::Forbid, t.table, std::string(": no ") + core::toString(type)).type = type;
     }
   }
   for (const auto& cap : c.rank_memory_caps) {
-    ConstraintEntry e;
-    e.kind = ConstraintEntry::Kind::MemoryCap;
+    ConstraintEntry& e = out.emplace_back();
+    e.kind = Kind::MemoryCap;
     e.group_rank = cap.group_rank;
     e.bytes = cap.bytes;
     e.text = "group rank ";
     e.text += std::to_string(cap.group_rank);
     e.text += ": memory at most ";
     e.text += core::formatBytes(cap.bytes);
-    out.push_back(std::move(e));
   }
   return out;
 }
@@ -171,4 +157,4 @@ std::string removeDescription(const ConstraintEntry& entry) {
   return s;
 }
 
-}  // namespace shardscope::app
+}  // namespace shardscope::report

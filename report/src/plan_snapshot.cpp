@@ -1,11 +1,11 @@
-#include "plan_snapshot.h"
+#include "shardscope/report/plan_snapshot.h"
 
 #include <algorithm>
 
-#include "display_format.h"
 #include "shardscope/core/summary.h"
+#include "shardscope/report/display_format.h"
 
-namespace shardscope::app {
+namespace shardscope::report {
 
 namespace {
 
@@ -164,4 +164,4 @@ std::string otherTablesOnRankText(const PlanSnapshot& s, std::uint32_t group_ran
   return out;
 }
 
-}  // namespace shardscope::app
+}  // namespace shardscope::report

@@ -10,7 +10,7 @@
 
 #include "shardscope/core/plan.h"
 
-namespace shardscope::app {
+namespace shardscope::report {
 
 // A Python string literal for `text` (double quotes; backslashes, quotes and
 // control characters escaped, other UTF-8 kept as is).
@@ -21,4 +21,4 @@ namespace shardscope::app {
 [[nodiscard]] std::string torchRecSnippet(const core::ShardPlan& plan, const std::string& plan_path,
                                           std::uint32_t sync_interval);
 
-}  // namespace shardscope::app
+}  // namespace shardscope::report

@@ -1,10 +1,10 @@
-#include "torchrec_snippet.h"
+#include "shardscope/report/torchrec_snippet.h"
 
 #include <cstdio>
 
 #include "shardscope/core/summary.h"
 
-namespace shardscope::app {
+namespace shardscope::report {
 
 namespace {
 
@@ -23,11 +23,21 @@ std::string pythonStringLiteral(std::string_view text) {
   for (const char c : text) {
     const auto u = static_cast<unsigned char>(c);
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (u < 0x20 || u == 0x7f) {
           char buf[8];
@@ -102,4 +112,4 @@ std::string torchRecSnippet(const core::ShardPlan& plan, const std::string& plan
   return s;
 }
 
-}  // namespace shardscope::app
+}  // namespace shardscope::report

@@ -1,10 +1,10 @@
-#include "display_format.h"
+#include "shardscope/report/display_format.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 
-namespace shardscope::app {
+namespace shardscope::report {
 
 std::string formatCount(std::uint64_t n) {
   std::string digits = std::to_string(n);
@@ -71,9 +71,12 @@ std::string formatBytesDecimal(double bytes) {
 
 std::string optimizerText(core::Optimizer o) {
   switch (o) {
-    case core::Optimizer::SGD: return "SGD";
-    case core::Optimizer::RowWiseAdagrad: return "Row-wise Adagrad";
-    case core::Optimizer::Adam: return "Adam";
+    case core::Optimizer::SGD:
+      return "SGD";
+    case core::Optimizer::RowWiseAdagrad:
+      return "Row-wise Adagrad";
+    case core::Optimizer::Adam:
+      return "Adam";
   }
   return "?";
 }
@@ -102,11 +105,26 @@ std::optional<std::uint64_t> parseCount(std::string_view text) {
   double scale = 1.0;
   if (!s.empty()) {
     switch (s.back()) {
-      case 'k': case 'K': scale = 1e3; break;
-      case 'm': case 'M': scale = 1e6; break;
-      case 'g': case 'G': case 'b': case 'B': scale = 1e9; break;
-      case 't': case 'T': scale = 1e12; break;
-      default: break;
+      case 'k':
+      case 'K':
+        scale = 1e3;
+        break;
+      case 'm':
+      case 'M':
+        scale = 1e6;
+        break;
+      case 'g':
+      case 'G':
+      case 'b':
+      case 'B':
+        scale = 1e9;
+        break;
+      case 't':
+      case 'T':
+        scale = 1e12;
+        break;
+      default:
+        break;
     }
     if (scale != 1.0) s = trimmed(s.substr(0, s.size() - 1));
   }
@@ -118,8 +136,10 @@ std::optional<std::uint64_t> parseCount(std::string_view text) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
     std::size_t separator = 0;
-    if (c == ',' || c == '_' || c == ' ') separator = 1;
-    else if (s.compare(i, 3, "\xE2\x80\xAF") == 0 || s.compare(i, 3, "\xE2\x80\x89") == 0) separator = 3;
+    if (c == ',' || c == '_' || c == ' ')
+      separator = 1;
+    else if (s.compare(i, 3, "\xE2\x80\xAF") == 0 || s.compare(i, 3, "\xE2\x80\x89") == 0)
+      separator = 3;
     if (separator != 0 && only_digits && group > 0 && (grouped ? group == 3 : group <= 3)) {
       grouped = true;
       group = 0;
@@ -198,8 +218,7 @@ std::string accessText(const core::AccessSpec& a) {
     case core::AccessKind::Zipf:
       return "zipf " + formatShort(a.alpha);
     case core::AccessKind::HotSet:
-      return "hot " + formatShort(a.hot_fraction * 100.0) + "% \u2192 " +
-             formatShort(a.hot_probability * 100.0) + "%";
+      return "hot " + formatShort(a.hot_fraction * 100.0) + "% \u2192 " + formatShort(a.hot_probability * 100.0) + "%";
     case core::AccessKind::Histogram:
       return "histogram (" + std::to_string(a.histogram.size()) + " buckets)";
   }
@@ -226,8 +245,8 @@ std::vector<SummaryRow> clusterSummaryRows(const core::ClusterSpec& c) {
   return {
       {"name", "Name", c.name},
       {"world_size", "GPUs",
-       std::to_string(c.nodes) + " nodes \u00d7 " + std::to_string(c.gpus_per_node) + " GPUs = " +
-           std::to_string(c.worldSize())},
+       std::to_string(c.nodes) + " nodes \u00d7 " + std::to_string(c.gpus_per_node) +
+           " GPUs = " + std::to_string(c.worldSize())},
       {"gpu", "GPU", c.gpu.name},
       // Capacity in GiB as vendors quote it ("80GB" is 80 GiB), bytes in GB too.
       {"hbm", "HBM",
@@ -240,4 +259,4 @@ std::vector<SummaryRow> clusterSummaryRows(const core::ClusterSpec& c) {
   };
 }
 
-}  // namespace shardscope::app
+}  // namespace shardscope::report

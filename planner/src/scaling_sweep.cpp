@@ -1,0 +1,116 @@
+#include "shardscope/planner/scaling_sweep.h"
+
+#include <algorithm>
+#include <exception>
+#include <set>
+
+namespace shardscope::planner {
+
+namespace {
+
+// Row and column of each cell; nothing planned yet.
+void layOutCells(ScalingResult& out, const core::Project& project) {
+  out.world_sizes = scalingWorldSizes(project.cluster);
+  std::set<std::uint32_t> ms;
+  for (std::uint32_t n : out.world_sizes)
+    for (std::uint32_t m = 1; m <= n; ++m)
+      if (n % m == 0 && (m & (m - 1)) == 0) ms.insert(m);  // powers of two: one row each
+  // The project's own M values (a non-power-of-two N) too.
+  for (std::uint32_t m = 1; m <= project.cluster.worldSize(); ++m)
+    if (project.cluster.worldSize() % m == 0) ms.insert(m);
+  out.group_sizes.assign(ms.begin(), ms.end());
+  out.cells.resize(out.group_sizes.size() * out.world_sizes.size());
+  for (std::size_t mi = 0; mi < out.group_sizes.size(); ++mi)
+    for (std::size_t ni = 0; ni < out.world_sizes.size(); ++ni) {
+      ScalingCell& c = out.cells[mi * out.world_sizes.size() + ni];
+      c.group_size = out.group_sizes[mi];
+      c.world_size = out.world_sizes[ni];
+    }
+}
+
+// Column ni from the sweep of world size n: per M the better layout, a
+// fitting one first, then the higher throughput.
+void fillColumn(ScalingResult& out, std::size_t ni, std::uint32_t n, const SweepResult& sweep) {
+  for (const GridResult& g : sweep.grids) {
+    const auto mi = static_cast<std::size_t>(
+        std::lower_bound(out.group_sizes.begin(), out.group_sizes.end(), g.grid.group_size) - out.group_sizes.begin());
+    if (mi >= out.group_sizes.size() || out.group_sizes[mi] != g.grid.group_size) continue;
+    ScalingCell& c = out.cells[mi * out.world_sizes.size() + ni];
+    const double per_gpu = g.samples_per_second / static_cast<double>(n);
+    const bool better =
+        !c.planned || (g.fits && !c.fits) || (g.fits == c.fits && per_gpu > c.samples_per_second_per_gpu);
+    if (!better) continue;
+    c.planned = true;
+    c.fits = g.fits;
+    c.layout = g.grid.layout;
+    c.samples_per_second_per_gpu = per_gpu;
+    c.step_ms = g.step.step_ms;
+  }
+}
+
+}  // namespace
+
+SweepOptions sweepOptionsOf(const core::Project& project) {
+  SweepOptions options;
+  options.sync_interval = std::max<std::uint32_t>(1, project.sync_interval);
+  options.planner.target = project.target;
+  return options;
+}
+
+std::string unplannable(const core::Project& project) {
+  if (project.cluster.worldSize() == 0) return "the cluster has no GPUs (N = 0)";
+  if (project.model.tables.empty()) return "the model has no embedding tables";
+  if (project.model.batch_size_per_gpu == 0) return "the batch size per GPU is 0";
+  return {};
+}
+
+double ScalingResult::bestPerGpu() const {
+  double best = 0;
+  for (const ScalingCell& c : cells)
+    if (c.planned && c.fits) best = std::max(best, c.samples_per_second_per_gpu);
+  return best;
+}
+
+std::vector<std::uint32_t> scalingWorldSizes(const core::ClusterSpec& cluster) {
+  std::vector<std::uint32_t> sizes;
+  for (std::uint32_t n = 8; n <= 4096; n *= 2) sizes.push_back(n);
+  const std::uint32_t own = cluster.worldSize();
+  if (own > 0 && std::find(sizes.begin(), sizes.end(), own) == sizes.end()) {
+    sizes.push_back(own);
+    std::sort(sizes.begin(), sizes.end());
+  }
+  return sizes;
+}
+
+ScalingResult runScalingSweep(const core::Project& project, const std::atomic<bool>* cancel,
+                              const std::function<void(int, int)>& progress) {
+  ScalingResult out;
+  out.error = unplannable(project);
+  if (!out.error.empty()) return out;
+  layOutCells(out, project);
+  const core::Calibration* cal = project.calibration ? &*project.calibration : nullptr;
+  const int total = static_cast<int>(out.world_sizes.size());
+  try {
+    for (std::size_t ni = 0; ni < out.world_sizes.size(); ++ni) {
+      if (cancel && cancel->load()) {
+        out.cancelled = true;
+        break;
+      }
+      const std::uint32_t n = out.world_sizes[ni];
+      const core::ClusterSpec cluster = core::resizedCluster(project.cluster, n);
+      const SweepResult sweep =
+          planner::sweep(project.model, cluster, cal, project.constraints, sweepOptionsOf(project), {}, cancel);
+      if (sweep.cancelled) {
+        out.cancelled = true;
+        break;
+      }
+      fillColumn(out, ni, n, sweep);
+      if (progress) progress(static_cast<int>(ni) + 1, total);
+    }
+  } catch (const std::exception& e) {
+    out.error = std::string("planning failed: ") + e.what();
+  }
+  return out;
+}
+
+}  // namespace shardscope::planner

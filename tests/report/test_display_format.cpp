@@ -1,0 +1,64 @@
+// How the desktop spells core values for people: counts, sizes, pooling and
+// access distributions, and the counts people type.
+#include <QtTest>
+
+#include "shardscope/report/display_format.h"
+
+namespace core = shardscope::core;
+
+class TestDisplayFormat : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void accessAndPoolingTextCoverEveryKind() {
+    core::AccessSpec hot;
+    hot.kind = core::AccessKind::HotSet;
+    hot.hot_fraction = 0.1;
+    hot.hot_probability = 0.9;
+    QCOMPARE(QString::fromStdString(shardscope::report::accessText(hot)), QString::fromUtf8("hot 10% \u2192 90%"));
+    core::AccessSpec hist;
+    hist.kind = core::AccessKind::Histogram;
+    hist.histogram = {0.5, 0.25, 0.25};
+    QCOMPARE(QString::fromStdString(shardscope::report::accessText(hist)), QString("histogram (3 buckets)"));
+    QCOMPARE(QString::fromStdString(shardscope::report::accessText(core::AccessSpec{})), QString("uniform"));
+    core::PoolingSpec uniform{core::PoolingKind::Uniform, 20.0, 5.0};
+    QCOMPARE(QString::fromStdString(shardscope::report::poolingText(uniform)),
+             QString::fromUtf8("uniform 20 \u00b1 5"));
+  }
+  void countsAndSizesAreFormattedForPeople() {
+    using shardscope::report::formatCount;
+    using shardscope::report::formatGigabytes;
+    QCOMPARE(formatCount(0), std::string("0"));
+    QCOMPARE(formatCount(999), std::string("999"));
+    QCOMPARE(formatCount(1000), std::string("1,000"));
+    QCOMPARE(formatCount(123456), std::string("123,456"));
+    QCOMPARE(formatGigabytes(0), std::string("0"));
+    QCOMPARE(formatGigabytes(1536), std::string("< 0.01"));
+    QCOMPARE(formatGigabytes(20'480'000'000ULL), std::string("20.48"));
+  }
+  void countsParseOnlyWhenWholeAndUnambiguous() {
+    using shardscope::report::parseCount;
+    QVERIFY(parseCount("40000000") == 40000000ull);
+    QVERIFY(parseCount("40,000,000") == 40000000ull);
+    QVERIFY(parseCount("40_000_000") == 40000000ull);
+    QVERIFY(parseCount("4e7") == 40000000ull);
+    QVERIFY(parseCount("2.5M") == 2500000ull);
+    QVERIFY(parseCount("18446744073709551615") == 18446744073709551615ull);
+    for (const char* bad :
+         {"", "x", "-1", "1.5", "1,23", "1,2345", "12,", "1e400", "18446744073709551616", "1.23456k"}) {
+      QVERIFY2(!parseCount(bad).has_value(), bad);
+    }
+  }
+  void bytesReadInDecimalUnits() {
+    using shardscope::report::formatBytesDecimal;
+    QCOMPARE(formatBytesDecimal(512), std::string("512 B"));
+    QCOMPARE(formatBytesDecimal(1e6), std::string("1 MB"));
+    QCOMPARE(formatBytesDecimal(3.16e6), std::string("3.2 MB"));
+    QCOMPARE(formatBytesDecimal(1e10), std::string("10 GB"));
+    QCOMPARE(formatBytesDecimal(2.048e10), std::string("20.5 GB"));
+    QCOMPARE(formatBytesDecimal(3.162e11), std::string("316 GB"));
+  }
+};
+
+QTEST_MAIN(TestDisplayFormat)
+#include "test_display_format.moc"
