@@ -51,4 +51,19 @@ std::optional<unsigned long long> parsePositive(const std::string& text, unsigne
   return core::parseWholeNumber(text, 1, max);
 }
 
+int exitCodeFor(const core::Error& error) {
+  switch (error.kind) {
+    case core::ErrorKind::Usage:
+      return kExitUsage;
+    case core::ErrorKind::InvalidInput:
+      return kExitInvalid;
+    case core::ErrorKind::Io:
+    case core::ErrorKind::Internal:
+      return kExitFailure;
+    case core::ErrorKind::Cancelled:
+      return kExitCancelled;
+  }
+  return kExitFailure;
+}
+
 }  // namespace shardscope::app

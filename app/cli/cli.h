@@ -1,5 +1,5 @@
-// shardscope-cli: subcommands and their shared conventions (exit codes,
-// argument access). Thin: each command parses its arguments, calls into
+// shardscope-cli: subcommands and their shared conventions (exit codes and
+// arguments: shardscope/app/args.h). Thin: each command parses its arguments, calls into
 // core/planner/profiler and prints. Exit codes are documented in docs/cli.md.
 #pragma once
 
@@ -10,18 +10,6 @@
 #include "shardscope/core/result.h"
 
 namespace shardscope::app::cli {
-
-enum ExitCode : int {
-  kExitOk = 0,
-  kExitInvalid = 1,  // an input file is invalid or unreadable
-  kExitUsage = 2,    // bad command line
-  kExitFailure = 3,  // runtime failure (no CUDA device, writing an output file fails, ...)
-  kExitCancelled = 130,
-};
-
-// The one mapping from what went wrong to the exit code: Usage 2,
-// InvalidInput 1, Io and Internal 3, Cancelled 130.
-[[nodiscard]] int exitCodeFor(const core::Error& error);
 
 // Prints `error` to stderr and returns exitCodeFor(error). A Usage error reads
 // "shardscope-cli: <usage_prefix><message>" and the --help hint; any other

@@ -53,21 +53,6 @@ exit codes: 0 ok, 1 invalid or unreadable input file, 2 bad command line,
 )";
 }  // namespace
 
-int exitCodeFor(const core::Error& error) {
-  switch (error.kind) {
-    case core::ErrorKind::Usage:
-      return kExitUsage;
-    case core::ErrorKind::InvalidInput:
-      return kExitInvalid;
-    case core::ErrorKind::Io:
-    case core::ErrorKind::Internal:
-      return kExitFailure;
-    case core::ErrorKind::Cancelled:
-      return kExitCancelled;
-  }
-  return kExitFailure;
-}
-
 int fail(const core::Error& error, std::string_view usage_prefix) {
   if (error.kind == core::ErrorKind::Usage)
     std::cerr << "shardscope-cli: " << usage_prefix << error.message << "\nTry 'shardscope-cli --help'.\n";

@@ -17,7 +17,6 @@
 
 namespace {
 
-enum ExitCode : int { kExitOk = 0, kExitInvalid = 1, kExitUsage = 2, kExitFailure = 3, kExitCancelled = 130 };
 
 constexpr const char* kHelp = R"(usage: mpirun -np N shardscope-engine --model M --cluster C (--plan P.json | --grid M)
                          --store F [--steps S] [--warmup W] [--seed N] [--threads T]
@@ -143,6 +142,9 @@ int main(int argc, char** argv) {
   std::signal(SIGUSR1, onSignal);
 
   const Parsed parsed = parseArgs(std::vector<std::string>(argv + 1, argv + argc));
+  using shardscope::app::exitCodeFor;
+  using shardscope::app::kExitOk;
+  using shardscope::app::kExitUsage;
   int code = kExitOk;
   if (parsed.help) {
     if (rank == 0) std::cout << kHelp;
@@ -150,24 +152,9 @@ int main(int argc, char** argv) {
     if (rank == 0) std::cerr << "shardscope-engine: " << parsed.error << " (--help for usage)\n";
     code = kExitUsage;
   } else {
-    using shardscope::profiler::DistributedStatus;
     const auto outcome = shardscope::profiler::runDistributed(MPI_COMM_WORLD, parsed.config, g_cancel, std::cout);
-    if (rank == 0 && outcome.status != DistributedStatus::Complete)
-      std::cerr << "shardscope-engine: " << outcome.message << "\n";
-    switch (outcome.status) {
-      case DistributedStatus::Complete:
-        code = kExitOk;
-        break;
-      case DistributedStatus::InvalidInput:
-        code = kExitInvalid;
-        break;
-      case DistributedStatus::Failed:
-        code = kExitFailure;
-        break;
-      case DistributedStatus::Cancelled:
-        code = kExitCancelled;
-        break;
-    }
+    if (rank == 0 && !outcome) std::cerr << "shardscope-engine: " << outcome.error().message << "\n";
+    code = outcome ? kExitOk : exitCodeFor(outcome.error());
   }
   MPI_Finalize();
   return code;

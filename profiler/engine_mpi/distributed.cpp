@@ -126,9 +126,8 @@ std::vector<std::string> allHosts(MPI_Comm world, const std::string& mine) {
   return out;
 }
 
-DistributedOutcome invalid(std::string message) {
-  return {DistributedStatus::InvalidInput, std::move(message), 0};
-}
+core::Error invalid(std::string message) { return core::Error{std::move(message), core::ErrorKind::InvalidInput}; }
+core::Error failed(std::string message) { return core::Error{std::move(message), core::ErrorKind::Io}; }
 
 // What every rank agreed on before the first step.
 struct Prepared {
@@ -142,7 +141,7 @@ struct Prepared {
 
 // Inputs, threads, the memory budget every rank agrees on (so the copies a
 // replica group averages have the same rows), communicators and shards.
-std::variant<Prepared, DistributedOutcome> prepare(MPI_Comm world, const DistributedConfig& config) {
+std::variant<Prepared, core::Error> prepare(MPI_Comm world, const DistributedConfig& config) {
   const int n = sizeOf(world);
   if (config.steps == 0) return invalid("--steps: expected at least 1 measured step");
   if (config.sync_interval == 0) return invalid("--sync-interval: expected at least 1");
@@ -185,7 +184,7 @@ std::variant<Prepared, DistributedOutcome> prepare(MPI_Comm world, const Distrib
 
 // Rank 0 begins the run before the first step, so a watcher sees it running;
 // every rank learns its id (or the error).
-std::variant<long long, DistributedOutcome> beginRun(MPI_Comm world, const DistributedConfig& config,
+std::variant<long long, core::Error> beginRun(MPI_Comm world, const DistributedConfig& config,
                                                      const Prepared& p, const std::vector<std::string>& hosts,
                                                      std::optional<core::store::RunWriter>& writer,
                                                      std::ostream& out) {
@@ -216,7 +215,7 @@ std::variant<long long, DistributedOutcome> beginRun(MPI_Comm world, const Distr
     }
   }
   bcastString(world, begin_error, 0);
-  if (!begin_error.empty()) return DistributedOutcome{DistributedStatus::Failed, begin_error, 0};
+  if (!begin_error.empty()) return failed(begin_error);
   MPI_Bcast(&run_id, 1, MPI_LONG_LONG, 0, world);
   return run_id;
 }
@@ -289,27 +288,28 @@ std::string collectRun(MPI_Comm world, RankEngine& engine, std::optional<core::s
 }
 
 // Rank 0: marks the run complete or failed and writes the summary file.
-DistributedOutcome finishRun(MPI_Comm world, const DistributedConfig& config, const Prepared& p, long long run_id,
+core::Status finishRun(MPI_Comm world, const DistributedConfig& config, const Prepared& p, long long run_id,
                              core::store::RunWriter& writer, const std::string& flush_error, bool cancelled,
                              nlohmann::ordered_json ranks_json) {
-  DistributedOutcome outcome{DistributedStatus::Complete, {}, run_id};
+  core::Status outcome = core::Ok{};
   if (!flush_error.empty()) {
-    outcome = {DistributedStatus::Failed, "writing the run: " + flush_error, run_id};
-    (void)writer.fail(outcome.message);
+    outcome = failed("writing the run: " + flush_error);
+    (void)writer.fail(outcome.error().message);
   } else if (cancelled) {
-    outcome = {DistributedStatus::Cancelled, "cancelled", run_id};
-    if (auto f = writer.fail("cancelled"); !f) outcome.message += " (and marking the run failed: " + f.error().message + ")";
+    std::string message = "cancelled";
+    if (auto f = writer.fail("cancelled"); !f) message += " (and marking the run failed: " + f.error().message + ")";
+    outcome = core::Error{std::move(message), core::ErrorKind::Cancelled};
   } else if (auto f = writer.finish(); !f) {
-    outcome = {DistributedStatus::Failed, "finishing the run: " + f.error().message, run_id};
+    outcome = failed("finishing the run: " + f.error().message);
   }
   if (config.summary_json.empty()) return outcome;
   const Inputs& in = p.in;
   nlohmann::ordered_json j;
   j["schema"] = "shardscope.engine-summary/1";
   j["run"] = run_id;
-  j["status"] = outcome.status == DistributedStatus::Complete    ? "complete"
-                : outcome.status == DistributedStatus::Cancelled ? "cancelled"
-                                                                 : "failed";
+  j["status"] = outcome                                             ? "complete"
+                : outcome.error().kind == core::ErrorKind::Cancelled ? "cancelled"
+                                                                     : "failed";
   j["world_size"] = sizeOf(world);
   j["sharding_group_size"] = in.plan.sharding_group_size;
   j["replicas"] = in.plan.replicas;
@@ -319,18 +319,17 @@ DistributedOutcome finishRun(MPI_Comm world, const DistributedConfig& config, co
   j["sync_interval"] = config.sync_interval;
   j["batch_size_per_gpu"] = p.batch;
   j["ranks"] = std::move(ranks_json);
-  if (auto w = core::writeJsonFile(config.summary_json, j); !w && outcome.status == DistributedStatus::Complete)
-    outcome = {DistributedStatus::Failed, w.error().message, run_id};
+  if (auto w = core::writeJsonFile(config.summary_json, j); !w && outcome) outcome = failed(w.error().message);
   return outcome;
 }
 
 }  // namespace
 
-DistributedOutcome runDistributed(MPI_Comm world, const DistributedConfig& config, const std::atomic<bool>& cancel,
+core::Result<DistributedRun> runDistributed(MPI_Comm world, const DistributedConfig& config, const std::atomic<bool>& cancel,
                                   std::ostream& out) {
   const int rank = rankOf(world);
   auto prepared = prepare(world, config);
-  if (auto* failed = std::get_if<DistributedOutcome>(&prepared)) return std::move(*failed);
+  if (auto* error = std::get_if<core::Error>(&prepared)) return std::move(*error);
   Prepared& p = std::get<Prepared>(prepared);
 
   const std::string host = hostName();
@@ -347,24 +346,26 @@ DistributedOutcome runDistributed(MPI_Comm world, const DistributedConfig& confi
     error = std::string("rank ") += std::to_string(rank) + ": " + e.what();
   }
   error = agreeOnError(world, error);
-  if (!error.empty()) return {DistributedStatus::Failed, error, 0};
+  if (!error.empty()) return failed(error);
 
   std::optional<core::store::RunWriter> writer;
   auto begun = beginRun(world, config, p, hosts, writer, out);
-  if (auto* failed = std::get_if<DistributedOutcome>(&begun)) return std::move(*failed);
+  if (auto* begin_error = std::get_if<core::Error>(&begun)) return std::move(*begin_error);
   const long long run_id = std::get<long long>(begun);
 
   const bool cancelled = runSteps(world, config, *engine, writer, cancel, out);
   nlohmann::ordered_json ranks_json = nlohmann::ordered_json::array();
   const std::string flush_error = collectRun(world, *engine, writer, ranks_json);
 
-  DistributedOutcome outcome{DistributedStatus::Complete, {}, run_id};
+  // Every rank returns rank 0's outcome: -1 for success, else the error's kind, and its message.
+  core::Status outcome = core::Ok{};
   if (rank == 0) outcome = finishRun(world, config, p, run_id, *writer, flush_error, cancelled, std::move(ranks_json));
-  int status = static_cast<int>(outcome.status);
-  MPI_Bcast(&status, 1, MPI_INT, 0, world);
-  outcome.status = static_cast<DistributedStatus>(status);
-  bcastString(world, outcome.message, 0);
-  return outcome;
+  int kind = outcome ? -1 : static_cast<int>(outcome.error().kind);
+  std::string message = outcome ? std::string() : outcome.error().message;
+  MPI_Bcast(&kind, 1, MPI_INT, 0, world);
+  bcastString(world, message, 0);
+  if (kind >= 0) return core::Error{std::move(message), static_cast<core::ErrorKind>(kind)};
+  return DistributedRun{run_id};
 }
 
 }  // namespace shardscope::profiler

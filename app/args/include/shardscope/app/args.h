@@ -1,13 +1,28 @@
-// The command-line arguments of ShardScope's programs (shardscope-cli and
+// The command-line conventions of ShardScope's programs (shardscope-cli and
 // shardscope-engine): `--opt value` and `--opt=value` options, flags, and
-// positional arguments, one parser so both programs read them alike.
+// positional arguments, one parser so both programs read them alike; and the
+// exit codes, mapped from an error's kind in one place (docs/cli.md).
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "shardscope/core/result.h"
+
 namespace shardscope::app {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitInvalid = 1,  // an input file is invalid or unreadable
+  kExitUsage = 2,    // bad command line
+  kExitFailure = 3,  // runtime failure (no CUDA device, writing an output file fails, ...)
+  kExitCancelled = 130,
+};
+
+// The one mapping from what went wrong to the exit code: Usage 2,
+// InvalidInput 1, Io and Internal 3, Cancelled 130.
+[[nodiscard]] int exitCodeFor(const core::Error& error);
 
 // Arguments after the program (or subcommand) name. Options are taken out one
 // by one; what remains is positional, or unknown when it starts with '-'.

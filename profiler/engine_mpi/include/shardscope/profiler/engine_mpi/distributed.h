@@ -12,6 +12,8 @@
 #include <ostream>
 #include <string>
 
+#include "shardscope/core/result.h"
+
 namespace shardscope::profiler {
 
 struct DistributedConfig {
@@ -34,12 +36,9 @@ struct DistributedConfig {
   std::string summary_json;         // rank 0 writes shardscope.engine-summary/1 here when set
 };
 
-enum class DistributedStatus { Complete, InvalidInput, Failed, Cancelled };
-
-struct DistributedOutcome {
-  DistributedStatus status = DistributedStatus::Failed;
-  std::string message;     // why the run did not complete; the same text on every rank
-  std::int64_t run = 0;    // store run id (every rank knows it); 0 when no run was begun
+// A completed run: its id in the store (every rank knows it).
+struct DistributedRun {
+  std::int64_t run = 0;
 };
 
 // Collective over `world`: every rank calls it with the same config. Rank 0
@@ -48,10 +47,12 @@ struct DistributedOutcome {
 // `out`, flushed. `cancel` is polled at step boundaries (a signal handler
 // sets it); the ranks agree on it with an all-reduce so all stop after the
 // same step, and the run is marked failed "cancelled". Every rank gets the
-// same outcome. A rank that throws inside a step calls MPI_Abort: the other
+// same result: the run, or an error whose kind says why (InvalidInput: the
+// inputs or options; Io: writing the store or the summary, or setting up
+// the shards; Cancelled). A rank that throws inside a step calls MPI_Abort: the other
 // ranks are blocked in a collective and cannot be told otherwise (the run
 // then stays 'running' in the store until someone marks it failed).
-[[nodiscard]] DistributedOutcome runDistributed(MPI_Comm world, const DistributedConfig& config,
+[[nodiscard]] core::Result<DistributedRun> runDistributed(MPI_Comm world, const DistributedConfig& config,
                                                 const std::atomic<bool>& cancel, std::ostream& out);
 
 // First global sample of `world_rank`'s batch in step `step` (warm-up steps
