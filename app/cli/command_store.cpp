@@ -40,32 +40,32 @@ int runStore(Args args) {
   if (json) {
     nlohmann::ordered_json j;
     j["path"] = path;
-    j["schema_version"] = info->schemaVersion;
-    j["file_bytes"] = info->fileSizeBytes;
-    j["wal_bytes"] = info->walSizeBytes;
+    j["schema_version"] = info->schema_version;
+    j["file_bytes"] = info->file_size_bytes;
+    j["wal_bytes"] = info->wal_size_bytes;
     auto& runs = j["runs"] = nlohmann::ordered_json::array();
     for (const auto& r : info->runs)
       runs.push_back({{"id", static_cast<std::int64_t>(r.run.id)},
-                      {"kind", r.run.kindText},
+                      {"kind", r.run.kind_text},
                       {"status", std::string(core::store::toText(r.run.status))},
                       {"label", r.run.label},
-                      {"created", r.run.createdAt},
-                      {"finished", r.run.finishedAt},
+                      {"created", r.run.created_at},
+                      {"finished", r.run.finished_at},
                       {"error", r.run.error},
-                      {"ranks", r.rankCount},
-                      {"spans", r.spanCount}});
+                      {"ranks", r.rank_count},
+                      {"spans", r.span_count}});
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
-  std::cout << path << ": ShardScope trace store, schema " << info->schemaVersion << ", "
-            << core::formatBytes(info->fileSizeBytes);
-  if (info->walSizeBytes) std::cout << " (+ " << core::formatBytes(info->walSizeBytes) << " write-ahead log)";
+  std::cout << path << ": ShardScope trace store, schema " << info->schema_version << ", "
+            << core::formatBytes(info->file_size_bytes);
+  if (info->wal_size_bytes) std::cout << " (+ " << core::formatBytes(info->wal_size_bytes) << " write-ahead log)";
   std::cout << ", " << info->runs.size() << " run(s)" << (check ? ", integrity check ok" : "") << "\n";
   for (const auto& r : info->runs) {
-    std::cout << "  run " << static_cast<std::int64_t>(r.run.id) << "  " << r.run.kindText << "  "
+    std::cout << "  run " << static_cast<std::int64_t>(r.run.id) << "  " << r.run.kind_text << "  "
               << core::store::toText(r.run.status);
     if (r.run.status == core::store::RunStatus::Running) std::cout << " (not complete)";
-    std::cout << "  " << r.rankCount << " ranks  " << r.spanCount << " spans  created " << r.run.createdAt;
+    std::cout << "  " << r.rank_count << " ranks  " << r.span_count << " spans  created " << r.run.created_at;
     if (!r.run.label.empty()) std::cout << "  \"" << r.run.label << "\"";
     if (!r.run.error.empty()) std::cout << "  error: " << r.run.error;
     std::cout << "\n";

@@ -253,8 +253,7 @@ PlanPage::~PlanPage() = default;
 QCustomPlot* PlanPage::rankLoadPlot() const { return rank_chart_; }
 QCustomPlot* PlanPage::placementPlot() const { return heatmap_; }
 
-const planner::GridResult* PlanPage::currentGrid(bool* chosen) const {
-  *chosen = session_->planGridIsChosen();
+const planner::GridResult* PlanPage::currentGrid() const {
   if (const planner::GridResult* g = session_->planGrid()) return g;
   // None fits: show the fastest grid anyway, with its problems.
   const auto& grids = session_->result().grids;
@@ -265,11 +264,10 @@ PlanPage::Key PlanPage::currentKey() const {
   Key key;
   if (!session_->hasResult()) return key;
   key.job = session_->shownJobId();
-  bool chosen = false;
-  if (const planner::GridResult* g = currentGrid(&chosen)) {
+  if (const planner::GridResult* g = currentGrid()) {
     key.group_size = g->grid.group_size;
     key.layout = static_cast<int>(g->grid.layout);
-    key.chosen = chosen;
+    key.chosen = session_->planGridIsChosen();
   }
   return key;
 }
@@ -279,8 +277,8 @@ void PlanPage::refresh() {
   if (pricing_ ? key == pending_key_ : key == shown_key_) return;
   pricing_jobs_->supersede();
   pricing_ = false;
-  bool chosen = false;
-  const planner::GridResult* grid = session_->hasResult() ? currentGrid(&chosen) : nullptr;
+  const bool chosen = session_->planGridIsChosen();
+  const planner::GridResult* grid = session_->hasResult() ? currentGrid() : nullptr;
   if (grid == nullptr) {
     showSnapshot(nullptr, key);
     return;

@@ -102,7 +102,7 @@ class PlanPage : public QWidget {
   void buildTabs();
   [[nodiscard]] QGroupBox* buildImbalanceBox();
   [[nodiscard]] QGroupBox* buildConstraintsBox();
-  [[nodiscard]] const planner::GridResult* currentGrid(bool* chosen) const;
+  [[nodiscard]] const planner::GridResult* currentGrid() const;
   [[nodiscard]] Key currentKey() const;
   void refresh();  // the session's grid changed (or may have)
   void showSnapshot(std::shared_ptr<const report::PlanSnapshot> snapshot, const Key& key);

@@ -60,7 +60,7 @@ core::Result<calibration_detail::LoadedRun> calibration_detail::loadRun(const st
     std::string why;
     for (const auto& p : r.inputs.problems) why += (why.empty() ? "" : "; ") + p;
     if (isImportedRun(r.record))
-      return core::Error{runName(store, id) + " (" + r.record.kindText + ") lacks the " +
+      return core::Error{runName(store, id) + " (" + r.record.kind_text + ") lacks the " +
                          (!r.inputs.plan ? "plan" : !r.inputs.model ? "model" : "cluster") +
                          " the trainer ran: give --plan, --model and --cluster (" + why + ")"};
     return core::Error{runName(store, id) + ": not an engine run with a valid model, cluster and plan (" + why + ")"};
@@ -88,7 +88,7 @@ core::Result<std::map<int, double>> measuredComputeMs(const st::TraceStore& stor
   if (!summaries) return summaries.error();
   if (summaries->empty()) return core::Error{runName(store, id) + ": has no engine step summaries"};
   std::map<int, std::vector<double>> per_step;
-  for (const auto& s : *summaries) per_step[s.rank].push_back(static_cast<double>(s.embFwdNs + s.embBwdNs));
+  for (const auto& s : *summaries) per_step[s.rank].push_back(static_cast<double>(s.emb_fwd_ns + s.emb_bwd_ns));
   std::map<int, double> out;
   for (auto& [rank, v] : per_step) out[rank] = median(std::move(v)) / kNsPerMs;
   return out;

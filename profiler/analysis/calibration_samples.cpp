@@ -66,7 +66,7 @@ core::Result<std::map<std::pair<int, std::string>, std::pair<double, double>>> e
     const bool fwd = kind == span_kind::kEmbFwd;
     if (!fwd && kind != span_kind::kEmbBwd) continue;
     auto& v = per_step_ns[{s.rank, std::string(strings.at(s.table))}][s.step];
-    (fwd ? v.first : v.second) += static_cast<double>(s.endNs - s.startNs);
+    (fwd ? v.first : v.second) += static_cast<double>(s.end_ns - s.start_ns);
   }
   std::map<std::pair<int, std::string>, std::pair<double, double>> span_ns;
   for (const auto& [key, by_step] : per_step_ns) {
@@ -168,8 +168,8 @@ core::Result<std::vector<ShardSample>> shardSamples(const st::TraceStore& store,
       s.samples_per_step = s.data_parallel ? batch : batch * plan.sharding_group_size;
       if (st_it != stat.end()) {
         s.lookups_per_step = static_cast<double>(st_it->second.lookups) / n_steps;
-        s.unique_rows_per_step = static_cast<double>(st_it->second.uniqueRows) / n_steps;
-        s.measured_ms = static_cast<double>(st_it->second.timeNs) / n_steps / kNsPerMs;
+        s.unique_rows_per_step = static_cast<double>(st_it->second.unique_rows) / n_steps;
+        s.measured_ms = static_cast<double>(st_it->second.time_ns) / n_steps / kNsPerMs;
       }
       if (sp_it != span_ns->end()) {
         s.measured_fwd_ms = sp_it->second.first / n_steps / kNsPerMs;
@@ -215,8 +215,8 @@ core::Result<RankSamples> rankSamples(const st::TraceStore& store, st::RunId id,
   if (summaries->empty()) return core::Error{name + ": has no step summaries (no profiler steps in the trace)"};
   std::map<int, std::pair<std::vector<double>, std::vector<double>>> per_rank;
   for (const auto& sm : *summaries) {
-    per_rank[sm.rank].first.push_back(static_cast<double>(sm.embFwdNs) / kNsPerMs);
-    per_rank[sm.rank].second.push_back(static_cast<double>(sm.embBwdNs) / kNsPerMs);
+    per_rank[sm.rank].first.push_back(static_cast<double>(sm.emb_fwd_ns) / kNsPerMs);
+    per_rank[sm.rank].second.push_back(static_cast<double>(sm.emb_bwd_ns) / kNsPerMs);
   }
 
   // The planner's expected lookups and unique rows of every shard (access profiles).

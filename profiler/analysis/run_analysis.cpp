@@ -108,11 +108,11 @@ RankMap rankMeans(const std::vector<st::StepSummary>& summaries, RunAnalysis& a)
     RankAnalysis& r = ranks[s.rank];
     r.rank = s.rank;
     ++r.steps;
-    r.emb_fwd_ms += static_cast<double>(s.embFwdNs);
-    r.emb_bwd_ms += static_cast<double>(s.embBwdNs);
-    r.dense_ms += static_cast<double>(s.denseNs);
-    r.comm_ms += static_cast<double>(s.commNs);
-    r.step_ms += static_cast<double>(s.totalNs);
+    r.emb_fwd_ms += static_cast<double>(s.emb_fwd_ns);
+    r.emb_bwd_ms += static_cast<double>(s.emb_bwd_ns);
+    r.dense_ms += static_cast<double>(s.dense_ns);
+    r.comm_ms += static_cast<double>(s.comm_ns);
+    r.step_ms += static_cast<double>(s.total_ns);
     steps.insert(s.step);
   }
   a.steps = static_cast<std::int64_t>(steps.size());
@@ -140,8 +140,8 @@ void assignGroups(const std::vector<st::RankInfo>& infos, const RunInputs& in, b
     if (groups_from_plan) break;
     auto it = ranks.find(info.rank);
     if (it == ranks.end()) continue;
-    it->second.sharding_group = info.shardingGroup;
-    it->second.replica_group = info.replicaGroup;
+    it->second.sharding_group = info.sharding_group;
+    it->second.replica_group = info.replica_group;
   }
   if (in.plan) {
     const auto& plan = *in.plan;
@@ -178,11 +178,11 @@ core::Status spanTimes(const st::TraceStore& store, st::RunId id, const st::Stri
   auto forEachSpan = [&](int rank, const auto& fn) -> core::Status {
     const std::int64_t per_window = std::max<std::int64_t>(1, options.spans_per_window);
     const auto ext = std::find_if(extents->begin(), extents->end(), [&](const st::SpanExtent& e) { return e.rank == rank; });
-    if (ext == extents->end() || ext->spanCount <= 0) return core::Ok{};
-    const std::int64_t windows = std::max<std::int64_t>(1, (ext->spanCount + per_window - 1) / per_window);
+    if (ext == extents->end() || ext->span_count <= 0) return core::Ok{};
+    const std::int64_t windows = std::max<std::int64_t>(1, (ext->span_count + per_window - 1) / per_window);
     // Offsets from lo in unsigned arithmetic: timestamps may be anywhere in int64.
-    const std::int64_t lo = ext->minStartNs;
-    const std::int64_t last = std::max(ext->maxEndNs, ext->minStartNs);
+    const std::int64_t lo = ext->min_start_ns;
+    const std::int64_t last = std::max(ext->max_end_ns, ext->min_start_ns);
     const std::uint64_t range = static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(lo);  // hi = last + 1
     const std::uint64_t width = range / static_cast<std::uint64_t>(windows) + 1;
     const int rank_list[] = {rank};
@@ -196,7 +196,7 @@ core::Status spanTimes(const st::TraceStore& store, st::RunId id, const st::Stri
       auto spans = store.spansInWindow(id, rank_list, t0, query_end);
       if (!spans) return spans.error();
       for (const auto& sp : *spans)  // a span that crosses windows counts where it starts
-        if (sp.startNs >= t0 && (sp.startNs < t1 || (final && sp.startNs <= last))) fn(sp);
+        if (sp.start_ns >= t0 && (sp.start_ns < t1 || (final && sp.start_ns <= last))) fn(sp);
       if (final) break;
     }
     return core::Ok{};
@@ -222,16 +222,16 @@ core::Status spanTimes(const st::TraceStore& store, st::RunId id, const st::Stri
       const std::string_view kind = strings.at(sp.kind);
       const auto k = std::find(kinds.begin(), kinds.end(), kind);
       if (k == kinds.end()) {
-        if (sp.step >= 0 && isComputeWork(kind)) by_step[sp.step].first.emplace_back(sp.startNs, sp.endNs);
+        if (sp.step >= 0 && isComputeWork(kind)) by_step[sp.step].first.emplace_back(sp.start_ns, sp.end_ns);
         return;
       }
-      if (sp.step >= 0) by_step[sp.step].second.emplace_back(sp.startNs, sp.endNs);
+      if (sp.step >= 0) by_step[sp.step].second.emplace_back(sp.start_ns, sp.end_ns);
       const auto ki = static_cast<std::size_t>(k - kinds.begin());
       int group = 0;  // dense_allreduce spans every rank
       if (kind == span_kind::kReplicaSync) group = r.replica_group;
       else if (kind != span_kind::kDenseAllreduce) group = r.sharding_group;
       const int nth = seen[{sp.step, ki}]++;
-      Call c{rank, ki, sp.endNs - sp.startNs, {sp.step, ki, group, nth}};
+      Call c{rank, ki, sp.end_ns - sp.start_ns, {sp.step, ki, group, nth}};
       auto [it, inserted] = shortest.emplace(c.key, c.duration);
       if (!inserted) it->second = std::min(it->second, c.duration);
       calls.push_back(c);
@@ -284,14 +284,14 @@ core::Status bandwidthBins(const st::TraceStore& store, st::RunId id, const st::
   std::map<std::tuple<st::StringId, st::StringId, std::int64_t, int>, CallAcc> by_call;
   std::map<std::tuple<int, st::StringId, st::StringId, std::int64_t>, int> seen;
   for (const auto& c : *colls) {
-    if (c.endNs <= c.startNs || c.bytes <= 0) continue;
+    if (c.end_ns <= c.start_ns || c.bytes <= 0) continue;
     const std::string_view op = strings.at(c.op);
     const int nth = seen[{c.rank, c.op, c.group, c.step}]++;
     CallAcc& acc = by_call[{c.op, c.group, c.step, nth}];
-    acc.shortest = std::min(acc.shortest, c.endNs - c.startNs);
+    acc.shortest = std::min(acc.shortest, c.end_ns - c.start_ns);
     acc.size = std::max(acc.size, collectiveSizeBytes(op, static_cast<double>(c.bytes)));
     acc.ranks = std::max(acc.ranks, c.peers + 1);
-    acc.rank_ms.push_back(static_cast<double>(c.endNs - c.startNs) / kNsPerMs);
+    acc.rank_ms.push_back(static_cast<double>(c.end_ns - c.start_ns) / kNsPerMs);
   }
   // Binned once each call is complete, so every member lands in its call's bin.
   struct BinAcc {
@@ -403,8 +403,8 @@ void tableLoads(const std::vector<st::TableStat>& stats, const st::StringTable& 
     ta.table = t;
     ++ta.ranks;
     ta.lookups_per_step += static_cast<double>(s.lookups) / steps_of_rank;
-    ta.unique_rows_per_step += static_cast<double>(s.uniqueRows) / steps_of_rank;
-    ta.ms_per_step += static_cast<double>(s.timeNs) / steps_of_rank / kNsPerMs;
+    ta.unique_rows_per_step += static_cast<double>(s.unique_rows) / steps_of_rank;
+    ta.ms_per_step += static_cast<double>(s.time_ns) / steps_of_rank / kNsPerMs;
   }
   for (auto& [t, ta] : tables) a.tables.push_back(std::move(ta));
   std::stable_sort(a.tables.begin(), a.tables.end(),
@@ -455,19 +455,19 @@ RunInputs runInputs(const st::RunRecord& run) {
     }
     return std::move(j).value();
   };
-  if (!run.configJson.empty()) {
-    if (auto j = parse(run.configJson, "config_json"); j && j->is_object()) in.config = std::move(*j);
+  if (!run.config_json.empty()) {
+    if (auto j = parse(run.config_json, "config_json"); j && j->is_object()) in.config = std::move(*j);
     else if (j) in.problems.push_back(id + ": config_json: expected an object");
   }
-  if (auto j = parse(run.modelJson, "model_json")) {
+  if (auto j = parse(run.model_json, "model_json")) {
     if (auto m = core::modelFromJson(*j, id + " model_json")) in.model = std::move(m).value();
     else in.problems.push_back(m.error().message);
   }
-  if (auto j = parse(run.clusterJson, "cluster_json")) {
+  if (auto j = parse(run.cluster_json, "cluster_json")) {
     if (auto c = core::clusterFromJson(*j, id + " cluster_json")) in.cluster = std::move(c).value();
     else in.problems.push_back(c.error().message);
   }
-  if (auto j = parse(run.planJson, "plan_json")) {
+  if (auto j = parse(run.plan_json, "plan_json")) {
     if (auto p = core::planFromJson(*j, id + " plan_json")) in.plan = std::move(p).value();
     else in.problems.push_back(p.error().message);
   }
@@ -501,7 +501,7 @@ RunInputs runInputs(const st::RunRecord& run, const RunInputs* supplied) {
   return in;
 }
 
-bool isImportedRun(const st::RunRecord& run) { return run.kindText.starts_with("import"); }
+bool isImportedRun(const st::RunRecord& run) { return run.kind_text.starts_with("import"); }
 
 double collectiveSizeBytes(std::string_view op, double bytes) {
   // The store holds bytes sent + received for all-to-alls (both conventions,
@@ -560,12 +560,12 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
   RunInputs in = runInputs(a.run, options.supplied);
   const bool imported = isImportedRun(a.run);
   a.mode = in.config.contains("mode") && in.config["mode"].is_string() ? in.config["mode"].get<std::string>()
-                                                                       : a.run.kindText;
+                                                                       : a.run.kind_text;
 
   auto summaries = store.stepSummaries(id);
   if (!summaries) return summaries.error();
   if (summaries->empty())
-    return core::Error{name + " (" + a.run.kindText + ", " + std::string(st::toText(a.run.status)) +
+    return core::Error{name + " (" + a.run.kind_text + ", " + std::string(st::toText(a.run.status)) +
                        ") has no step summaries" +
                        (imported ? std::string(": the trace has no profiler steps (ProfilerStep#N ranges)")
                                  : std::string("; report reads engine runs (emulate, mpi) and imported traces"))};

@@ -217,9 +217,9 @@ nlohmann::ordered_json reportJson(const RunAnalysis& a) {
   auto optional = [](double v) { return v >= 0 ? J(v) : J(nullptr); };
   J j;
   j["store"] = a.store;
-  j["run"] = {{"id", static_cast<std::int64_t>(a.run.id)}, {"kind", a.run.kindText},
+  j["run"] = {{"id", static_cast<std::int64_t>(a.run.id)}, {"kind", a.run.kind_text},
               {"status", std::string(st::toText(a.run.status))}, {"complete", a.run.isComplete()},
-              {"label", a.run.label}, {"created", a.run.createdAt}, {"finished", a.run.finishedAt},
+              {"label", a.run.label}, {"created", a.run.created_at}, {"finished", a.run.finished_at},
               {"error", a.run.error}};
   j["mode"] = a.mode;
   j["steps"] = a.steps;

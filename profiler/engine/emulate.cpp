@@ -280,9 +280,9 @@ RankOutcome runRank(RankContext& ctx, const GroupRankSetup& setup, std::uint32_t
       core::store::StepSummary sum;
       sum.step = step;
       sum.rank = trace_rank;
-      sum.embFwdNs = fwd_total;
-      sum.embBwdNs = bwd_total;
-      sum.totalNs = step_end - step_start;
+      sum.emb_fwd_ns = fwd_total;
+      sum.emb_bwd_ns = bwd_total;
+      sum.total_ns = step_end - step_start;
       rec.stepSummary(sum);
       out.result.fwd_ms += static_cast<double>(fwd_total) / 1e6;
       out.result.bwd_ms += static_cast<double>(bwd_total) / 1e6;
@@ -393,10 +393,10 @@ core::Result<EmulateResult> runEmulate(const core::ModelSpec& model, const core:
   } else {
     header.label = options.label;
   }
-  header.modelJson = core::toJson(model).dump();
-  header.clusterJson = core::toJson(cluster).dump();
-  header.planJson = core::toJson(plan).dump();
-  header.configJson = configJson(plan, options, B, result.threads, budget, measured, result.capped, host);
+  header.model_json = core::toJson(model).dump();
+  header.cluster_json = core::toJson(cluster).dump();
+  header.plan_json = core::toJson(plan).dump();
+  header.config_json = configJson(plan, options, B, result.threads, budget, measured, result.capped, host);
   auto begun = core::store::RunWriter::begin(store, header);
   if (!begun) return begun.error();
   core::store::RunWriter writer = std::move(*begun);

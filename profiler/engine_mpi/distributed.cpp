@@ -201,10 +201,10 @@ std::variant<long long, core::Error> beginRun(MPI_Comm world, const DistributedC
     } else {
       header.label = config.label;
     }
-    header.modelJson = in.model_json;
-    header.clusterJson = in.cluster_json;
-    header.planJson = in.plan_json;
-    header.configJson = configJson(in, config, p.batch, p.threads, p.budget, p.group_shards, hosts);
+    header.model_json = in.model_json;
+    header.cluster_json = in.cluster_json;
+    header.plan_json = in.plan_json;
+    header.config_json = configJson(in, config, p.batch, p.threads, p.budget, p.group_shards, hosts);
     auto w = core::store::RunWriter::begin(config.store, header);
     if (w) {
       writer.emplace(std::move(w).value());

@@ -296,7 +296,7 @@ struct StoreImportSink::State {
     }
     s.kind = (*k)->id;
     s.name = e.name;
-    if (__builtin_add_overflow(e.start, offset, &s.startNs) || __builtin_add_overflow(e.end, offset, &s.endNs))
+    if (__builtin_add_overflow(e.start, offset, &s.start_ns) || __builtin_add_overflow(e.end, offset, &s.end_ns))
       return core::Error{info.source + ": rank " + std::to_string(info.rank) +
                          ": timestamps out of range after clock alignment (offset " + std::to_string(offset) + " ns)"};
     s.step = step;
@@ -315,8 +315,8 @@ struct StoreImportSink::State {
       col.group = c.group;
       col.bytes = c.bytes;
       col.peers = c.peers;
-      col.startNs = s.startNs;
-      col.endNs = s.endNs;
+      col.start_ns = s.start_ns;
+      col.end_ns = s.end_ns;
       if (auto a = writer.addCollective(col); !a) return a.error();
       ++report.collectives;
     }
@@ -324,12 +324,12 @@ struct StoreImportSink::State {
       st::StepSummary& sum = sums[step];
       const std::int64_t d = diff(e.end, e.start);
       if (e.kind == TraceEventKind::Kernel) {
-        if (e.cls == KernelClass::EmbFwd) sum.embFwdNs += d;
-        else if (e.cls == KernelClass::EmbBwd) sum.embBwdNs += d;
-        else if (e.cls == KernelClass::Dense) sum.denseNs += d;
-        else if (isCollective(e.cls)) sum.commNs += d;
+        if (e.cls == KernelClass::EmbFwd) sum.emb_fwd_ns += d;
+        else if (e.cls == KernelClass::EmbBwd) sum.emb_bwd_ns += d;
+        else if (e.cls == KernelClass::Dense) sum.dense_ns += d;
+        else if (isCollective(e.cls)) sum.comm_ns += d;
       } else if (e.kind == TraceEventKind::ProfilerStep) {
-        sum.totalNs = d;
+        sum.total_ns = d;
       }
     }
     return core::Ok{};
@@ -382,16 +382,16 @@ core::Result<std::unique_ptr<StoreImportSink>> StoreImportSink::create(const std
   st::RunHeader h;
   h.kind = options.kind;
   h.label = options.label;
-  h.modelJson = options.model_json;
-  h.clusterJson = options.cluster_json;
-  h.planJson = options.plan_json;
+  h.model_json = options.model_json;
+  h.cluster_json = options.cluster_json;
+  h.plan_json = options.plan_json;
   if (options.config_json.empty()) {
     nlohmann::ordered_json j;
     j["schema"] = "shardscope.import/1";
     j["mode"] = std::string(st::toText(options.kind));
-    h.configJson = j.dump();
+    h.config_json = j.dump();
   } else {
-    h.configJson = options.config_json;
+    h.config_json = options.config_json;
   }
   auto w = st::RunWriter::begin(store, h);
   if (!w) return w.error();
@@ -538,8 +538,8 @@ core::Status StoreImportSink::endRank() {
   r.rank = s.info.rank;
   r.host = s.info.host;
   r.device = s.info.device;
-  r.shardingGroup = 0;  // one group of every imported rank (docs/formats/import-trace.md)
-  r.replicaGroup = 0;
+  r.sharding_group = 0;  // one group of every imported rank (docs/formats/import-trace.md)
+  r.replica_group = 0;
   if (auto a = s.writer.addRank(r); !a) return a;
   if (auto c = s.writer.commit(); !c) return c;
   s.report.clock_offset_ns = s.offset;

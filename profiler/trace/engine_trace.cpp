@@ -196,12 +196,12 @@ std::vector<std::byte> TraceRecorder::serialize() const {
   for (const core::store::StepSummary& s : steps_) {
     w.i64(s.step);
     w.i32(s.rank);
-    w.i64(s.embFwdNs);
-    w.i64(s.embBwdNs);
-    w.i64(s.denseNs);
-    w.i64(s.commNs);
-    w.i64(s.waitNs);
-    w.i64(s.totalNs);
+    w.i64(s.emb_fwd_ns);
+    w.i64(s.emb_bwd_ns);
+    w.i64(s.dense_ns);
+    w.i64(s.comm_ns);
+    w.i64(s.wait_ns);
+    w.i64(s.total_ns);
   }
   w.u64(tables_.size());
   for (const TableTotals& t : tables_) {
@@ -216,8 +216,8 @@ std::vector<std::byte> TraceRecorder::serialize() const {
     w.i32(r.rank);
     w.str(r.host);
     w.i32(r.device);
-    w.i32(r.shardingGroup);
-    w.i32(r.replicaGroup);
+    w.i32(r.sharding_group);
+    w.i32(r.replica_group);
   }
   return out;
 }
@@ -311,12 +311,12 @@ core::Result<TraceRecorder> TraceRecorder::deserialize(std::span<const std::byte
     core::store::StepSummary s;
     s.step = r.i64("a step summary's step");
     s.rank = r.i32("a step summary's rank");
-    s.embFwdNs = r.i64("a step summary's emb_fwd_ns");
-    s.embBwdNs = r.i64("a step summary's emb_bwd_ns");
-    s.denseNs = r.i64("a step summary's dense_ns");
-    s.commNs = r.i64("a step summary's comm_ns");
-    s.waitNs = r.i64("a step summary's wait_ns");
-    s.totalNs = r.i64("a step summary's total_ns");
+    s.emb_fwd_ns = r.i64("a step summary's emb_fwd_ns");
+    s.emb_bwd_ns = r.i64("a step summary's emb_bwd_ns");
+    s.dense_ns = r.i64("a step summary's dense_ns");
+    s.comm_ns = r.i64("a step summary's comm_ns");
+    s.wait_ns = r.i64("a step summary's wait_ns");
+    s.total_ns = r.i64("a step summary's total_ns");
     if (!r.failed()) rec.steps_.push_back(s);
   }
   const std::uint64_t table_count = r.count(kTableBytes, "table total count");
@@ -337,8 +337,8 @@ core::Result<TraceRecorder> TraceRecorder::deserialize(std::span<const std::byte
     info.rank = r.i32("a rank's number");
     info.host = r.str("a rank's host");
     info.device = r.i32("a rank's device");
-    info.shardingGroup = r.i32("a rank's sharding group");
-    info.replicaGroup = r.i32("a rank's replica group");
+    info.sharding_group = r.i32("a rank's sharding group");
+    info.replica_group = r.i32("a rank's replica group");
     if (!r.failed()) rec.ranks_.push_back(std::move(info));
   }
   if (r.failed()) return core::Error{r.error()};
@@ -389,8 +389,8 @@ core::Status TraceRecorder::flush(core::store::RunWriter& writer) const {
       row.stream = s.stream;
       row.kind = ids[s.kind];
       row.name = ids[s.name];
-      row.startNs = s.start_ns;
-      row.endNs = s.end_ns;
+      row.start_ns = s.start_ns;
+      row.end_ns = s.end_ns;
       row.step = s.step;
       row.bytes = s.bytes;
       row.table = ids[s.table];
@@ -406,8 +406,8 @@ core::Status TraceRecorder::flush(core::store::RunWriter& writer) const {
     row.group = ids[c.group];
     row.bytes = c.bytes;
     row.peers = c.peers;
-    row.startNs = c.start_ns;
-    row.endNs = c.end_ns;
+    row.start_ns = c.start_ns;
+    row.end_ns = c.end_ns;
     if (auto st = writer.addCollective(row); !st) return st;
   }
   for (const core::store::StepSummary& s : steps_) {
@@ -418,8 +418,8 @@ core::Status TraceRecorder::flush(core::store::RunWriter& writer) const {
     row.rank = t.rank;
     row.table = ids[t.table];
     row.lookups = t.lookups;
-    row.uniqueRows = t.unique_rows;
-    row.timeNs = t.time_ns;
+    row.unique_rows = t.unique_rows;
+    row.time_ns = t.time_ns;
     if (auto st = writer.addTableStat(row); !st) return st;
   }
   return core::Ok{};

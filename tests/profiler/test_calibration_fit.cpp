@@ -95,10 +95,10 @@ st::RunId writeModelledRun(const std::filesystem::path& path, const core::ModelS
   const auto cluster = cpu4();
   st::RunHeader h;
   h.kind = st::RunKind::Emulate;
-  h.modelJson = core::toJson(model).dump();
-  h.clusterJson = core::toJson(cluster).dump();
-  h.planJson = core::toJson(plan).dump();
-  h.configJson = nlohmann::json{{"schema", "shardscope.engine-run/1"}, {"mode", "emulate"},
+  h.model_json = core::toJson(model).dump();
+  h.cluster_json = core::toJson(cluster).dump();
+  h.plan_json = core::toJson(plan).dump();
+  h.config_json = nlohmann::json{{"schema", "shardscope.engine-run/1"}, {"mode", "emulate"},
                                 {"batch_size_per_gpu", model.batch_size_per_gpu}, {"host", "testhost"}}
                      .dump();
   auto w = st::RunWriter::begin(path, h);
@@ -132,11 +132,11 @@ st::RunId writeModelledRun(const std::filesystem::path& path, const core::ModelS
           s.name = tid;
           s.table = tid;
           s.step = 0;
-          s.endNs = total(f);
+          s.end_ns = total(f);
           if (!w->addSpan(s).ok()) qFatal("addSpan");
           s.kind = w->intern("emb_bwd").value();
-          s.startNs = s.endNs;
-          s.endNs = s.startNs + total(b);
+          s.start_ns = s.end_ns;
+          s.end_ns = s.start_ns + total(b);
           if (!w->addSpan(s).ok()) qFatal("addSpan");
         }
         if (!w->addTableStat({rank, tid, std::llround(c.ids * kSteps), std::llround(c.unique_rows * kSteps),
@@ -148,9 +148,9 @@ st::RunId writeModelledRun(const std::filesystem::path& path, const core::ModelS
       st::StepSummary s;
       s.step = step;
       s.rank = rank;
-      s.embFwdNs = std::llround(fwd_ms * 1e6);
-      s.embBwdNs = std::llround(bwd_ms * 1e6);
-      s.totalNs = s.embFwdNs + s.embBwdNs;
+      s.emb_fwd_ns = std::llround(fwd_ms * 1e6);
+      s.emb_bwd_ns = std::llround(bwd_ms * 1e6);
+      s.total_ns = s.emb_fwd_ns + s.emb_bwd_ns;
       if (!w->addStepSummary(s).ok()) qFatal("addStepSummary");
     }
   }
@@ -195,9 +195,9 @@ st::RunId writeImportedRun(const std::filesystem::path& path, const core::ModelS
       st::StepSummary s;
       s.step = step;
       s.rank = static_cast<int>(rank);
-      s.embFwdNs = std::llround(fwd_ms * (1.0 + noise(++n, noise_amplitude)) * 1e6);
-      s.embBwdNs = static_cast<int>(rank) == rank_without_bwd ? 0 : std::llround(bwd_ms * (1.0 + noise(++n, noise_amplitude)) * 1e6);
-      s.totalNs = 2 * (s.embFwdNs + s.embBwdNs);
+      s.emb_fwd_ns = std::llround(fwd_ms * (1.0 + noise(++n, noise_amplitude)) * 1e6);
+      s.emb_bwd_ns = static_cast<int>(rank) == rank_without_bwd ? 0 : std::llround(bwd_ms * (1.0 + noise(++n, noise_amplitude)) * 1e6);
+      s.total_ns = 2 * (s.emb_fwd_ns + s.emb_bwd_ns);
       if (!w->addStepSummary(s).ok()) qFatal("addStepSummary");
     }
   }

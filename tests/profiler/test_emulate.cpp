@@ -144,7 +144,7 @@ struct StoredRun {
     const auto it = names.find(static_cast<std::int64_t>(id));
     return it == names.end() ? std::string() : it->second;
   }
-  [[nodiscard]] nlohmann::json config() const { return nlohmann::json::parse(record.configJson); }
+  [[nodiscard]] nlohmann::json config() const { return nlohmann::json::parse(record.config_json); }
 };
 
 StoredRun readRun(const std::filesystem::path& path, store::RunId run) {
@@ -208,15 +208,15 @@ void checkCompleteRun(const core::ModelSpec& model, const core::ShardPlan& plan,
     const std::string kind = run.str(s.kind);
     ++kinds[{s.rank, kind}];
     QVERIFY(s.step >= 0 && s.step < static_cast<std::int64_t>(o.steps));
-    if (kind == "emb_fwd") fwd_spans[{s.rank, s.step}] += s.endNs - s.startNs;
-    if (kind == "emb_bwd") bwd_spans[{s.rank, s.step}] += s.endNs - s.startNs;
+    if (kind == "emb_fwd") fwd_spans[{s.rank, s.step}] += s.end_ns - s.start_ns;
+    if (kind == "emb_bwd") bwd_spans[{s.rank, s.step}] += s.end_ns - s.start_ns;
     if (kind == "emb_fwd" || kind == "emb_bwd") QCOMPARE(run.str(s.name), run.str(s.table));
   }
   for (const auto& sum : run.steps) {
-    QVERIFY(sum.totalNs > 0);
-    QVERIFY(sum.embFwdNs + sum.embBwdNs <= sum.totalNs);
-    QCOMPARE(sum.embFwdNs, (fwd_spans[{sum.rank, sum.step}]));
-    QCOMPARE(sum.embBwdNs, (bwd_spans[{sum.rank, sum.step}]));
+    QVERIFY(sum.total_ns > 0);
+    QVERIFY(sum.emb_fwd_ns + sum.emb_bwd_ns <= sum.total_ns);
+    QCOMPARE(sum.emb_fwd_ns, (fwd_spans[{sum.rank, sum.step}]));
+    QCOMPARE(sum.emb_bwd_ns, (bwd_spans[{sum.rank, sum.step}]));
   }
   for (std::size_t i = 0; i < measured.size(); ++i) {
     const int rank = measured[i];
@@ -438,7 +438,7 @@ class TestEmulate : public QObject {
     checkCompleteRun(model, plan, o, *r, run, 1);
     QCOMPARE(run.record.label, "emulate small M=" + std::to_string(M) + " R=" + std::to_string(4 / M));
     QVERIFY(run.config().at("capped").empty());
-    QVERIFY(!run.record.modelJson.empty() && !run.record.clusterJson.empty() && !run.record.planJson.empty());
+    QVERIFY(!run.record.model_json.empty() && !run.record.cluster_json.empty() && !run.record.plan_json.empty());
   }
 
   void handPlanRoutesEveryShardingType() {
@@ -593,7 +593,7 @@ class TestEmulate : public QObject {
     QCOMPARE(ra.tables.size(), rb.tables.size());
     for (std::size_t i = 0; i < ra.tables.size(); ++i) {
       QCOMPARE(ra.tables[i].lookups, rb.tables[i].lookups);
-      QCOMPARE(ra.tables[i].uniqueRows, rb.tables[i].uniqueRows);
+      QCOMPARE(ra.tables[i].unique_rows, rb.tables[i].unique_rows);
     }
   }
 };

@@ -164,13 +164,13 @@ class TestEngineMpi : public QObject {
     QVERIFY(run_.kind == store::RunKind::Mpi);
     QVERIFY(run_.isComplete());
     QCOMPARE(QString::fromStdString(run_.label), QString("mpi tiny M=2 R=2"));
-    const QJsonObject config = QJsonDocument::fromJson(QByteArray::fromStdString(run_.configJson)).object();
+    const QJsonObject config = QJsonDocument::fromJson(QByteArray::fromStdString(run_.config_json)).object();
     QCOMPARE(config["schema"].toString(), QString("shardscope.engine-run/1"));
     QCOMPARE(config["mode"].toString(), QString("mpi"));
     QCOMPARE(config["steps"].toInt(), kSteps);
     QCOMPARE(config["sync_interval"].toInt(), kSteps);
     QCOMPARE(config["ranks_measured"].toArray().size(), 4);
-    QVERIFY(!run_.planJson.empty() && !run_.modelJson.empty() && !run_.clusterJson.empty());
+    QVERIFY(!run_.plan_json.empty() && !run_.model_json.empty() && !run_.cluster_json.empty());
   }
 
   void ranksAndSpansCoverRanksZeroToThree() {
@@ -180,14 +180,14 @@ class TestEngineMpi : public QObject {
     for (const store::RankInfo& r : *ranks) {
       const auto rank = static_cast<std::size_t>(r.rank);
       QVERIFY(rank < 4);
-      QCOMPARE(r.shardingGroup, static_cast<int>(rank % 2));  // strided: group g = ranks g, g + R
-      QCOMPARE(r.replicaGroup, static_cast<int>(rank / 2));
+      QCOMPARE(r.sharding_group, static_cast<int>(rank % 2));  // strided: group g = ranks g, g + R
+      QCOMPARE(r.replica_group, static_cast<int>(rank / 2));
     }
     auto extents = store_->spanExtents(run_.id);
     QVERIFY(extents.ok());
     std::set<int> with_spans;
     for (const auto& e : *extents)
-      if (e.spanCount > 0) with_spans.insert(e.rank);
+      if (e.span_count > 0) with_spans.insert(e.rank);
     QVERIFY(with_spans == (std::set<int>{0, 1, 2, 3}));
   }
 
@@ -223,7 +223,7 @@ class TestEngineMpi : public QObject {
       const QString op = QString::fromStdString(std::string(strings->at(c.op)));
       const QString group = QString::fromStdString(std::string(strings->at(c.group)));
       QVERIFY(c.bytes > 0);
-      QVERIFY(c.endNs >= c.startNs);
+      QVERIFY(c.end_ns >= c.start_ns);
       if (op == "all_to_all") {
         all_to_all_groups[c.rank].insert(group);
         QCOMPARE(c.peers, 1);
@@ -247,8 +247,8 @@ class TestEngineMpi : public QObject {
     QVERIFY(steps.ok() && tables.ok());
     QCOMPARE(steps->size(), std::size_t{4 * kSteps});
     for (const store::StepSummary& s : *steps) {
-      QVERIFY(s.totalNs > 0);
-      QVERIFY(s.embFwdNs + s.embBwdNs + s.denseNs + s.commNs <= s.totalNs);
+      QVERIFY(s.total_ns > 0);
+      QVERIFY(s.emb_fwd_ns + s.emb_bwd_ns + s.dense_ns + s.comm_ns <= s.total_ns);
     }
     std::set<int> ranks;
     for (const store::TableStat& t : *tables) {

@@ -39,9 +39,9 @@ TraceRecorder sampleRecorder(int first_rank = 0, std::int64_t t0 = 1'000'000) {
       core::store::StepSummary sum;
       sum.step = s;
       sum.rank = r;
-      sum.embFwdNs = 140;
-      sum.commNs = 250;
-      sum.totalNs = 900;
+      sum.emb_fwd_ns = 140;
+      sum.comm_ns = 250;
+      sum.total_ns = 900;
       rec.stepSummary(sum);
       rec.tableStat(r, cat0, 64, 60, 90);
       rec.tableStat(r, cat1, 32, 30, 50);
@@ -118,7 +118,7 @@ class TestEngineTrace : public QObject {
     rec.span({0, 0, k, k, 0, 1, 2, 0, 0});
     rec.collective({0, 0, k, k, 8, 1, 1, 2});
     core::store::StepSummary s;
-    s.totalNs = 5;
+    s.total_ns = 5;
     rec.stepSummary(s);
     rec.tableStat(0, k, 1, 1, 1);
     QCOMPARE(rec.spanCount(), std::size_t{0});
@@ -144,8 +144,8 @@ class TestEngineTrace : public QObject {
       QCOMPARE(std::string(f.str(row.table)), std::string("cat_0"));
       if (row.rank == 3) {
         QCOMPARE(row.lookups, std::int64_t{15});
-        QCOMPARE(row.uniqueRows, std::int64_t{6});
-        QCOMPARE(row.timeNs, std::int64_t{150});
+        QCOMPARE(row.unique_rows, std::int64_t{6});
+        QCOMPARE(row.time_ns, std::int64_t{150});
       }
     }
   }
@@ -174,7 +174,7 @@ class TestEngineTrace : public QObject {
     for (const auto& c : f.collectives) {
       QCOMPARE(f.str(c.op), std::string_view("all_to_all"));
       QCOMPARE(f.str(c.group), std::string_view("0,1"));
-      QCOMPARE(c.endNs - c.startNs, std::int64_t{250});
+      QCOMPARE(c.end_ns - c.start_ns, std::int64_t{250});
     }
     for (const auto& t : f.tables) QCOMPARE(t.lookups, std::int64_t{f.str(t.table) == "cat_0" ? 128 : 64});
   }
@@ -192,7 +192,7 @@ class TestEngineTrace : public QObject {
     const Flushed a = flushAndRead(rec, d1.path()), b = flushAndRead(*back, d2.path());
     QCOMPARE(a.spans.size(), b.spans.size());
     for (std::size_t i = 0; i < a.spans.size(); ++i) {
-      QCOMPARE(a.spans[i].startNs, b.spans[i].startNs);
+      QCOMPARE(a.spans[i].start_ns, b.spans[i].start_ns);
       QCOMPARE(a.str(a.spans[i].name), b.str(b.spans[i].name));
     }
     QVERIFY(a.steps == b.steps);
@@ -313,10 +313,10 @@ class TestEngineTrace : public QObject {
     QTemporaryDir dir;
     const Flushed f = flushAndRead(rec, dir.path());
     std::int64_t first = std::numeric_limits<std::int64_t>::max();
-    for (const auto& s : f.spans) first = std::min(first, s.startNs);
+    for (const auto& s : f.spans) first = std::min(first, s.start_ns);
     QCOMPARE(first, std::int64_t{600'000});
-    for (const auto& c : f.collectives) QVERIFY(c.startNs >= 600'150 && c.startNs < 602'000);
-    for (const auto& s : f.steps) QCOMPARE(s.totalNs, std::int64_t{900});
+    for (const auto& c : f.collectives) QVERIFY(c.start_ns >= 600'150 && c.start_ns < 602'000);
+    for (const auto& s : f.steps) QCOMPARE(s.total_ns, std::int64_t{900});
   }
 };
 

@@ -305,16 +305,16 @@ class TestKinetoImport : public QObject {
     QVERIFY(sums.ok());
     QCOMPARE(sums->size(), std::size_t{4});
     for (const auto& s : *sums) {
-      QCOMPARE(s.totalNs, std::int64_t{10'000'000});
-      QCOMPARE(s.denseNs, std::int64_t{500'000});
+      QCOMPARE(s.total_ns, std::int64_t{10'000'000});
+      QCOMPARE(s.dense_ns, std::int64_t{500'000});
       if (s.rank == 0) {
-        QCOMPARE(s.embFwdNs, std::int64_t{1'000'000});
-        QCOMPARE(s.embBwdNs, std::int64_t{1'500'000});
-        QCOMPARE(s.commNs, std::int64_t{1'200'000});
+        QCOMPARE(s.emb_fwd_ns, std::int64_t{1'000'000});
+        QCOMPARE(s.emb_bwd_ns, std::int64_t{1'500'000});
+        QCOMPARE(s.comm_ns, std::int64_t{1'200'000});
       } else {
-        QCOMPARE(s.embFwdNs, std::int64_t{3'000'000});
-        QCOMPARE(s.embBwdNs, std::int64_t{2'500'000});
-        QCOMPARE(s.commNs, std::int64_t{1'150'000});
+        QCOMPARE(s.emb_fwd_ns, std::int64_t{3'000'000});
+        QCOMPARE(s.emb_bwd_ns, std::int64_t{2'500'000});
+        QCOMPARE(s.comm_ns, std::int64_t{1'150'000});
       }
     }
     // Aligned clocks: both ranks' ProfilerStep#5 start at the same time.
@@ -323,7 +323,7 @@ class TestKinetoImport : public QObject {
     QVERIFY(spans.ok());
     std::map<int, std::int64_t> step5;
     for (const auto& s : *spans) {
-      if (strings->at(s.kind) == "step" && s.step == 5) step5[s.rank] = s.startNs;
+      if (strings->at(s.kind) == "step" && s.step == 5) step5[s.rank] = s.start_ns;
       if (strings->at(s.kind) == "cpu_op") QVERIFY(s.stream >= 100000);
       if (strings->at(s.kind) == "emb_fwd") {
         QCOMPARE(s.stream, 7);
@@ -456,7 +456,7 @@ class TestKinetoImport : public QObject {
     QVERIFY(sums.ok());
     QCOMPARE(sums->size(), std::size_t{2});
     std::int64_t fwd = 0;
-    for (const auto& x : *sums) fwd += x.embFwdNs;
+    for (const auto& x : *sums) fwd += x.emb_fwd_ns;
     QCOMPARE(fwd, std::int64_t{2'000'000});
   }
 

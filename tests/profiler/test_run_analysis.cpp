@@ -86,10 +86,10 @@ st::RunHeader header(const nlohmann::json& config) {
   st::RunHeader h;
   h.kind = st::RunKind::Mpi;
   h.label = "mpi two tables M=2 R=2";
-  h.modelJson = core::toJson(twoTables()).dump();
-  h.clusterJson = core::toJson(cpu4()).dump();
-  h.planJson = core::toJson(plan2x2()).dump();
-  h.configJson = config.dump();
+  h.model_json = core::toJson(twoTables()).dump();
+  h.cluster_json = core::toJson(cpu4()).dump();
+  h.plan_json = core::toJson(plan2x2()).dump();
+  h.config_json = config.dump();
   return h;
 }
 
@@ -117,11 +117,11 @@ void writeRun(const std::filesystem::path& path, const nlohmann::json& cfg, bool
       st::StepSummary s;
       s.step = step;
       s.rank = r.rank;
-      s.embFwdNs = r.fwd_ns;
-      s.embBwdNs = r.bwd_ns;
-      s.denseNs = 1 * kMs;
-      s.commNs = 2 * kMs;
-      s.totalNs = 10 * kMs;
+      s.emb_fwd_ns = r.fwd_ns;
+      s.emb_bwd_ns = r.bwd_ns;
+      s.dense_ns = 1 * kMs;
+      s.comm_ns = 2 * kMs;
+      s.total_ns = 10 * kMs;
       QVERIFY(w->addStepSummary(s).ok());
       if (!spans) continue;
       const char* table = gr == 0 ? "a" : "b";
@@ -132,8 +132,8 @@ void writeRun(const std::filesystem::path& path, const nlohmann::json& cfg, bool
         sp.stream = stream;
         sp.kind = id(kind);
         sp.name = id(name);
-        sp.startNs = start;
-        sp.endNs = start + dur;
+        sp.start_ns = start;
+        sp.end_ns = start + dur;
         sp.step = step;
         sp.table = tbl ? id(tbl) : st::kNoString;
         QVERIFY(w->addSpan(sp).ok());
@@ -517,8 +517,8 @@ class TestRunAnalysis : public QObject {
 
   void inputsTolerateMissingAndMalformedParts() {
     st::RunRecord r;
-    r.modelJson = "{not json";
-    r.configJson = R"({"batch_size_per_gpu": "many", "capped": 3})";
+    r.model_json = "{not json";
+    r.config_json = R"({"batch_size_per_gpu": "many", "capped": 3})";
     const auto in = profiler::runInputs(r);
     QVERIFY(!in.model);
     QVERIFY(!in.plan);

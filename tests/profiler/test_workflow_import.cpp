@@ -72,7 +72,7 @@ class TestWorkflowImport : public QObject {
     QVERIFY(runs.front().id == out->run);
     QVERIFY(runs.front().kind == st::RunKind::ImportKineto);
     QCOMPARE(runs.front().label, std::string("kineto rank0.json (+1)"));
-    QVERIFY(runs.front().configJson.find("\"mode\":\"import-kineto\"") != std::string::npos);
+    QVERIFY(runs.front().config_json.find("\"mode\":\"import-kineto\"") != std::string::npos);
   }
 
   void largeInputsReportProgress() {

@@ -23,9 +23,9 @@ Result<StoreInfo> inspectStore(const std::filesystem::path& path) {
   auto& db = *opened->db;
   StoreInfo info;
   info.path = path;
-  info.schemaVersion = opened->schemaVersion;
-  info.fileSizeBytes = sizeOr0(path);
-  info.walSizeBytes = sizeOr0(std::filesystem::path(path.string() + "-wal"));
+  info.schema_version = opened->schema_version;
+  info.file_size_bytes = sizeOr0(path);
+  info.wal_size_bytes = sizeOr0(std::filesystem::path(path.string() + "-wal"));
 
   auto stmt = db.prepare(
       "SELECT r.id, r.kind, r.status, r.label, r.created_at, coalesce(r.finished_at, ''), "
@@ -41,15 +41,15 @@ Result<StoreInfo> inspectStore(const std::filesystem::path& path) {
   while ((rc = stmt->step()) == SQLITE_ROW) {
     RunSummary s;
     s.run.id = RunId{stmt->int64(0)};
-    s.run.kindText = stmt->text(1);
-    s.run.kind = runKindFromText(s.run.kindText);
+    s.run.kind_text = stmt->text(1);
+    s.run.kind = runKindFromText(s.run.kind_text);
     s.run.status = runStatusFromText(stmt->text(2)).value_or(RunStatus::Running);
     s.run.label = stmt->text(3);
-    s.run.createdAt = stmt->text(4);
-    s.run.finishedAt = stmt->text(5);
+    s.run.created_at = stmt->text(4);
+    s.run.finished_at = stmt->text(5);
     s.run.error = stmt->text(6);
-    s.rankCount = stmt->int32(7);
-    s.spanCount = stmt->int64(8);
+    s.rank_count = stmt->int32(7);
+    s.span_count = stmt->int64(8);
     info.runs.push_back(std::move(s));
   }
   if (rc != SQLITE_DONE) {

@@ -57,11 +57,11 @@ struct RunWriter::State {
   std::vector<StepSummary> steps;
   std::vector<TableStat> tables;
   struct Extent {
-    std::int64_t spanCount = 0;
-    std::int64_t minStartNs = 0;
-    std::int64_t maxEndNs = 0;
-    std::int64_t maxDurationNs = 0;
-    std::int64_t maxBlockNs = 0;
+    std::int64_t span_count = 0;
+    std::int64_t min_start_ns = 0;
+    std::int64_t max_end_ns = 0;
+    std::int64_t max_duration_ns = 0;
+    std::int64_t max_block_ns = 0;
   };
   // Ranks 0..kDenseRanks-1 (all real ones) in a flat array: addSpan is hot.
   static constexpr int kDenseRanks = 1 << 16;
@@ -110,7 +110,7 @@ struct RunWriter::State {
   Status flushSpans();
   void bindSpan(Statement& st, int first, const Span& sp);
   void sortByRankAndStart();
-  Status maybeFlush() { return buffered() >= options.rowsPerCommit ? flush() : Status(Ok{}); }
+  Status maybeFlush() { return buffered() >= options.rows_per_commit ? flush() : Status(Ok{}); }
   Status markRun(RunStatus status, std::string_view reason);
 };
 
@@ -119,7 +119,7 @@ struct RunWriter::State {
 // order, and only out-of-order ranks pay for a comparison sort.
 void RunWriter::State::sortByRankAndStart() {
   const auto byStart = [](const Span& a, const Span& b) {
-    return a.startNs != b.startNs ? a.startNs < b.startNs : a.stream < b.stream;
+    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.stream < b.stream;
   };
   int lo = spans.front().rank;
   int hi = lo;
@@ -160,8 +160,8 @@ void RunWriter::State::bindSpan(Statement& st, int first, const Span& sp) {
   st.bind(first + 0, static_cast<std::int64_t>(run));
   st.bind(first + 1, sp.rank);
   st.bind(first + 2, sp.stream);
-  st.bind(first + 3, sp.startNs);
-  st.bind(first + 4, sp.endNs);
+  st.bind(first + 3, sp.start_ns);
+  st.bind(first + 4, sp.end_ns);
   st.bind(first + 5, static_cast<std::int64_t>(sp.kind));
   st.bind(first + 6, static_cast<std::int64_t>(sp.name));
   st.bind(first + 7, sp.step);
@@ -212,18 +212,18 @@ Status RunWriter::State::flushSpans() {
   const auto runId = static_cast<std::int64_t>(run);
   for (std::size_t b = 0; b < n;) {
     std::size_t e = b + 1;
-    std::int64_t maxEnd = spans[b].endNs;
+    std::int64_t maxEnd = spans[b].end_ns;
     while (e < n && e - b < kBlockSpans && spans[e].rank == spans[b].rank) {
-      maxEnd = std::max(maxEnd, spans[e].endNs);
+      maxEnd = std::max(maxEnd, spans[e].end_ns);
       ++e;
     }
     Extent& extent = this->extent(spans[b].rank);
-    extent.maxBlockNs = std::max(extent.maxBlockNs, maxEnd - spans[b].startNs);
+    extent.max_block_ns = std::max(extent.max_block_ns, maxEnd - spans[b].start_ns);
     Statement& st = insertBlock;
     st.bind(1, runId);
     st.bind(2, spans[b].rank);
-    st.bind(3, spans[b].startNs);
-    st.bind(4, spans[e - 1].startNs);
+    st.bind(3, spans[b].start_ns);
+    st.bind(4, spans[e - 1].start_ns);
     st.bind(5, maxEnd);
     st.bind(6, firstId + static_cast<std::int64_t>(b));
     st.bind(7, firstId + static_cast<std::int64_t>(e) - 1);
@@ -252,8 +252,8 @@ Status RunWriter::State::flushRows() {
     st.bindIdOrNull(6, static_cast<std::int64_t>(c.algorithm));
     st.bind(7, c.bytes);
     st.bind(8, c.peers);
-    st.bind(9, c.startNs);
-    st.bind(10, c.endNs);
+    st.bind(9, c.start_ns);
+    st.bind(10, c.end_ns);
     const int rc = st.step();
     st.reset();
     if (rc != SQLITE_DONE) {
@@ -266,8 +266,8 @@ Status RunWriter::State::flushRows() {
     st.bind(2, r.rank);
     st.bind(3, r.host);
     st.bind(4, r.device);
-    st.bind(5, r.shardingGroup);
-    st.bind(6, r.replicaGroup);
+    st.bind(5, r.sharding_group);
+    st.bind(6, r.replica_group);
     const int rc = st.step();
     st.reset();
     if (rc != SQLITE_DONE) {
@@ -279,12 +279,12 @@ Status RunWriter::State::flushRows() {
     st.bind(1, runId);
     st.bind(2, s.step);
     st.bind(3, s.rank);
-    st.bind(4, s.embFwdNs);
-    st.bind(5, s.embBwdNs);
-    st.bind(6, s.denseNs);
-    st.bind(7, s.commNs);
-    st.bind(8, s.waitNs);
-    st.bind(9, s.totalNs);
+    st.bind(4, s.emb_fwd_ns);
+    st.bind(5, s.emb_bwd_ns);
+    st.bind(6, s.dense_ns);
+    st.bind(7, s.comm_ns);
+    st.bind(8, s.wait_ns);
+    st.bind(9, s.total_ns);
     const int rc = st.step();
     st.reset();
     if (rc != SQLITE_DONE) {
@@ -297,8 +297,8 @@ Status RunWriter::State::flushRows() {
     st.bind(2, t.rank);
     st.bind(3, static_cast<std::int64_t>(t.table));
     st.bind(4, t.lookups);
-    st.bind(5, t.uniqueRows);
-    st.bind(6, t.timeNs);
+    st.bind(5, t.unique_rows);
+    st.bind(6, t.time_ns);
     const int rc = st.step();
     st.reset();
     if (rc != SQLITE_DONE) {
@@ -317,11 +317,11 @@ Status RunWriter::State::flushRows() {
     Statement& st = upsertExtent;
     st.bind(1, runId);
     st.bind(2, rank);
-    st.bind(3, e.spanCount);
-    st.bind(4, e.minStartNs);
-    st.bind(5, e.maxEndNs);
-    st.bind(6, e.maxDurationNs);
-    st.bind(7, e.maxBlockNs);
+    st.bind(3, e.span_count);
+    st.bind(4, e.min_start_ns);
+    st.bind(5, e.max_end_ns);
+    st.bind(6, e.max_duration_ns);
+    st.bind(7, e.max_block_ns);
     const int rc = st.step();
     st.reset();
     if (rc != SQLITE_DONE) {
@@ -412,11 +412,11 @@ Result<RunWriter> RunWriter::begin(const std::filesystem::path& path, const RunH
   auto state = std::make_unique<State>();
   state->db = std::move(opened->db);
   state->options = options;
-  if (state->options.rowsPerCommit == 0) {
-    state->options.rowsPerCommit = 1;
+  if (state->options.rows_per_commit == 0) {
+    state->options.rows_per_commit = 1;
   }
   Database& db = *state->db;
-  sqlite3_busy_timeout(db.handle(), options.busyTimeoutMs);
+  sqlite3_busy_timeout(db.handle(), options.busy_timeout_ms);
 
   struct Prep {
     Statement* target;
@@ -462,10 +462,10 @@ Result<RunWriter> RunWriter::begin(const std::filesystem::path& path, const RunH
   }
   insertRun->bind(1, toText(header.kind));
   insertRun->bind(2, header.label);
-  insertRun->bind(3, header.modelJson);
-  insertRun->bind(4, header.clusterJson);
-  insertRun->bind(5, header.planJson);
-  insertRun->bind(6, header.configJson);
+  insertRun->bind(3, header.model_json);
+  insertRun->bind(4, header.cluster_json);
+  insertRun->bind(5, header.plan_json);
+  insertRun->bind(6, header.config_json);
   if (const int rc = insertRun->step(); rc != SQLITE_DONE) {
     return db.error("creating a run", rc);
   }
@@ -517,9 +517,9 @@ Status RunWriter::addSpan(const Span& span) {
   if (auto s = s_->usable(); !s) {
     return s;
   }
-  if (span.endNs < span.startNs) {
-    return Error{"span on rank " + std::to_string(span.rank) + " ends (" + std::to_string(span.endNs) +
-                 " ns) before it starts (" + std::to_string(span.startNs) + " ns)"};
+  if (span.end_ns < span.start_ns) {
+    return Error{"span on rank " + std::to_string(span.rank) + " ends (" + std::to_string(span.end_ns) +
+                 " ns) before it starts (" + std::to_string(span.start_ns) + " ns)"};
   }
   if (auto s = s_->checkId(span.kind, "kind"); !s) {
     return s;
@@ -531,14 +531,14 @@ Status RunWriter::addSpan(const Span& span) {
     return s;
   }
   auto& e = s_->extent(span.rank);
-  const std::int64_t duration = span.endNs - span.startNs;
-  if (e.spanCount == 0) {
-    e = State::Extent{0, span.startNs, span.endNs, duration, 0};
+  const std::int64_t duration = span.end_ns - span.start_ns;
+  if (e.span_count == 0) {
+    e = State::Extent{0, span.start_ns, span.end_ns, duration, 0};
   }
-  e.minStartNs = std::min(e.minStartNs, span.startNs);
-  e.maxEndNs = std::max(e.maxEndNs, span.endNs);
-  e.maxDurationNs = std::max(e.maxDurationNs, duration);
-  ++e.spanCount;
+  e.min_start_ns = std::min(e.min_start_ns, span.start_ns);
+  e.max_end_ns = std::max(e.max_end_ns, span.end_ns);
+  e.max_duration_ns = std::max(e.max_duration_ns, duration);
+  ++e.span_count;
   s_->spans.push_back(span);
   return s_->maybeFlush();
 }
@@ -556,7 +556,7 @@ Status RunWriter::addCollective(const Collective& collective) {
   if (auto s = s_->usable(); !s) {
     return s;
   }
-  if (collective.endNs < collective.startNs) {
+  if (collective.end_ns < collective.start_ns) {
     return Error{"collective on rank " + std::to_string(collective.rank) + " ends before it starts"};
   }
   for (auto [id, field] : {std::pair{collective.op, "op"}, std::pair{collective.group, "group"},

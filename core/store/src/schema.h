@@ -13,7 +13,7 @@ namespace shardscope::core::store::detail {
 
 struct OpenedStore {
   std::unique_ptr<Database> db;
-  int schemaVersion = 0;
+  int schema_version = 0;
 };
 
 // Opens `path` and validates it; with OpenMode::Create a missing file is

@@ -25,17 +25,17 @@ std::string runColumns(int schemaVersion) {
 RunRecord readRun(const Statement& s) {
   RunRecord r;
   r.id = RunId{s.int64(0)};
-  r.kindText = s.text(1);
-  r.kind = runKindFromText(r.kindText);
+  r.kind_text = s.text(1);
+  r.kind = runKindFromText(r.kind_text);
   r.status = runStatusFromText(s.text(2)).value_or(RunStatus::Running);
   r.label = s.text(3);
-  r.modelJson = s.text(4);
-  r.clusterJson = s.text(5);
-  r.planJson = s.text(6);
-  r.createdAt = s.text(7);
-  r.finishedAt = s.text(8);
+  r.model_json = s.text(4);
+  r.cluster_json = s.text(5);
+  r.plan_json = s.text(6);
+  r.created_at = s.text(7);
+  r.finished_at = s.text(8);
   r.error = s.text(9);
-  r.configJson = s.text(10);
+  r.config_json = s.text(10);
   return r;
 }
 
@@ -96,7 +96,7 @@ Result<TraceStore> openStore(const std::filesystem::path& path, OpenMode mode) {
   if (!opened) {
     return opened.error();
   }
-  return TraceStore(std::move(opened->db), opened->schemaVersion);
+  return TraceStore(std::move(opened->db), opened->schema_version);
 }
 
 Result<std::vector<RunRecord>> TraceStore::listRuns() const {
@@ -162,7 +162,7 @@ Result<std::int64_t> TraceStore::spanCount(RunId run) const {
   }
   std::int64_t n = 0;
   for (const auto& e : *extents) {
-    n += e.spanCount;
+    n += e.span_count;
   }
   return n;
 }
@@ -209,7 +209,7 @@ Result<std::vector<Span>> TraceStore::spansInWindow(RunId run, std::span<const i
     return Span{r.int32(0), r.int32(1), StringId{r.int64(2)}, StringId{r.int64(3)},
                 r.int64(4), r.int64(5), r.int64(6), r.int64(7), r.int64(8), StringId{r.int64(9)}};
   };
-  const auto byStart = [](const Span& a, const Span& b) { return a.startNs < b.startNs; };
+  const auto byStart = [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; };
   std::vector<std::pair<std::int64_t, std::int64_t>> idRanges;
   for (const int rank : ranks) {
     const auto it = std::lower_bound(maxBlock.begin(), maxBlock.end(), std::pair{rank, std::int64_t{0}},

@@ -107,8 +107,8 @@ class TestCliProfile : public QObject {
     QVERIFY(run.isComplete());
     QVERIFY(run.kind == st::RunKind::Emulate);
     QCOMPARE(run.label, std::string("first"));
-    QVERIFY(run.configJson.find("shardscope.engine-run/1") != std::string::npos);
-    auto plan = shardscope::core::planFromJson(nlohmann::json::parse(run.planJson), "plan");
+    QVERIFY(run.config_json.find("shardscope.engine-run/1") != std::string::npos);
+    auto plan = shardscope::core::planFromJson(nlohmann::json::parse(run.plan_json), "plan");
     QVERIFY(plan.ok());
     QCOMPARE(plan->sharding_group_size, 2u);
     QCOMPARE(opened->ranks(run.id)->size(), std::size_t{2});  // one sharding group measured

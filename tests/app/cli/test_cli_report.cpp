@@ -97,12 +97,12 @@ void writeRun(const std::filesystem::path& path, std::uint32_t batch, std::uint3
           s.step = step;
           s.name = s.table = tid;
           s.kind = w->intern("emb_fwd").value();
-          s.startNs = t;
-          s.endNs = t += f;
+          s.start_ns = t;
+          s.end_ns = t += f;
           if (!w->addSpan(s).ok()) qFatal("span");
           s.kind = w->intern("emb_bwd").value();
-          s.startNs = t;
-          s.endNs = t += b;
+          s.start_ns = t;
+          s.end_ns = t += b;
           if (!w->addSpan(s).ok()) qFatal("span");
         }
         if (!w->addTableStat({rank, tid, std::llround(c.ids * kSteps), std::llround(c.unique_rows * kSteps),

@@ -74,8 +74,8 @@ std::vector<st::Span> makeSpans(const Options& o, const std::vector<st::StringId
     s.stream = static_cast<int>(k % 4);
     s.kind = kinds[static_cast<std::size_t>(k % 3)];
     s.name = names[static_cast<std::size_t>(rng() % names.size())];
-    s.startNs = 1'700'000'000'000'000'000 + k * 200 + (s.rank * 7) % 50;
-    s.endNs = s.startNs + (k % 4096 == 0 ? 100'000 : 50 + static_cast<std::int64_t>(rng() % 400));
+    s.start_ns = 1'700'000'000'000'000'000 + k * 200 + (s.rank * 7) % 50;
+    s.end_ns = s.start_ns + (k % 4096 == 0 ? 100'000 : 50 + static_cast<std::int64_t>(rng() % 400));
     s.step = k / 2000;
     s.correlation = i;
     s.bytes = (k % 3 == 2) ? 65536 : 0;
@@ -145,17 +145,17 @@ double rawInsert(const Options& o, const fs::path& path, const std::vector<st::S
                  input.begin() + static_cast<std::ptrdiff_t>(end));
     if (layout == Layout::ClusteredSorted) {
       std::sort(batch.begin(), batch.end(), [](const st::Span& a, const st::Span& b) {
-        return a.rank != b.rank ? a.rank < b.rank : a.startNs < b.startNs;
+        return a.rank != b.rank ? a.rank < b.rank : a.start_ns < b.start_ns;
       });
     }
     execRaw(db, "BEGIN");
     for (const st::Span& s : batch) {
       sqlite3_bind_int64(ins, 1, 1);
       sqlite3_bind_int64(ins, 2, s.rank);
-      sqlite3_bind_int64(ins, 3, s.startNs);
+      sqlite3_bind_int64(ins, 3, s.start_ns);
       sqlite3_bind_int64(ins, 4, s.stream);
       sqlite3_bind_int64(ins, 5, seq++);
-      sqlite3_bind_int64(ins, 6, s.endNs);
+      sqlite3_bind_int64(ins, 6, s.end_ns);
       sqlite3_bind_int64(ins, 7, static_cast<std::int64_t>(s.kind));
       sqlite3_bind_int64(ins, 8, static_cast<std::int64_t>(s.name));
       sqlite3_bind_int64(ins, 9, s.step);
@@ -239,7 +239,7 @@ int main(int argc, char** argv) {
   // both the writer and the raw loop insert exactly the same rows.
   removeStore(storePath);
   st::WriterOptions wopts;
-  wopts.rowsPerCommit = o.batch;
+  wopts.rows_per_commit = o.batch;
   auto writer = st::RunWriter::begin(storePath, {st::RunKind::Emulate, "bench", {}, {}, {}, {}}, wopts);
   if (!writer) {
     die(writer.error().message);
@@ -313,8 +313,8 @@ int main(int argc, char** argv) {
   }
   std::int64_t tMin = INT64_MAX, tMax = INT64_MIN;
   for (const auto& e : *extents) {
-    tMin = std::min(tMin, e.minStartNs);
-    tMax = std::max(tMax, e.maxEndNs);
+    tMin = std::min(tMin, e.min_start_ns);
+    tMax = std::max(tMax, e.max_end_ns);
   }
   const std::int64_t width = (tMax - tMin) / 100;
   std::mt19937_64 rng(7);

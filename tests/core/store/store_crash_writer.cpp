@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
   header.kind = st::RunKind::Mpi;
   header.label = "killed mid-write";
   st::WriterOptions options;
-  options.rowsPerCommit = 1'000'000;  // commit only when we say so
+  options.rows_per_commit = 1'000'000;  // commit only when we say so
   auto writer = st::RunWriter::begin(argv[1], header, options);
   if (!writer) {
     std::fprintf(stderr, "%s\n", writer.error().message.c_str());
@@ -36,8 +36,8 @@ int main(int argc, char** argv) {
       s.rank = i % 8;
       s.kind = *name;
       s.name = *name;
-      s.startNs = t;
-      s.endNs = t + 5;
+      s.start_ns = t;
+      s.end_ns = t + 5;
       if (!writer->addSpan(s)) {
         return 1;
       }

@@ -49,8 +49,8 @@ inline st::Span span(int rank, int stream, st::StringId name, std::int64_t start
   s.stream = stream;
   s.kind = name;
   s.name = name;
-  s.startNs = start;
-  s.endNs = end;
+  s.start_ns = start;
+  s.end_ns = end;
   return s;
 }
 
@@ -67,7 +67,7 @@ inline SampleRun writeSampleRun(const std::filesystem::path& path, int ranks, in
   st::RunHeader header;
   header.kind = st::RunKind::Emulate;
   header.label = std::move(label);
-  header.modelJson = R"({"name":"tiny"})";
+  header.model_json = R"({"name":"tiny"})";
   auto writer = st::RunWriter::begin(path, header);
   if (!writer) {
     qFatal("%s", writer.error().message.c_str());
@@ -85,8 +85,8 @@ inline SampleRun writeSampleRun(const std::filesystem::path& path, int ranks, in
       s.stream = i % 2;
       s.kind = kind;
       s.name = names[static_cast<std::size_t>(i % 4)];
-      s.startNs = std::int64_t{i} * 100;
-      s.endNs = s.startNs + 100;
+      s.start_ns = std::int64_t{i} * 100;
+      s.end_ns = s.start_ns + 100;
       s.step = i / 10;
       s.correlation = i;
       s.bytes = 64;

@@ -35,13 +35,13 @@ class TestRunWriter : public QObject {
     QCOMPARE(run->status, st::RunStatus::Running);
     QVERIFY(!run->isComplete());
     QCOMPARE(run->kind, st::RunKind::ImportKineto);
-    QCOMPARE(run->kindText, std::string("import-kineto"));
+    QCOMPARE(run->kind_text, std::string("import-kineto"));
     QCOMPARE(run->label, std::string("first"));
-    QCOMPARE(run->modelJson, std::string("{\"m\":1}"));
-    QCOMPARE(run->clusterJson, std::string("{\"c\":2}"));
-    QCOMPARE(run->planJson, std::string("{\"p\":3}"));
-    QVERIFY(!run->createdAt.empty());
-    QVERIFY(run->finishedAt.empty());
+    QCOMPARE(run->model_json, std::string("{\"m\":1}"));
+    QCOMPARE(run->cluster_json, std::string("{\"c\":2}"));
+    QCOMPARE(run->plan_json, std::string("{\"p\":3}"));
+    QVERIFY(!run->created_at.empty());
+    QVERIFY(run->finished_at.empty());
     QVERIFY(writer->finish().ok());
   }
 
@@ -51,7 +51,7 @@ class TestRunWriter : public QObject {
     auto run = open(path).run(sample.run);
     QCOMPARE(run->status, st::RunStatus::Complete);
     QVERIFY(run->isComplete());
-    QVERIFY(!run->finishedAt.empty());
+    QVERIFY(!run->finished_at.empty());
   }
 
   void failMarksTheRunFailedWithTheReasonAndKeepsItsRows() {
@@ -70,11 +70,11 @@ class TestRunWriter : public QObject {
   void configJsonReadsBack() {
     const auto path = freshPath();
     st::RunHeader header;
-    header.configJson = R"({"schema":"shardscope.engine-run/1","steps":3})";
+    header.config_json = R"({"schema":"shardscope.engine-run/1","steps":3})";
     auto writer = st::RunWriter::begin(path, header);
     QVERIFY(writer.ok());
     QVERIFY(writer->finish().ok());
-    QCOMPARE(open(path).run(writer->run())->configJson, header.configJson);
+    QCOMPARE(open(path).run(writer->run())->config_json, header.config_json);
   }
 
   void staleRuningRunCanBeMarkedFailedAndItsWriterThenCannotFinishIt() {
@@ -206,7 +206,7 @@ class TestRunWriter : public QObject {
   void rowsAreCommittedEveryBatchAndVisibleBeforeFinish() {
     const auto path = freshPath();
     st::WriterOptions options;
-    options.rowsPerCommit = 100;
+    options.rows_per_commit = 100;
     auto writer = st::RunWriter::begin(path, {}, options);
     const auto n = *writer->intern("n");
     for (int i = 0; i < 250; ++i) {
@@ -279,10 +279,10 @@ class TestRunWriter : public QObject {
     QCOMPARE(extents->size(), std::size_t{1});
     const auto& e = extents->front();
     QCOMPARE(e.rank, 5);
-    QCOMPARE(e.spanCount, std::int64_t{2});
-    QCOMPARE(e.minStartNs, std::int64_t{50});
-    QCOMPARE(e.maxEndNs, std::int64_t{1050});
-    QCOMPARE(e.maxDurationNs, std::int64_t{1000});
+    QCOMPARE(e.span_count, std::int64_t{2});
+    QCOMPARE(e.min_start_ns, std::int64_t{50});
+    QCOMPARE(e.max_end_ns, std::int64_t{1050});
+    QCOMPARE(e.max_duration_ns, std::int64_t{1000});
   }
 };
 

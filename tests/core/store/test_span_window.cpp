@@ -39,7 +39,7 @@ class TestSpanWindow : public QObject {
   static std::vector<std::pair<std::int64_t, std::int64_t>> bounds(const std::vector<st::Span>& spans) {
     std::vector<std::pair<std::int64_t, std::int64_t>> out;
     for (const auto& s : spans) {
-      out.emplace_back(s.startNs, s.endNs);
+      out.emplace_back(s.start_ns, s.end_ns);
     }
     return out;
   }
@@ -104,7 +104,7 @@ class TestSpanWindow : public QObject {
     QCOMPARE(spans.size(), std::size_t{8});
     for (std::size_t i = 0; i < spans.size(); ++i) {
       QCOMPARE(spans[i].rank, i < 4 ? 6 : 2);
-      QCOMPARE(spans[i].startNs, std::int64_t(i % 4) * 100);
+      QCOMPARE(spans[i].start_ns, std::int64_t(i % 4) * 100);
     }
     QCOMPARE(store.spansInWindow(writer->run(), {}, 0, 1000)->size(), std::size_t{32});
   }
@@ -123,7 +123,7 @@ class TestSpanWindow : public QObject {
     std::vector<st::Span> all;
     path_ = pathIn(dir_, "random.db");
     st::WriterOptions options;
-    options.rowsPerCommit = 777;  // several batches, each sorted on its own
+    options.rows_per_commit = 777;  // several batches, each sorted on its own
     auto writer = st::RunWriter::begin(path_, {}, options);
     const auto n = *writer->intern("n");
     for (int i = 0; i < 20'000; ++i) {
@@ -142,17 +142,17 @@ class TestSpanWindow : public QObject {
       for (int r : ranks) {
         std::vector<st::Span> mine;
         for (const auto& s : all) {
-          if (s.rank == r && s.startNs < t1 && (s.endNs > t0 || s.startNs >= t0)) {
+          if (s.rank == r && s.start_ns < t1 && (s.end_ns > t0 || s.start_ns >= t0)) {
             mine.push_back(s);
           }
         }
         std::stable_sort(mine.begin(), mine.end(),
-                         [](const st::Span& a, const st::Span& b) { return a.startNs < b.startNs; });
+                         [](const st::Span& a, const st::Span& b) { return a.start_ns < b.start_ns; });
         expected.insert(expected.end(), mine.begin(), mine.end());
       }
       auto got = *store.spansInWindow(writer->run(), ranks, t0, t1);
       QCOMPARE(got.size(), expected.size());
-      auto key = [](const st::Span& s) { return std::tuple(s.rank, s.startNs, s.stream, s.endNs); };
+      auto key = [](const st::Span& s) { return std::tuple(s.rank, s.start_ns, s.stream, s.end_ns); };
       auto sortedKeys = [&](std::vector<st::Span> v) {
         std::vector<decltype(key(v[0]))> k;
         for (const auto& s : v) {
@@ -163,7 +163,7 @@ class TestSpanWindow : public QObject {
       };
       QVERIFY(sortedKeys(got) == sortedKeys(expected));
       for (std::size_t i = 1; i < got.size(); ++i) {
-        QVERIFY(got[i - 1].rank != got[i].rank || got[i - 1].startNs <= got[i].startNs);
+        QVERIFY(got[i - 1].rank != got[i].rank || got[i - 1].start_ns <= got[i].start_ns);
       }
     }
   }
@@ -171,7 +171,7 @@ class TestSpanWindow : public QObject {
   void readerSeesCommittedSpansOfARunStillBeingWritten() {
     path_ = pathIn(dir_, "live.db");
     st::WriterOptions options;
-    options.rowsPerCommit = 10;
+    options.rows_per_commit = 10;
     auto writer = st::RunWriter::begin(path_, {}, options);
     const auto n = *writer->intern("n");
     auto store = openOrDie(path_);

@@ -73,7 +73,7 @@ class TestStoreCrash : public QObject {
     QVERIFY(run.ok());
     QCOMPARE(run->status, st::RunStatus::Running);
     QVERIFY(!run->isComplete());
-    QVERIFY(run->finishedAt.empty());
+    QVERIFY(run->finished_at.empty());
     auto info = st::inspectStore(path_);
     QVERIFY(info.ok());
     QCOMPARE(info->runs.back().run.status, st::RunStatus::Running);

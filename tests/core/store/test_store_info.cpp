@@ -27,24 +27,24 @@ class TestStoreInfo : public QObject {
     }
     auto info = st::inspectStore(path);
     QVERIFY2(info.ok(), info.ok() ? "" : info.error().message.c_str());
-    QCOMPARE(info->schemaVersion, st::kSchemaVersion);
+    QCOMPARE(info->schema_version, st::kSchemaVersion);
     QCOMPARE(info->path, path);
-    QVERIFY(info->fileSizeBytes > 0);
+    QVERIFY(info->file_size_bytes > 0);
     QCOMPARE(info->runs.size(), std::size_t{2});
     const auto& r0 = info->runs[0];
     QCOMPARE(r0.run.id, a.run);
     QCOMPARE(r0.run.kind, st::RunKind::Emulate);
     QCOMPARE(r0.run.status, st::RunStatus::Complete);
     QCOMPARE(r0.run.label, std::string("emulated"));
-    QVERIFY(!r0.run.createdAt.empty());
-    QCOMPARE(r0.rankCount, 4);
-    QCOMPARE(r0.spanCount, std::int64_t{400});
+    QVERIFY(!r0.run.created_at.empty());
+    QCOMPARE(r0.rank_count, 4);
+    QCOMPARE(r0.span_count, std::int64_t{400});
     const auto& r1 = info->runs[1];
     QCOMPARE(r1.run.kind, st::RunKind::ImportNsys);
     QCOMPARE(r1.run.status, st::RunStatus::Failed);
     QCOMPARE(r1.run.error, std::string("parse error"));
-    QCOMPARE(r1.rankCount, 2);
-    QCOMPARE(r1.spanCount, std::int64_t{0});
+    QCOMPARE(r1.rank_count, 2);
+    QCOMPARE(r1.span_count, std::int64_t{0});
   }
 
   void inspectOfANonStoreFailsNamingTheFile() {
@@ -74,10 +74,10 @@ class TestStoreInfo : public QObject {
     auto marks = *store.bookmarks(sample.run);
     QCOMPARE(marks.size(), std::size_t{2});
     QCOMPARE(marks[0].id, *early);
-    QCOMPARE(marks[0].tsNs, std::int64_t{100});
+    QCOMPARE(marks[0].ts_ns, std::int64_t{100});
     QCOMPARE(marks[0].label, std::string("warm-up done"));
     QCOMPARE(marks[1].label, std::string("stall"));
-    QVERIFY(!marks[1].createdAt.empty());
+    QVERIFY(!marks[1].created_at.empty());
   }
 
   void notesAreListedInTheOrderAdded() {

@@ -65,18 +65,18 @@ class TestStoreOpen : public QObject {
       auto runs = ro->listRuns();
       QVERIFY(runs.ok());
       QCOMPARE(runs->size(), std::size_t{1});
-      QVERIFY(runs->front().configJson.empty());
+      QVERIFY(runs->front().config_json.empty());
       QCOMPARE(*ro->spanCount(sample.run), std::int64_t{10});
     }
     st::RunHeader header;
-    header.configJson = "{\"x\":1}";
+    header.config_json = "{\"x\":1}";
     auto writer = st::RunWriter::begin(path, header);
     QVERIFY2(writer.ok(), writer.ok() ? "" : writer.error().message.c_str());
     QVERIFY(writer->finish().ok());
     auto store = st::openStore(path, st::OpenMode::ReadOnly);
     QCOMPARE(store->schemaVersion(), st::kSchemaVersion);
     QCOMPARE(store->listRuns()->size(), std::size_t{2});
-    QCOMPARE(store->run(writer->run())->configJson, std::string("{\"x\":1}"));
+    QCOMPARE(store->run(writer->run())->config_json, std::string("{\"x\":1}"));
     QVERIFY(store->run(sample.run)->isComplete());
     QCOMPARE(*store->spanCount(sample.run), std::int64_t{10});
   }

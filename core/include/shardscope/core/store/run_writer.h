@@ -17,9 +17,9 @@ namespace shardscope::core::store {
 
 struct WriterOptions {
   // Buffered rows (all tables together) that trigger one batch commit.
-  std::size_t rowsPerCommit = 64 * 1024;
+  std::size_t rows_per_commit = 64 * 1024;
   // How long a commit waits for another writer of the same file.
-  int busyTimeoutMs = 10'000;
+  int busy_timeout_ms = 10'000;
 };
 
 // Move-only. Use from one thread. Dropping a writer that neither finished nor

@@ -43,24 +43,24 @@ enum class RunStatus { Running, Complete, Failed };
 struct RunHeader {
   RunKind kind = RunKind::Emulate;
   std::string label;
-  std::string modelJson;
-  std::string clusterJson;
-  std::string planJson;
-  std::string configJson;  // how the run was made (engine: shardscope.engine-run/1); may be empty
+  std::string model_json;
+  std::string cluster_json;
+  std::string plan_json;
+  std::string config_json;  // how the run was made (engine: shardscope.engine-run/1); may be empty
 };
 
 struct RunRecord {
   RunId id{};
   RunKind kind = RunKind::Unknown;
-  std::string kindText;  // as stored; differs from toText(kind) for Unknown
+  std::string kind_text;  // as stored; differs from toText(kind) for Unknown
   RunStatus status = RunStatus::Running;
   std::string label;
-  std::string modelJson;
-  std::string clusterJson;
-  std::string planJson;
-  std::string configJson;  // "" for runs of schema-1 stores
-  std::string createdAt;   // ISO 8601 UTC
-  std::string finishedAt;  // empty while running or after a crash
+  std::string model_json;
+  std::string cluster_json;
+  std::string plan_json;
+  std::string config_json;  // "" for runs of schema-1 stores
+  std::string created_at;   // ISO 8601 UTC
+  std::string finished_at;  // empty while running or after a crash
   std::string error;       // reason given to fail()
   // A run is whole only when its writer called finish(). A crashed writer
   // leaves status Running forever.
@@ -71,20 +71,20 @@ struct RankInfo {
   int rank = 0;
   std::string host;
   int device = -1;
-  int shardingGroup = -1;
-  int replicaGroup = -1;
+  int sharding_group = -1;
+  int replica_group = -1;
   friend bool operator==(const RankInfo&, const RankInfo&) = default;
 };
 
-// One interval on one stream of one rank, [startNs, endNs). A span with
-// startNs == endNs is an instant.
+// One interval on one stream of one rank, [start_ns, end_ns). A span with
+// start_ns == end_ns is an instant.
 struct Span {
   int rank = 0;
   int stream = 0;
   StringId kind = kNoString;
   StringId name = kNoString;
-  std::int64_t startNs = 0;
-  std::int64_t endNs = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
   std::int64_t step = -1;        // -1: not inside a training step
   std::int64_t correlation = 0;  // 0: none
   std::int64_t bytes = 0;
@@ -100,8 +100,8 @@ struct Collective {
   StringId algorithm = kNoString;  // "ring", "tree", ... or kNoString
   std::int64_t bytes = 0;
   int peers = 0;
-  std::int64_t startNs = 0;
-  std::int64_t endNs = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
   friend bool operator==(const Collective&, const Collective&) = default;
 };
 
@@ -109,12 +109,12 @@ struct Collective {
 struct StepSummary {
   std::int64_t step = 0;
   int rank = 0;
-  std::int64_t embFwdNs = 0;
-  std::int64_t embBwdNs = 0;
-  std::int64_t denseNs = 0;
-  std::int64_t commNs = 0;
-  std::int64_t waitNs = 0;
-  std::int64_t totalNs = 0;
+  std::int64_t emb_fwd_ns = 0;
+  std::int64_t emb_bwd_ns = 0;
+  std::int64_t dense_ns = 0;
+  std::int64_t comm_ns = 0;
+  std::int64_t wait_ns = 0;
+  std::int64_t total_ns = 0;
   friend bool operator==(const StepSummary&, const StepSummary&) = default;
 };
 
@@ -122,8 +122,8 @@ struct TableStat {
   int rank = 0;
   StringId table = kNoString;
   std::int64_t lookups = 0;
-  std::int64_t uniqueRows = 0;
-  std::int64_t timeNs = 0;
+  std::int64_t unique_rows = 0;
+  std::int64_t time_ns = 0;
   friend bool operator==(const TableStat&, const TableStat&) = default;
 };
 
@@ -131,39 +131,39 @@ struct TableStat {
 // writer at every commit.
 struct SpanExtent {
   int rank = 0;
-  std::int64_t spanCount = 0;
-  std::int64_t minStartNs = 0;
-  std::int64_t maxEndNs = 0;
-  std::int64_t maxDurationNs = 0;
+  std::int64_t span_count = 0;
+  std::int64_t min_start_ns = 0;
+  std::int64_t max_end_ns = 0;
+  std::int64_t max_duration_ns = 0;
 };
 
 struct Bookmark {
   BookmarkId id{};
   RunId run{};
-  std::int64_t tsNs = 0;
+  std::int64_t ts_ns = 0;
   std::string label;
-  std::string createdAt;
+  std::string created_at;
 };
 
 struct Note {
   NoteId id{};
   RunId run{};
   std::string text;
-  std::string createdAt;
+  std::string created_at;
 };
 
 // What `shardscope store info` prints.
 struct RunSummary {
   RunRecord run;
-  int rankCount = 0;
-  std::int64_t spanCount = 0;
+  int rank_count = 0;
+  std::int64_t span_count = 0;
 };
 
 struct StoreInfo {
   std::filesystem::path path;
-  int schemaVersion = 0;
-  std::uint64_t fileSizeBytes = 0;  // the main file
-  std::uint64_t walSizeBytes = 0;   // <file>-wal, 0 when absent
+  int schema_version = 0;
+  std::uint64_t file_size_bytes = 0;  // the main file
+  std::uint64_t wal_size_bytes = 0;   // <file>-wal, 0 when absent
   std::vector<RunSummary> runs;
 };
 

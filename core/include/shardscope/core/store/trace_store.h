@@ -59,9 +59,9 @@ class TraceStore {
   [[nodiscard]] Result<std::vector<SpanExtent>> spanExtents(RunId run) const;
   [[nodiscard]] Result<std::int64_t> spanCount(RunId run) const;
 
-  // Spans of `ranks` that overlap [t0Ns, t1Ns): startNs < t1Ns and
-  // (endNs > t0Ns, or an instant at startNs >= t0Ns). Sorted by the order of
-  // `ranks`, then by startNs. Empty `ranks` means every rank of the run.
+  // Spans of `ranks` that overlap [t0Ns, t1Ns): start_ns < t1Ns and
+  // (end_ns > t0Ns, or an instant at start_ns >= t0Ns). Sorted by the order of
+  // `ranks`, then by start_ns. Empty `ranks` means every rank of the run.
   [[nodiscard]] Result<std::vector<Span>> spansInWindow(RunId run, std::span<const int> ranks,
                                                         std::int64_t t0Ns, std::int64_t t1Ns) const;
 
