@@ -16,7 +16,7 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
-#include <QSaveFile>
+#include <QFile>
 #include <QStandardPaths>
 #include <QTemporaryFile>
 #include <QVBoxLayout>
@@ -47,21 +47,9 @@ core::Error fileError(const QString& path, const QString& reason) {
   return core::Error{path.toStdString() + ": " + reason.toStdString()};
 }
 
-// Replaces `path` with `bytes` atomically (QSaveFile: a temporary file
-// renamed over the target on commit), so a failed write keeps the old file.
+// Replaces `path` with `bytes` atomically (core::writeFileAtomic), so a failed write keeps the old file.
 core::Status writeFileAtomically(const QString& path, const QByteArray& bytes) {
-  QSaveFile file(path);
-  if (!file.open(QIODevice::WriteOnly)) return fileError(path, QStringLiteral("cannot write: ") + file.errorString());
-  if (file.write(bytes) != bytes.size()) {
-    const QString reason = file.errorString();
-    file.cancelWriting();
-    return fileError(path, QStringLiteral("write failed (%1); the previous file is unchanged").arg(reason));
-  }
-  if (!file.commit()) {
-    return fileError(
-        path, QStringLiteral("cannot replace the file: %1; the previous file is unchanged").arg(file.errorString()));
-  }
-  return core::Ok{};
+  return core::writeFileAtomic(QFile::encodeName(path).toStdString(), std::string_view(bytes.constData(), bytes.size()));
 }
 
 // Plots replot on the next event-loop pass (rpQueuedReplot); bring a chart
@@ -319,7 +307,7 @@ core::Status ExportPage::saveChart(const QString& id, const QString& path) {
     if (!saved || QFileInfo(tmp.fileName()).size() == 0)
       return fileError(path, QStringLiteral("cannot render the chart as PDF"));
     // The temporary file is private (0600); give the PDF the old file's
-    // permissions, or a plain file's, as QSaveFile does for the others.
+    // permissions, or a plain file's.
     QFile::setPermissions(tmp.fileName(), info.exists() ? info.permissions()
                                                         : QFileDevice::ReadOwner | QFileDevice::WriteOwner |
                                                               QFileDevice::ReadGroup | QFileDevice::ReadOther);
