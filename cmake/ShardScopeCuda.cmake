@@ -17,6 +17,7 @@ if(NOT SHARDSCOPE_WITH_CUDA STREQUAL "OFF")
     find_package(CUDAToolkit REQUIRED)
     set(SHARDSCOPE_HAVE_CUDA ON)
   elseif(SHARDSCOPE_WITH_CUDA STREQUAL "ON")
-    message(FATAL_ERROR "SHARDSCOPE_WITH_CUDA=ON but no CUDA compiler was found (tried CUDACXX, PATH and /usr/local/cuda/bin/nvcc)")
+    message(FATAL_ERROR "SHARDSCOPE_WITH_CUDA=ON but no CUDA compiler was found "
+                        "(tried CUDACXX, PATH and /usr/local/cuda/bin/nvcc)")
   endif()
 endif()

@@ -10,7 +10,8 @@ configure_and_build() {
   shift
   "$root/scripts/bootstrap"
   # The configure output ends with the feature summary (CUDA, MPI, GUI, ...).
-  (cd "$root" && cmake --preset "$preset" ${configure_args[@]+"${configure_args[@]}"} | sed -n '/The following features have been enabled/,$p') ||
+  (cd "$root" && cmake --preset "$preset" ${configure_args[@]+"${configure_args[@]}"} |
+    sed -n '/The following features have been enabled/,$p') ||
     { echo "configure failed; rerun: cmake --preset $preset" >&2; return 1; }
   local args=()
   for t in "$@"; do args+=(--target "$t"); done

@@ -49,7 +49,8 @@ core::Error fileError(const QString& path, const QString& reason) {
 
 // Replaces `path` with `bytes` atomically (core::writeFileAtomic), so a failed write keeps the old file.
 core::Status writeFileAtomically(const QString& path, const QByteArray& bytes) {
-  return core::writeFileAtomic(QFile::encodeName(path).toStdString(), std::string_view(bytes.constData(), bytes.size()));
+  return core::writeFileAtomic(QFile::encodeName(path).toStdString(),
+                               std::string_view(bytes.constData(), bytes.size()));
 }
 
 // Plots replot on the next event-loop pass (rpQueuedReplot); bring a chart

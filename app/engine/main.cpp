@@ -17,7 +17,6 @@
 
 namespace {
 
-
 constexpr const char* kHelp = R"(usage: mpirun -np N shardscope-engine --model M --cluster C (--plan P.json | --grid M)
                          --store F [--steps S] [--warmup W] [--seed N] [--threads T]
                          [--sync-interval K] [--memory-budget SIZE] [--batch B] [--label L]

@@ -16,9 +16,9 @@ const std::vector<std::string_view>& knownCalibrationCoefficients() {
       "intra_node_latency_us",
       "inter_node_bandwidth_gbps",  // achieved collective bandwidth across nodes
       "inter_node_latency_us",
-      "dense_efficiency",           // achieved fraction of peak dense TFLOP/s
-      "cache_bytes",                // cache that keeps a shard's hottest rows resident
-      "cache_miss_ns",              // extra per looked-up id / updated row outside it
+      "dense_efficiency",  // achieved fraction of peak dense TFLOP/s
+      "cache_bytes",       // cache that keeps a shard's hottest rows resident
+      "cache_miss_ns",     // extra per looked-up id / updated row outside it
   };
   return names;
 }

@@ -86,8 +86,8 @@ ClusterSpec readClusterBody(JsonReader& r, const json& j, const std::string& pat
   // world_size is optional; when given it must agree (catches hand edits of one field).
   if (auto n = r.integer(j, path, "world_size", false, 1); n && nodes && gpn && *n != *nodes * *gpn) {
     r.fail(childPath(path, "world_size"), "expected nodes x gpus_per_node = " + std::to_string(*nodes) + " x " +
-                                              std::to_string(*gpn) + " = " + std::to_string(*nodes * *gpn) +
-                                              ", got " + std::to_string(*n));
+                                              std::to_string(*gpn) + " = " + std::to_string(*nodes * *gpn) + ", got " +
+                                              std::to_string(*n));
   }
   const json* g = r.member(j, path, "gpu", true, "an object describing the GPU kind");
   const std::string gpath = childPath(path, "gpu");

@@ -16,8 +16,10 @@ using detail::JsonReader;
 std::optional<ShardingType> readType(JsonReader& r, const json& v, const std::string& path) {
   if (v.is_string())
     if (auto t = shardingTypeFromString(v.get<std::string>())) return t;
-  r.fail(path, "expected a sharding type (table_wise, row_wise, column_wise, table_row_wise, table_column_wise, "
-               "grid_shard, data_parallel), got " + describe(v));
+  r.fail(path,
+         "expected a sharding type (table_wise, row_wise, column_wise, table_row_wise, table_column_wise, "
+         "grid_shard, data_parallel), got " +
+             describe(v));
   return std::nullopt;
 }
 }  // namespace
@@ -42,7 +44,8 @@ Constraints readConstraintsBody(JsonReader& r, const json& j, const std::string&
       if (!r.expectObject(tj, ipath)) continue;
       TableConstraint t;
       if (auto s = r.string(tj, ipath, "table")) t.table = *s;
-      if (const json* pins = r.member(tj, ipath, "pin_ranks", false, ""); pins && r.expectArray(*pins, childPath(ipath, "pin_ranks"))) {
+      if (const json* pins = r.member(tj, ipath, "pin_ranks", false, "");
+          pins && r.expectArray(*pins, childPath(ipath, "pin_ranks"))) {
         for (std::size_t k = 0; k < pins->size(); ++k)
           if (auto x = r.integerValue((*pins)[k], childPath(childPath(ipath, "pin_ranks"), k), 0, 1u << 24))
             t.pin_ranks.push_back(static_cast<std::uint32_t>(*x));
@@ -52,15 +55,18 @@ Constraints readConstraintsBody(JsonReader& r, const json& j, const std::string&
           r.fail(childPath(ipath, "pin_ranks"), "expected distinct group ranks");
       }
       if (const json* f = r.member(tj, ipath, "force", false, "")) t.force = readType(r, *f, childPath(ipath, "force"));
-      if (const json* fb = r.member(tj, ipath, "forbid", false, ""); fb && r.expectArray(*fb, childPath(ipath, "forbid"))) {
+      if (const json* fb = r.member(tj, ipath, "forbid", false, "");
+          fb && r.expectArray(*fb, childPath(ipath, "forbid"))) {
         for (std::size_t k = 0; k < fb->size(); ++k)
           if (auto x = readType(r, (*fb)[k], childPath(childPath(ipath, "forbid"), k))) t.forbid.push_back(*x);
       }
       if (t.force && std::find(t.forbid.begin(), t.forbid.end(), *t.force) != t.forbid.end())
-        r.fail(ipath, std::string("contradicting entries: \"") + toString(*t.force) + "\" is both forced and forbidden");
+        r.fail(ipath,
+               std::string("contradicting entries: \"") + toString(*t.force) + "\" is both forced and forbidden");
       if (!t.table.empty()) {
         if (auto [it, inserted] = seen.emplace(t.table, i); !inserted)
-          r.fail(childPath(ipath, "table"), "expected one entry per table, \"" + t.table + "\" is also at " + childPath(tpath, it->second));
+          r.fail(childPath(ipath, "table"),
+                 "expected one entry per table, \"" + t.table + "\" is also at " + childPath(tpath, it->second));
       }
       c.tables.push_back(std::move(t));
     }
@@ -71,7 +77,8 @@ Constraints readConstraintsBody(JsonReader& r, const json& j, const std::string&
       const std::string ipath = childPath(mpath, i);
       if (!r.expectObject((*caps)[i], ipath)) continue;
       RankMemoryCap cap;
-      if (auto x = r.integer((*caps)[i], ipath, "group_rank", true, 0, 1u << 24)) cap.group_rank = static_cast<std::uint32_t>(*x);
+      if (auto x = r.integer((*caps)[i], ipath, "group_rank", true, 0, 1u << 24))
+        cap.group_rank = static_cast<std::uint32_t>(*x);
       if (auto x = r.integer((*caps)[i], ipath, "bytes", true, 1)) cap.bytes = *x;
       c.rank_memory_caps.push_back(cap);
     }

@@ -20,7 +20,12 @@ namespace {
 std::string lineColumn(std::string_view text, std::size_t offset) {
   std::size_t line = 1, col = 1;
   for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
   }
   return "line " + std::to_string(line) + ", column " + std::to_string(col);
 }
@@ -42,7 +47,8 @@ Result<nlohmann::json> parseJsonText(std::string_view text, const std::string& s
     // nlohmann says "[json.exception.parse_error.101] parse error at line L, column C: <why>"; keep <why>.
     std::string what = e.what();
     if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
-    if (auto p = what.find(": "); what.starts_with("parse error at") && p != std::string::npos) what = what.substr(p + 2);
+    if (auto p = what.find(": "); what.starts_with("parse error at") && p != std::string::npos)
+      what = what.substr(p + 2);
     return Error{source + ": not valid JSON at " + lineColumn(text, at) + ": " + what, ErrorKind::InvalidInput, source};
   }
 }
@@ -79,7 +85,9 @@ Result<nlohmann::json> readJsonFile(const std::string& path) {
 Result<ModelSpec> loadModel(const std::string& path) { return loadWith<ModelSpec>(path, modelFromJson); }
 Result<ClusterSpec> loadCluster(const std::string& path) { return loadWith<ClusterSpec>(path, clusterFromJson); }
 Result<ShardPlan> loadPlan(const std::string& path) { return loadWith<ShardPlan>(path, planFromJson); }
-Result<Calibration> loadCalibration(const std::string& path) { return loadWith<Calibration>(path, calibrationFromJson); }
+Result<Calibration> loadCalibration(const std::string& path) {
+  return loadWith<Calibration>(path, calibrationFromJson);
+}
 Result<Project> loadProject(const std::string& path) { return loadWith<Project>(path, projectFromJson); }
 
 Result<FormatKind> detectFormat(const nlohmann::json& j, const std::string& source) {
@@ -89,14 +97,15 @@ Result<FormatKind> detectFormat(const nlohmann::json& j, const std::string& sour
     return Error{source + ": /schema: missing or not a string (expected e.g. \"shardscope.model/1\")"};
   const std::string s = it->get<std::string>();
   const std::pair<std::string_view, FormatKind> known[] = {
-      {"shardscope.model/", FormatKind::Model},         {"shardscope.cluster/", FormatKind::Cluster},
-      {"shardscope.plan/", FormatKind::Plan},           {"shardscope.calibration/", FormatKind::Calibration},
-      {"shardscope.project/", FormatKind::Project},
-      {"shardscope.constraints/", FormatKind::Constraints}};
+      {"shardscope.model/", FormatKind::Model},     {"shardscope.cluster/", FormatKind::Cluster},
+      {"shardscope.plan/", FormatKind::Plan},       {"shardscope.calibration/", FormatKind::Calibration},
+      {"shardscope.project/", FormatKind::Project}, {"shardscope.constraints/", FormatKind::Constraints}};
   for (const auto& [prefix, kind] : known)
     if (s.starts_with(prefix)) return kind;  // the loader checks the version
-  return Error{source + ": /schema: expected one of shardscope.model/1, shardscope.cluster/1, shardscope.plan/1, "
-                        "shardscope.calibration/1, shardscope.project/1, shardscope.constraints/1, got \"" + s + "\""};
+  return Error{source +
+               ": /schema: expected one of shardscope.model/1, shardscope.cluster/1, shardscope.plan/1, "
+               "shardscope.calibration/1, shardscope.project/1, shardscope.constraints/1, got \"" +
+               s + "\""};
 }
 
 Status writeFileAtomic(const std::string& path, std::string_view bytes) {

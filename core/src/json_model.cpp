@@ -35,7 +35,9 @@ PoolingSpec readPooling(JsonReader& r, const json& t, const std::string& path) {
   if (p.kind == PoolingKind::Uniform) {
     if (auto s = r.number(*v, ppath, "spread", true, 0.0, kInf)) {
       p.spread = *s;
-      if (p.spread > p.mean) r.fail(childPath(ppath, "spread"), "expected spread <= mean (" + std::to_string(p.mean) + "), got " + std::to_string(p.spread));
+      if (p.spread > p.mean)
+        r.fail(childPath(ppath, "spread"),
+               "expected spread <= mean (" + std::to_string(p.mean) + "), got " + std::to_string(p.spread));
     }
   }
   return p;
@@ -49,7 +51,8 @@ AccessSpec readAccess(JsonReader& r, const json& t, const std::string& path) {
   if (!r.expectObject(*v, apath)) return a;
   if (auto k = detail::readEnum<AccessKind>(r, *v, apath, "kind", kAccessKinds, true)) a.kind = *k;
   switch (a.kind) {
-    case AccessKind::Uniform: break;
+    case AccessKind::Uniform:
+      break;
     case AccessKind::Zipf:
       if (auto x = r.number(*v, apath, "alpha", true, 0.0, 10.0, true)) a.alpha = *x;
       break;
@@ -61,14 +64,22 @@ AccessSpec readAccess(JsonReader& r, const json& t, const std::string& path) {
       const json* h = r.member(*v, apath, "histogram", true, "an array of shares >= 0");
       const std::string hpath = childPath(apath, "histogram");
       if (!h || !r.expectArray(*h, hpath)) break;
-      if (h->empty()) { r.fail(hpath, "expected at least one bucket"); break; }
+      if (h->empty()) {
+        r.fail(hpath, "expected at least one bucket");
+        break;
+      }
       double sum = 0.0;
       for (std::size_t i = 0; i < h->size(); ++i) {
-        if (auto x = r.numberValue((*h)[i], childPath(hpath, i), 0.0, kInf)) { a.histogram.push_back(*x); sum += *x; }
+        if (auto x = r.numberValue((*h)[i], childPath(hpath, i), 0.0, kInf)) {
+          a.histogram.push_back(*x);
+          sum += *x;
+        }
       }
       if (a.histogram.size() == h->size()) {
-        if (sum <= 0.0) r.fail(hpath, "expected shares that sum to more than 0");
-        else for (auto& x : a.histogram) x /= sum;
+        if (sum <= 0.0)
+          r.fail(hpath, "expected shares that sum to more than 0");
+        else
+          for (auto& x : a.histogram) x /= sum;
       }
       break;
     }
@@ -83,8 +94,10 @@ TableSpec readTable(JsonReader& r, const json& t, const std::string& path) {
   if (auto x = r.integer(t, path, "rows", true, 1)) spec.rows = *x;
   if (const json* d = r.member(t, path, "dim", true, "a positive multiple of 4")) {
     auto x = r.integerValue(*d, childPath(path, "dim"), 1, 65536);
-    if (x && *x % 4 != 0) r.fail(childPath(path, "dim"), "expected a positive multiple of 4, got " + describe(*d));
-    else if (x) spec.dim = static_cast<std::uint32_t>(*x);
+    if (x && *x % 4 != 0)
+      r.fail(childPath(path, "dim"), "expected a positive multiple of 4, got " + describe(*d));
+    else if (x)
+      spec.dim = static_cast<std::uint32_t>(*x);
   }
   if (auto d = detail::readEnum<DType>(r, t, path, "dtype", kDTypes, false)) spec.dtype = *d;
   spec.pooling = readPooling(r, t, path);
@@ -99,7 +112,8 @@ ModelSpec readModelBody(JsonReader& r, const json& j, const std::string& path) {
   ModelSpec m;
   if (!r.expectObject(j, path)) return m;
   if (auto s = r.string(j, path, "name")) m.name = *s;
-  if (auto x = r.integer(j, path, "batch_size_per_gpu", true, 1, 1u << 30)) m.batch_size_per_gpu = static_cast<std::uint32_t>(*x);
+  if (auto x = r.integer(j, path, "batch_size_per_gpu", true, 1, 1u << 30))
+    m.batch_size_per_gpu = static_cast<std::uint32_t>(*x);
   if (auto o = readEnum<Optimizer>(r, j, path, "optimizer", kOptimizers, false)) m.optimizer = *o;
   if (const json* d = r.member(j, path, "dense", false, "")) {
     const std::string dpath = childPath(path, "dense");
@@ -151,13 +165,18 @@ nlohmann::ordered_json toJson(const ModelSpec& m) {
     nlohmann::ordered_json aj;
     aj["kind"] = kAccessKinds[static_cast<std::size_t>(t.access.kind)];
     switch (t.access.kind) {
-      case AccessKind::Uniform: break;
-      case AccessKind::Zipf: aj["alpha"] = t.access.alpha; break;
+      case AccessKind::Uniform:
+        break;
+      case AccessKind::Zipf:
+        aj["alpha"] = t.access.alpha;
+        break;
       case AccessKind::HotSet:
         aj["hot_fraction"] = t.access.hot_fraction;
         aj["hot_probability"] = t.access.hot_probability;
         break;
-      case AccessKind::Histogram: aj["histogram"] = t.access.histogram; break;
+      case AccessKind::Histogram:
+        aj["histogram"] = t.access.histogram;
+        break;
     }
     tj["access"] = aj;
     tables.push_back(std::move(tj));

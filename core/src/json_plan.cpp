@@ -70,9 +70,9 @@ void checkTiling(JsonReader& r, const TablePlacement& t, const std::string& path
     std::uint64_t covered = 0;
     for (const auto& [a, b] : spans) {
       if (a > covered) {
-        r.fail(path, "expected shards to cover table \"" + t.name + "\" exactly once: rows [" + std::to_string(covered) +
-                         ", " + std::to_string(a) + ") of columns [" + std::to_string(c0) + ", " + std::to_string(c1) +
-                         ") are not covered");
+        r.fail(path, "expected shards to cover table \"" + t.name + "\" exactly once: rows [" +
+                         std::to_string(covered) + ", " + std::to_string(a) + ") of columns [" + std::to_string(c0) +
+                         ", " + std::to_string(c1) + ") are not covered");
         return;
       }
       if (a < covered) {
@@ -102,8 +102,13 @@ TablePlacement readTablePlacement(JsonReader& r, const json& t, const std::strin
     p.dim = static_cast<std::uint32_t>(*x);
   }
   if (auto st = r.string(t, path, "sharding_type")) {
-    if (auto type = shardingTypeFromString(*st)) p.sharding_type = *type;
-    else r.fail(childPath(path, "sharding_type"), "expected one of table_wise, row_wise, column_wise, table_row_wise, table_column_wise, grid_shard, data_parallel, got \"" + *st + "\"");
+    if (auto type = shardingTypeFromString(*st))
+      p.sharding_type = *type;
+    else
+      r.fail(childPath(path, "sharding_type"),
+             "expected one of table_wise, row_wise, column_wise, table_row_wise, table_column_wise, grid_shard, "
+             "data_parallel, got \"" +
+                 *st + "\"");
   }
   const json* shards = r.member(t, path, "shards", true, "an array of shards");
   const std::string spath = childPath(path, "shards");
@@ -115,7 +120,8 @@ TablePlacement readTablePlacement(JsonReader& r, const json& t, const std::strin
     const json& sj = (*shards)[i];
     if (!r.expectObject(sj, ipath)) continue;
     Shard s;
-    if (auto x = r.integer(sj, ipath, "group_rank", true, 0, group_size ? group_size - 1 : 0)) s.group_rank = static_cast<std::uint32_t>(*x);
+    if (auto x = r.integer(sj, ipath, "group_rank", true, 0, group_size ? group_size - 1 : 0))
+      s.group_rank = static_cast<std::uint32_t>(*x);
     if (auto x = r.integer(sj, ipath, "row_offset", true, 0)) s.row_offset = *x;
     if (auto x = r.integer(sj, ipath, "rows", true, 0)) {
       s.rows = *x;
@@ -130,9 +136,12 @@ TablePlacement readTablePlacement(JsonReader& r, const json& t, const std::strin
     if (auto x = r.integer(sj, ipath, "col_offset", true, 0, 65535)) s.col_offset = static_cast<std::uint32_t>(*x);
     if (auto x = r.integer(sj, ipath, "cols", true, 1, 65536)) s.cols = static_cast<std::uint32_t>(*x);
     if (p.rows && s.row_offset + s.rows > p.rows)
-      r.fail(ipath, "expected rows [row_offset, row_offset + rows) inside the table's " + std::to_string(p.rows) + " rows, got [" + std::to_string(s.row_offset) + ", " + std::to_string(s.row_offset + s.rows) + ")");
+      r.fail(ipath, "expected rows [row_offset, row_offset + rows) inside the table's " + std::to_string(p.rows) +
+                        " rows, got [" + std::to_string(s.row_offset) + ", " + std::to_string(s.row_offset + s.rows) +
+                        ")");
     if (p.dim && s.cols && s.col_offset + s.cols > p.dim)
-      r.fail(ipath, "expected columns [col_offset, col_offset + cols) inside the table's dim " + std::to_string(p.dim) + ", got [" + std::to_string(s.col_offset) + ", " + std::to_string(s.col_offset + s.cols) + ")");
+      r.fail(ipath, "expected columns [col_offset, col_offset + cols) inside the table's dim " + std::to_string(p.dim) +
+                        ", got [" + std::to_string(s.col_offset) + ", " + std::to_string(s.col_offset + s.cols) + ")");
     p.shards.push_back(s);
   }
   if (r.problemCount() != before || p.rows == 0 || p.dim == 0) return p;
@@ -144,10 +153,15 @@ TablePlacement readTablePlacement(JsonReader& r, const json& t, const std::strin
       if (s.row_offset != 0 || s.rows != p.rows || s.col_offset != 0 || s.cols != p.dim)
         r.fail(childPath(spath, i), "expected a full-table shard (data_parallel), got a partial one");
       if (s.group_rank < group_size && seen[s.group_rank]++)
-        r.fail(childPath(spath, i), "expected one data_parallel shard per group rank, group_rank " + std::to_string(s.group_rank) + " has two");
+        r.fail(childPath(spath, i), "expected one data_parallel shard per group rank, group_rank " +
+                                        std::to_string(s.group_rank) + " has two");
     }
     for (std::uint32_t g = 0; g < group_size; ++g)
-      if (!seen[g]) { r.fail(spath, "expected a data_parallel shard on every group rank, group_rank " + std::to_string(g) + " has none"); break; }
+      if (!seen[g]) {
+        r.fail(spath,
+               "expected a data_parallel shard on every group rank, group_rank " + std::to_string(g) + " has none");
+        break;
+      }
   } else {
     checkTiling(r, p, spath);
   }
@@ -160,19 +174,22 @@ PlanPrediction readPrediction(JsonReader& r, const json& j, std::uint32_t group_
   if (!v || !r.expectObject(*v, "/predicted")) return pred;
   if (auto x = r.number(*v, "/predicted", "step_ms", true, 0.0, kInf)) pred.step_ms = *x;
   if (auto x = r.number(*v, "/predicted", "lower_bound_ms", false, 0.0, kInf)) pred.lower_bound_ms = *x;
-  if (const json* ranks = r.member(*v, "/predicted", "ranks", false, ""); ranks && r.expectArray(*ranks, "/predicted/ranks")) {
+  if (const json* ranks = r.member(*v, "/predicted", "ranks", false, "");
+      ranks && r.expectArray(*ranks, "/predicted/ranks")) {
     for (std::size_t i = 0; i < ranks->size(); ++i) {
       const std::string ipath = childPath("/predicted/ranks", i);
       if (!r.expectObject((*ranks)[i], ipath)) continue;
       RankPrediction rp;
-      if (auto x = r.integer((*ranks)[i], ipath, "group_rank", true, 0, group_size ? group_size - 1 : 0)) rp.group_rank = static_cast<std::uint32_t>(*x);
+      if (auto x = r.integer((*ranks)[i], ipath, "group_rank", true, 0, group_size ? group_size - 1 : 0))
+        rp.group_rank = static_cast<std::uint32_t>(*x);
       if (auto x = r.number((*ranks)[i], ipath, "compute_ms", true, 0.0, kInf)) rp.compute_ms = *x;
       if (auto x = r.number((*ranks)[i], ipath, "comm_ms", true, 0.0, kInf)) rp.comm_ms = *x;
       if (auto x = r.integer((*ranks)[i], ipath, "memory_bytes", true, 0)) rp.memory_bytes = *x;
       pred.ranks.push_back(rp);
     }
   }
-  if (const json* imb = r.member(*v, "/predicted", "imbalance", false, ""); imb && r.expectObject(*imb, "/predicted/imbalance")) {
+  if (const json* imb = r.member(*v, "/predicted", "imbalance", false, "");
+      imb && r.expectObject(*imb, "/predicted/imbalance")) {
     if (auto x = r.number(*imb, "/predicted/imbalance", "max_over_mean", true, 1.0, kInf)) pred.max_over_mean = *x;
   }
   return pred;
@@ -186,7 +203,8 @@ nlohmann::ordered_json toJson(const ShardPlan& p) {
   j["target"] = toString(p.target);
   j["world_size"] = p.world_size;
   j["gpus_per_node"] = p.gpus_per_node;
-  j["grid"] = {{"sharding_group_size", p.sharding_group_size}, {"replicas", p.replicas}, {"layout", toString(p.layout)}};
+  j["grid"] = {
+      {"sharding_group_size", p.sharding_group_size}, {"replicas", p.replicas}, {"layout", toString(p.layout)}};
   if (p.world_size && p.sharding_group_size && p.gpus_per_node && p.world_size % p.sharding_group_size == 0)
     j["grid"]["node_group_size"] = nodeGroupSize(p.world_size, p.gpus_per_node, p.sharding_group_size, p.layout);
   j["sharding_groups"] = p.sharding_groups;
@@ -200,8 +218,11 @@ nlohmann::ordered_json toJson(const ShardPlan& p) {
     tj["sharding_type"] = toString(t.sharding_type);
     auto& shards = tj["shards"] = nlohmann::ordered_json::array();
     for (const auto& s : t.shards)
-      shards.push_back({{"group_rank", s.group_rank}, {"row_offset", s.row_offset}, {"rows", s.rows},
-                        {"col_offset", s.col_offset}, {"cols", s.cols}});
+      shards.push_back({{"group_rank", s.group_rank},
+                        {"row_offset", s.row_offset},
+                        {"rows", s.rows},
+                        {"col_offset", s.col_offset},
+                        {"cols", s.cols}});
     tables.push_back(std::move(tj));
   }
   nlohmann::ordered_json pred;
@@ -209,7 +230,9 @@ nlohmann::ordered_json toJson(const ShardPlan& p) {
   pred["lower_bound_ms"] = p.predicted.lower_bound_ms;
   auto& ranks = pred["ranks"] = nlohmann::ordered_json::array();
   for (const auto& r : p.predicted.ranks)
-    ranks.push_back({{"group_rank", r.group_rank}, {"compute_ms", r.compute_ms}, {"comm_ms", r.comm_ms},
+    ranks.push_back({{"group_rank", r.group_rank},
+                     {"compute_ms", r.compute_ms},
+                     {"comm_ms", r.comm_ms},
                      {"memory_bytes", r.memory_bytes}});
   pred["imbalance"] = {{"max_over_mean", p.predicted.max_over_mean}};
   j["predicted"] = pred;
@@ -229,23 +252,29 @@ Result<ShardPlan> planFromJson(const nlohmann::json& j, const std::string& sourc
   // Plans written before the key existed name no target: they are held to
   // TorchRec's rules, the strict default.
   if (auto t = r.string(j, "", "target", false)) {
-    if (auto target = planTargetFromString(*t)) p.target = *target;
-    else r.fail("/target", "expected \"torchrec\" or \"shardscope\", got \"" + *t + "\"");
+    if (auto target = planTargetFromString(*t))
+      p.target = *target;
+    else
+      r.fail("/target", "expected \"torchrec\" or \"shardscope\", got \"" + *t + "\"");
   }
   if (auto x = r.integer(j, "", "world_size", true, 1, 1u << 24)) p.world_size = static_cast<std::uint32_t>(*x);
   if (auto x = r.integer(j, "", "gpus_per_node", true, 1, 1024)) p.gpus_per_node = static_cast<std::uint32_t>(*x);
   const json* grid = r.member(j, "", "grid", true, "an object {sharding_group_size, replicas, layout}");
   if (grid && r.expectObject(*grid, "/grid")) {
-    if (auto x = r.integer(*grid, "/grid", "sharding_group_size", true, 1, 1u << 24)) p.sharding_group_size = static_cast<std::uint32_t>(*x);
+    if (auto x = r.integer(*grid, "/grid", "sharding_group_size", true, 1, 1u << 24))
+      p.sharding_group_size = static_cast<std::uint32_t>(*x);
     if (auto x = r.integer(*grid, "/grid", "replicas", true, 1, 1u << 24)) p.replicas = static_cast<std::uint32_t>(*x);
     if (auto l = r.string(*grid, "/grid", "layout")) {
-      if (auto layout = rankLayoutFromString(*l)) p.layout = *layout;
-      else r.fail("/grid/layout", "expected \"strided\" or \"contiguous\", got \"" + *l + "\"");
+      if (auto layout = rankLayoutFromString(*l))
+        p.layout = *layout;
+      else
+        r.fail("/grid/layout", "expected \"strided\" or \"contiguous\", got \"" + *l + "\"");
     }
   }
   const std::uint32_t M = p.sharding_group_size, R = p.replicas, N = p.world_size;
   if (N && p.gpus_per_node && N > p.gpus_per_node && N % p.gpus_per_node != 0)
-    r.fail("/world_size", "expected a multiple of gpus_per_node (" + std::to_string(p.gpus_per_node) + "), got " + std::to_string(N));
+    r.fail("/world_size",
+           "expected a multiple of gpus_per_node (" + std::to_string(p.gpus_per_node) + "), got " + std::to_string(N));
   const bool grid_ok = r.ok() && M && R && N;
   if (grid_ok && static_cast<std::uint64_t>(M) * R != N)
     r.fail("/grid", "expected sharding_group_size x replicas = world_size, got " + std::to_string(M) + " x " +
@@ -267,8 +296,9 @@ Result<ShardPlan> planFromJson(const nlohmann::json& j, const std::string& sourc
     const RankGroups expect_r = replicaGroups(N, M, p.layout);
     for (std::size_t g = 0; g < R; ++g)
       if (p.sharding_groups[g] != expect_s[g]) {
-        r.fail(childPath("/sharding_groups", g), std::string("expected the ") + toString(p.layout) + " layout's group " +
-                                                     rankList(expect_s[g]) + ", got " + rankList(p.sharding_groups[g]));
+        r.fail(childPath("/sharding_groups", g), std::string("expected the ") + toString(p.layout) +
+                                                     " layout's group " + rankList(expect_s[g]) + ", got " +
+                                                     rankList(p.sharding_groups[g]));
         break;
       }
     for (std::size_t i = 0; i < M; ++i)
@@ -296,8 +326,9 @@ Result<ShardPlan> planFromJson(const nlohmann::json& j, const std::string& sourc
     const auto problems = torchRecLayoutProblems(p);
     for (const auto& problem : problems) r.fail(problem.path, problem.expectation);
     if (!problems.empty() && !j.contains("target"))
-      r.fail("/target", "missing, so the plan is held to TorchRec's layout rules; a plan for ShardScope's engine, "
-                        "which runs any placement that tiles each table, says \"target\": \"shardscope\"");
+      r.fail("/target",
+             "missing, so the plan is held to TorchRec's layout rules; a plan for ShardScope's engine, "
+             "which runs any placement that tiles each table, says \"target\": \"shardscope\"");
   }
   p.predicted = readPrediction(r, j, M);
   if (const json* prov = r.member(j, "", "provenance", false, ""); prov && r.expectObject(*prov, "/provenance")) {

@@ -18,12 +18,14 @@ using detail::JsonReader;
 bool checkNestedSchema(JsonReader& r, const json& v, const std::string& path, std::string_view expected) {
   if (!v.is_object() || !v.contains("schema")) return true;
   if (v["schema"].is_string() && v["schema"].get<std::string>() == expected) return true;
-  r.fail(childPath(path, "schema"), "expected \"" + std::string(expected) + "\" (or no schema), got " + detail::describe(v["schema"]));
+  r.fail(childPath(path, "schema"),
+         "expected \"" + std::string(expected) + "\" (or no schema), got " + detail::describe(v["schema"]));
   return false;
 }
 
 template <class Spec, class PresetFn, class BodyFn>
-Spec readPart(JsonReader& r, const json& j, std::string_view key, std::string_view schema, PresetFn preset, BodyFn body) {
+Spec readPart(JsonReader& r, const json& j, std::string_view key, std::string_view schema, PresetFn preset,
+              BodyFn body) {
   const std::string path = childPath("", key);
   const json* v = r.member(j, "", key, true, "a preset name or an inline object");
   if (!v) return Spec{};
@@ -35,7 +37,10 @@ Spec readPart(JsonReader& r, const json& j, std::string_view key, std::string_vi
       if (std::filesystem::path(name).is_relative() && !base.empty()) name = (base / name).string();
     }
     auto p = preset(name);
-    if (!p) { r.fail(path, p.error().message); return Spec{}; }
+    if (!p) {
+      r.fail(path, p.error().message);
+      return Spec{};
+    }
     return std::move(p).value();
   }
   if (!checkNestedSchema(r, *v, path, schema)) return Spec{};
@@ -80,21 +85,25 @@ Result<Project> projectFromJson(const nlohmann::json& j, const std::string& sour
   }
   if (auto k = r.integer(j, "", "sync_interval", false, 1, 1000000)) p.sync_interval = static_cast<std::uint32_t>(*k);
   if (auto t = r.string(j, "", "target", false)) {
-    if (auto target = planTargetFromString(*t)) p.target = *target;
-    else r.fail("/target", "expected \"torchrec\" or \"shardscope\", got \"" + *t + "\"");
+    if (auto target = planTargetFromString(*t))
+      p.target = *target;
+    else
+      r.fail("/target", "expected \"torchrec\" or \"shardscope\", got \"" + *t + "\"");
   }
   if (const json* g = r.member(j, "", "chosen_grid", false, ""); g && r.expectObject(*g, "/chosen_grid")) {
     if (auto m = r.integer(*g, "/chosen_grid", "sharding_group_size", true, 1, 1u << 24)) {
       const std::uint32_t n = p.cluster.worldSize();
       if (n && n % *m != 0)
-        r.fail("/chosen_grid/sharding_group_size", "expected a divisor of the cluster's " + std::to_string(n) +
-                                                       " GPUs, got " + std::to_string(*m));
+        r.fail("/chosen_grid/sharding_group_size",
+               "expected a divisor of the cluster's " + std::to_string(n) + " GPUs, got " + std::to_string(*m));
       else
         p.chosen_group_size = static_cast<std::uint32_t>(*m);
     }
     if (auto l = r.string(*g, "/chosen_grid", "layout", false)) {
-      if (auto layout = rankLayoutFromString(*l)) p.chosen_layout = *layout;
-      else r.fail("/chosen_grid/layout", "expected \"strided\" or \"contiguous\", got \"" + *l + "\"");
+      if (auto layout = rankLayoutFromString(*l))
+        p.chosen_layout = *layout;
+      else
+        r.fail("/chosen_grid/layout", "expected \"strided\" or \"contiguous\", got \"" + *l + "\"");
     }
   }
   if (!r.ok()) return r.error();

@@ -35,9 +35,12 @@ std::string rangeText(double min, double max, bool min_exclusive) {
 std::string escapeKey(std::string_view key) {
   std::string out;
   for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }
@@ -48,8 +51,10 @@ std::string childPath(const std::string& parent, std::size_t index) { return par
 
 std::string describe(const json& j) {
   switch (j.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return std::string("boolean ") + (j.get<bool>() ? "true" : "false");
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return std::string("boolean ") + (j.get<bool>() ? "true" : "false");
     case json::value_t::string: {
       std::string s = j.get<std::string>();
       if (s.size() > 40) s = s.substr(0, 37) + "...";
@@ -57,10 +62,14 @@ std::string describe(const json& j) {
     }
     case json::value_t::number_integer:
     case json::value_t::number_unsigned:
-    case json::value_t::number_float: return j.dump();
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "an array";
-    default: return "an unsupported value";
+    case json::value_t::number_float:
+      return j.dump();
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "an array";
+    default:
+      return "an unsupported value";
   }
 }
 
@@ -176,15 +185,14 @@ std::optional<double> JsonReader::numberValue(const json& v, const std::string& 
   return d;
 }
 
-std::optional<double> JsonReader::number(const json& obj, const std::string& path, std::string_view key,
-                                         bool required, double min, double max, bool min_exclusive) {
+std::optional<double> JsonReader::number(const json& obj, const std::string& path, std::string_view key, bool required,
+                                         double min, double max, bool min_exclusive) {
   const json* v = member(obj, path, key, required, rangeText(min, max, min_exclusive));
   if (!v) return std::nullopt;
   return numberValue(*v, childPath(path, key), min, max, min_exclusive);
 }
 
-std::optional<bool> JsonReader::boolean(const json& obj, const std::string& path, std::string_view key,
-                                        bool required) {
+std::optional<bool> JsonReader::boolean(const json& obj, const std::string& path, std::string_view key, bool required) {
   const json* v = member(obj, path, key, required, "true or false");
   if (!v) return std::nullopt;
   if (!v->is_boolean()) {

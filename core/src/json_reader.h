@@ -45,8 +45,8 @@ class JsonReader {
   // range records a problem and returns nullopt.
   std::optional<std::string> string(const json& obj, const std::string& path, std::string_view key,
                                     bool required = true, bool allow_empty = false);
-  std::optional<std::uint64_t> integer(const json& obj, const std::string& path, std::string_view key,
-                                       bool required, std::uint64_t min, std::uint64_t max = UINT64_MAX);
+  std::optional<std::uint64_t> integer(const json& obj, const std::string& path, std::string_view key, bool required,
+                                       std::uint64_t min, std::uint64_t max = UINT64_MAX);
   std::optional<double> number(const json& obj, const std::string& path, std::string_view key, bool required,
                                double min, double max, bool min_exclusive = false);
   std::optional<bool> boolean(const json& obj, const std::string& path, std::string_view key, bool required);

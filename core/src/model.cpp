@@ -4,36 +4,45 @@ namespace shardscope::core {
 
 int dtypeBytes(DType t) {
   switch (t) {
-    case DType::FP32: return 4;
-    case DType::FP16: return 2;
-    case DType::BF16: return 2;
-    case DType::INT8: return 1;
+    case DType::FP32:
+      return 4;
+    case DType::FP16:
+      return 2;
+    case DType::BF16:
+      return 2;
+    case DType::INT8:
+      return 1;
   }
   return 4;
 }
 
 const char* toString(DType t) {
   switch (t) {
-    case DType::FP32: return "fp32";
-    case DType::FP16: return "fp16";
-    case DType::BF16: return "bf16";
-    case DType::INT8: return "int8";
+    case DType::FP32:
+      return "fp32";
+    case DType::FP16:
+      return "fp16";
+    case DType::BF16:
+      return "bf16";
+    case DType::INT8:
+      return "int8";
   }
   return "?";
 }
 
 const char* toString(Optimizer o) {
   switch (o) {
-    case Optimizer::SGD: return "sgd";
-    case Optimizer::RowWiseAdagrad: return "rowwise_adagrad";
-    case Optimizer::Adam: return "adam";
+    case Optimizer::SGD:
+      return "sgd";
+    case Optimizer::RowWiseAdagrad:
+      return "rowwise_adagrad";
+    case Optimizer::Adam:
+      return "adam";
   }
   return "?";
 }
 
-std::uint64_t TableSpec::weightBytes() const {
-  return rows * dim * static_cast<std::uint64_t>(dtypeBytes(dtype));
-}
+std::uint64_t TableSpec::weightBytes() const { return rows * dim * static_cast<std::uint64_t>(dtypeBytes(dtype)); }
 
 std::uint64_t ModelSpec::totalWeightBytes() const {
   std::uint64_t total = 0;

@@ -3,7 +3,6 @@
 // its JSON-pointer messages are mapped back to CSV lines and columns.
 #include "shardscope/core/model_csv.h"
 
-
 #include <array>
 #include <cerrno>
 #include <charconv>
@@ -23,7 +22,6 @@ namespace shardscope::core {
 
 namespace {
 using detail::json;
-
 
 bool isBlank(char c) { return c == ' ' || c == '\t'; }
 

@@ -37,9 +37,7 @@ std::vector<std::string> names(const std::vector<std::pair<std::string_view, std
   return out;
 }
 
-bool looksLikePath(const std::string& s) {
-  return s.find('/') != std::string::npos || s.ends_with(".json");
-}
+bool looksLikePath(const std::string& s) { return s.find('/') != std::string::npos || s.ends_with(".json"); }
 }  // namespace
 
 std::vector<std::string> modelPresetNames() { return names(embedded::models()); }

@@ -20,7 +20,10 @@ std::string formatBytes(std::uint64_t bytes) {
   static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   double v = static_cast<double>(bytes);
   int u = 0;
-  while (v >= 1024.0 && u < 5) { v /= 1024.0; ++u; }
+  while (v >= 1024.0 && u < 5) {
+    v /= 1024.0;
+    ++u;
+  }
   return u == 0 ? std::to_string(bytes) + " B" : formatf("%.1f ", v) + units[u];
 }
 
@@ -35,11 +38,14 @@ std::string formatCount(double n) {
 
 std::string describeAccess(const AccessSpec& a) {
   switch (a.kind) {
-    case AccessKind::Uniform: return "uniform";
-    case AccessKind::Zipf: return formatf("zipf %.2f", a.alpha);
+    case AccessKind::Uniform:
+      return "uniform";
+    case AccessKind::Zipf:
+      return formatf("zipf %.2f", a.alpha);
     case AccessKind::HotSet:
       return formatf("hot %.0f%%", a.hot_probability * 100) + formatf(" on %.1f%% rows", a.hot_fraction * 100);
-    case AccessKind::Histogram: return "histogram (" + std::to_string(a.histogram.size()) + " buckets)";
+    case AccessKind::Histogram:
+      return "histogram (" + std::to_string(a.histogram.size()) + " buckets)";
   }
   return "?";
 }
@@ -76,8 +82,8 @@ std::string formatModelSummary(const ModelSpec& m) {
 std::string formatClusterSummary(const ClusterSpec& c) {
   std::string out;
   out += "Cluster: " + c.name + "\n";
-  out += "  " + std::to_string(c.nodes) + " nodes x " + std::to_string(c.gpus_per_node) + " GPUs = " +
-         std::to_string(c.worldSize()) + " GPUs (" + c.gpu.name + ")\n";
+  out += "  " + std::to_string(c.nodes) + " nodes x " + std::to_string(c.gpus_per_node) +
+         " GPUs = " + std::to_string(c.worldSize()) + " GPUs (" + c.gpu.name + ")\n";
   out += "  per GPU: HBM " + formatBytes(c.gpu.hbm_bytes) + formatf(" at %.2f TB/s", c.gpu.hbm_bandwidth_gbps / 1000) +
          formatf(", %.0f dense TFLOP/s\n", c.gpu.peak_dense_tflops);
   out += formatf("  intra-node: %.0f GB/s", c.intra_node.bandwidth_gbps) +

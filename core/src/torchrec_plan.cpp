@@ -35,8 +35,10 @@ constexpr std::uint64_t kMaxCols = 65536;
 // avoids GCC 12's false -Wrestrict on "literal" + std::to_string(x).)
 template <class T>
 void append(std::string& s, const T& v) {
-  if constexpr (std::is_arithmetic_v<T>) s += std::to_string(v);
-  else s += v;
+  if constexpr (std::is_arithmetic_v<T>)
+    s += std::to_string(v);
+  else
+    s += v;
 }
 template <class... Parts>
 std::string cat(const Parts&... parts) {
@@ -128,11 +130,13 @@ std::optional<ImportedTable> readTable(JsonReader& r, const json& ps, const std:
   t.placement.name = name;
   if (name.empty()) r.fail(path, "expected a non-empty table name");
   if (auto st = r.string(ps, path, "sharding_type")) {
-    if (auto type = shardingTypeFromString(*st)) t.placement.sharding_type = *type;
+    if (auto type = shardingTypeFromString(*st))
+      t.placement.sharding_type = *type;
     else
       r.fail(childPath(path, "sharding_type"),
              cat("expected one of table_wise, row_wise, column_wise, table_row_wise, table_column_wise, grid_shard, "
-                 "data_parallel, got \"", *st, "\""));
+                 "data_parallel, got \"",
+                 *st, "\""));
   }
   (void)r.string(ps, path, "compute_kernel", false);  // any kernel; only its type is checked
   const bool dp = t.placement.sharding_type == ShardingType::DataParallel;
@@ -179,7 +183,8 @@ std::optional<ImportedTable> readTable(JsonReader& r, const json& ps, const std:
     const std::string ipath = childPath(spath, i);
     const json& sj = (*shards)[i];
     if (!r.expectObject(sj, ipath)) continue;
-    const auto off = readPair(r, sj, ipath, "shard_offsets", {0, 0}, {UINT64_MAX, kMaxColOffset}, "row offset, column offset");
+    const auto off =
+        readPair(r, sj, ipath, "shard_offsets", {0, 0}, {UINT64_MAX, kMaxColOffset}, "row offset, column offset");
     // Row-wise blocks past the table's end are empty (TorchRec writes them: 5 rows on 4 ranks -> 2,2,1,0).
     const auto size = readPair(r, sj, ipath, "shard_sizes", {0, 1}, {UINT64_MAX, kMaxCols}, "rows, columns");
     std::optional<std::uint64_t> rank;
@@ -204,7 +209,8 @@ std::optional<ImportedTable> readTable(JsonReader& r, const json& ps, const std:
     }
     if (!off || !size || !rank) continue;
     if ((*off)[0] > kMaxRows || (*size)[0] > kMaxRows) {
-      r.fail(ipath, cat("expected a row offset and row count of at most 2^48 each, got ", (*off)[0], " and ", (*size)[0]));
+      r.fail(ipath,
+             cat("expected a row offset and row count of at most 2^48 each, got ", (*off)[0], " and ", (*size)[0]));
       continue;
     }
     max_rank = std::max(max_rank.value_or(0), *rank);
@@ -278,7 +284,8 @@ Result<ShardPlan> shardPlanFromTorchRec(const nlohmann::json& j, const std::stri
   JsonReader r(source);
   if (!r.expectObject(j, "")) return r.error();
   const json* plan =
-      r.member(j, "", "plan", true, "an object {module path: {table name: parameter sharding}}, as ShardingPlan._serialize() writes");
+      r.member(j, "", "plan", true,
+               "an object {module path: {table name: parameter sharding}}, as ShardingPlan._serialize() writes");
   if (!plan || !r.expectObject(*plan, "/plan")) return r.error();
 
   std::vector<ImportedTable> tables;
@@ -300,14 +307,16 @@ Result<ShardPlan> shardPlanFromTorchRec(const nlohmann::json& j, const std::stri
     return r.error();
   }
   if (!max_rank) {
-    r.fail("/plan", "expected at least one rank (a shard placement or a \"ranks\" list) to infer the sharding group "
-                    "size from, found none");
+    r.fail("/plan",
+           "expected at least one rank (a shard placement or a \"ranks\" list) to infer the sharding group "
+           "size from, found none");
     return r.error();
   }
 
   const auto M = static_cast<std::uint32_t>(*max_rank + 1);
   const std::uint32_t N = o.world_size ? o.world_size : M;
-  if (N > kMaxRank + 1) r.fail("", cat("expected world_size in [1, ", kMaxRank + 1, "], got ", N));
+  if (N > kMaxRank + 1)
+    r.fail("", cat("expected world_size in [1, ", kMaxRank + 1, "], got ", N));
   else if (N % M != 0)
     r.fail("/plan", cat("expected world_size ", N, " to be a multiple of the sharding group size M = ", M,
                         " (group ranks 0..", M - 1, " in the plan)"));
@@ -322,8 +331,8 @@ Result<ShardPlan> shardPlanFromTorchRec(const nlohmann::json& j, const std::stri
       std::sort(ranks.begin(), ranks.end());
       ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
       if (ranks.size() != M)
-        r.fail(childPath(t.path, "ranks"), cat("expected every group rank 0..", M - 1,
-                                               " for a data_parallel table, got ", rankList(t.ranks)));
+        r.fail(childPath(t.path, "ranks"),
+               cat("expected every group rank 0..", M - 1, " for a data_parallel table, got ", rankList(t.ranks)));
     }
     if (!t.full_on_every_rank) continue;
     for (std::uint32_t g = 0; g < M; ++g)
@@ -332,7 +341,7 @@ Result<ShardPlan> shardPlanFromTorchRec(const nlohmann::json& j, const std::stri
   if (!r.ok()) return r.error();
 
   ShardPlan p;
-  p.model = !o.model_name.empty() ? o.model_name
+  p.model = !o.model_name.empty()                 ? o.model_name
             : (o.model && !o.model->name.empty()) ? o.model->name
                                                   : cat("TorchRec plan ", source);
   p.world_size = N;

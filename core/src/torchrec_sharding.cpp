@@ -33,9 +33,7 @@ std::uint32_t columnShardWidth(std::uint32_t dim, std::uint32_t min_partition) {
 namespace {
 
 std::string shardsPath(std::size_t table) { return "/tables/" + std::to_string(table) + "/shards"; }
-std::string shardPath(std::size_t table, std::size_t shard) {
-  return shardsPath(table) + "/" + std::to_string(shard);
-}
+std::string shardPath(std::size_t table, std::size_t shard) { return shardsPath(table) + "/" + std::to_string(shard); }
 std::string rowsText(std::uint64_t offset, std::uint64_t rows) {
   return "rows [" + std::to_string(offset) + ", " + std::to_string(offset + rows) + ")";
 }
@@ -52,15 +50,14 @@ std::vector<std::size_t> byRowOffset(const std::vector<Shard>& shards, const std
 // column block of a grid): `ways` blocks of TorchRec's geometry, block j on
 // group rank base + j, where base is 0 for row_wise and the node group's
 // first rank otherwise (taken from block 0's rank).
-void checkRowBlocks(const TablePlacement& t, std::size_t ti, const std::vector<std::size_t>& subset,
-                    std::uint32_t ways, bool node_group, std::uint32_t node_group_size, const std::string& what,
+void checkRowBlocks(const TablePlacement& t, std::size_t ti, const std::vector<std::size_t>& subset, std::uint32_t ways,
+                    bool node_group, std::uint32_t node_group_size, const std::string& what,
                     std::vector<LayoutProblem>& out) {
-  const std::string rule =
-      node_group ? std::string("TorchRec puts block j of ceil(rows / ") + std::to_string(ways) +
-                       ") rows on rank j of one node group of " + std::to_string(node_group_size) +
-                       " consecutive group ranks, empty blocks included"
-                 : std::string("TorchRec gives row block k of ceil(rows / ") + std::to_string(ways) +
-                       ") rows to group rank k, empty blocks included";
+  const std::string rule = node_group ? std::string("TorchRec puts block j of ceil(rows / ") + std::to_string(ways) +
+                                            ") rows on rank j of one node group of " + std::to_string(node_group_size) +
+                                            " consecutive group ranks, empty blocks included"
+                                      : std::string("TorchRec gives row block k of ceil(rows / ") +
+                                            std::to_string(ways) + ") rows to group rank k, empty blocks included";
   if (subset.size() != ways) {
     out.push_back({shardsPath(ti), "expected " + std::to_string(ways) + " " + what + " shards of table \"" + t.name +
                                        "\" (" + rule + "), got " + std::to_string(subset.size())});
@@ -68,17 +65,16 @@ void checkRowBlocks(const TablePlacement& t, std::size_t ti, const std::vector<s
   }
   const std::vector<RowBlock> blocks = rowWiseBlocks(t.rows, ways);
   const std::vector<std::size_t> order = byRowOffset(t.shards, subset);
-  const std::uint32_t base =
-      node_group ? t.shards[order.front()].group_rank / node_group_size * node_group_size : 0;
+  const std::uint32_t base = node_group ? t.shards[order.front()].group_rank / node_group_size * node_group_size : 0;
   for (std::uint32_t j = 0; j < ways; ++j) {
     const Shard& s = t.shards[order[j]];
     const std::uint32_t want_rank = base + j;
     if (s.row_offset != blocks[j].offset || s.rows != blocks[j].rows || s.group_rank != want_rank) {
-      out.push_back({shardPath(ti, order[j]),
-                     "expected block " + std::to_string(j) + " of table \"" + t.name + "\" to be " +
-                         rowsText(blocks[j].offset, blocks[j].rows) + " on group rank " + std::to_string(want_rank) +
-                         " (" + rule + "), got " + rowsText(s.row_offset, s.rows) + " on group rank " +
-                         std::to_string(s.group_rank)});
+      out.push_back({shardPath(ti, order[j]), "expected block " + std::to_string(j) + " of table \"" + t.name +
+                                                  "\" to be " + rowsText(blocks[j].offset, blocks[j].rows) +
+                                                  " on group rank " + std::to_string(want_rank) + " (" + rule +
+                                                  "), got " + rowsText(s.row_offset, s.rows) + " on group rank " +
+                                                  std::to_string(s.group_rank)});
       return;  // one problem per run of blocks
     }
   }

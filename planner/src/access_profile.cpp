@@ -22,7 +22,8 @@ double zipfSum(std::uint64_t a, std::uint64_t b, double alpha) {
   if (std::abs(alpha - 1.0) < 1e-12) {
     integral = std::log(static_cast<double>(b) / static_cast<double>(a));
   } else {
-    integral = (std::pow(static_cast<double>(b), 1.0 - alpha) - std::pow(static_cast<double>(a), 1.0 - alpha)) / (1.0 - alpha);
+    integral =
+        (std::pow(static_cast<double>(b), 1.0 - alpha) - std::pow(static_cast<double>(a), 1.0 - alpha)) / (1.0 - alpha);
   }
   const double fpa = -alpha * fa / static_cast<double>(a), fpb = -alpha * fb / static_cast<double>(b);
   return integral + (fa - fb) / 2.0 - (fpa - fpb) / 12.0;
@@ -42,7 +43,8 @@ AccessProfile::AccessProfile(const core::AccessSpec& a, std::uint64_t rows) : ro
       addSegment(0, rows, 1.0);
       break;
     case AccessKind::HotSet: {
-      const auto hot = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(a.hot_fraction * static_cast<double>(rows))), 1, rows);
+      const auto hot = std::clamp<std::uint64_t>(
+          static_cast<std::uint64_t>(std::ceil(a.hot_fraction * static_cast<double>(rows))), 1, rows);
       if (hot == rows) {
         addSegment(0, rows, 1.0);
       } else {
@@ -56,7 +58,8 @@ AccessProfile::AccessProfile(const core::AccessSpec& a, std::uint64_t rows) : ro
       double carried = 0.0;  // mass of buckets narrower than a row folds into the next
       std::uint64_t prev = 0;
       for (std::size_t i = 0; i < buckets; ++i) {
-        const auto end = static_cast<std::uint64_t>(std::llround(static_cast<double>(rows) * static_cast<double>(i + 1) / static_cast<double>(buckets)));
+        const auto end = static_cast<std::uint64_t>(
+            std::llround(static_cast<double>(rows) * static_cast<double>(i + 1) / static_cast<double>(buckets)));
         carried += a.histogram[i];
         if (end > prev) {
           addSegment(prev, end, carried);
@@ -71,7 +74,8 @@ AccessProfile::AccessProfile(const core::AccessSpec& a, std::uint64_t rows) : ro
       const double total = zipfSum(1, rows + 1, a.alpha);
       std::uint64_t k = 1;
       while (k <= rows) {
-        std::uint64_t next = k < 16 ? k + 1 : std::max<std::uint64_t>(k + 1, static_cast<std::uint64_t>(static_cast<double>(k) * 1.1));
+        std::uint64_t next =
+            k < 16 ? k + 1 : std::max<std::uint64_t>(k + 1, static_cast<std::uint64_t>(static_cast<double>(k) * 1.1));
         next = std::min(next, rows + 1);
         addSegment(k - 1, next - 1, zipfSum(k, next, a.alpha) / total);
         k = next;
@@ -87,7 +91,10 @@ AccessProfile::AccessProfile(const core::AccessSpec& a, std::uint64_t rows) : ro
   // Normalise away rounding so the whole table has mass exactly 1.
   const double sum = prefix_.back();
   if (sum > 0)
-    for (std::size_t i = 0; i < per_row_.size(); ++i) { per_row_[i] /= sum; prefix_[i + 1] /= sum; }
+    for (std::size_t i = 0; i < per_row_.size(); ++i) {
+      per_row_[i] /= sum;
+      prefix_[i + 1] /= sum;
+    }
 }
 
 std::size_t AccessProfile::segmentOf(std::uint64_t row) const {

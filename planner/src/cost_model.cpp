@@ -13,9 +13,12 @@ double log2ceil(std::uint32_t n) { return n <= 1 ? 0.0 : std::ceil(std::log2(sta
 
 int optimizerStateBytesPerRow(core::Optimizer o, std::uint32_t cols) {
   switch (o) {
-    case core::Optimizer::SGD: return 0;
-    case core::Optimizer::RowWiseAdagrad: return 4;  // one fp32 per row
-    case core::Optimizer::Adam: return static_cast<int>(2 * 4 * cols);  // two fp32 moments per element
+    case core::Optimizer::SGD:
+      return 0;
+    case core::Optimizer::RowWiseAdagrad:
+      return 4;  // one fp32 per row
+    case core::Optimizer::Adam:
+      return static_cast<int>(2 * 4 * cols);  // two fp32 moments per element
   }
   return 0;
 }
@@ -103,9 +106,11 @@ GridCosts CostModel::gridCosts(const Grid& grid) const {
   // reached over different links at once, so the slower share decides.
   const double f = grid.worstShardingTopology().intra_node_peer_fraction;
   const double remote = M > 1 ? (M - 1) / M : 0.0;  // share of a rank's traffic that leaves it
-  gc.seconds_per_byte_group = remote * std::max(f / (k_.intra_node_bandwidth_gbps * 1e9),
-                                                (1.0 - f) / (k_.inter_node_bandwidth_gbps * 1e9));
-  const double a2a_latency_us = M <= 1 ? 0.0 : (f >= 1.0 ? k_.intra_node_latency_us : k_.inter_node_latency_us) * (1.0 + log2ceil(grid.group_size));
+  gc.seconds_per_byte_group =
+      remote * std::max(f / (k_.intra_node_bandwidth_gbps * 1e9), (1.0 - f) / (k_.inter_node_bandwidth_gbps * 1e9));
+  const double a2a_latency_us =
+      M <= 1 ? 0.0
+             : (f >= 1.0 ? k_.intra_node_latency_us : k_.inter_node_latency_us) * (1.0 + log2ceil(grid.group_size));
   gc.a2a_latency_ms = 3.0 * a2a_latency_us / 1e3;
   // What every rank sends and receives for its own B samples: ids out, pooled
   // embeddings in (fwd), their gradients out (bwd). Served bytes are per shard.
@@ -122,12 +127,13 @@ GridCosts CostModel::gridCosts(const Grid& grid) const {
     const bool intra = grid.replicaSyncIntraNode();
     const double bw = (intra ? k_.intra_node_bandwidth_gbps : k_.inter_node_bandwidth_gbps) * 1e9;
     gc.seconds_per_byte_replica = 2.0 * (R - 1) / R / bw;
-    gc.replica_latency_ms = 2.0 * log2ceil(grid.replicas) * (intra ? k_.intra_node_latency_us : k_.inter_node_latency_us) / 1e3;
+    gc.replica_latency_ms =
+        2.0 * log2ceil(grid.replicas) * (intra ? k_.intra_node_latency_us : k_.inter_node_latency_us) / 1e3;
   }
   // Dense part: compute on B samples, gradient all-reduce over all N GPUs.
   const double N = grid.world_size;
-  gc.dense_compute_ms = model_.dense.flops_per_sample * B /
-                        (cluster_.gpu.peak_dense_tflops * 1e12 * k_.dense_efficiency) * kMsPerSecond;
+  gc.dense_compute_ms =
+      model_.dense.flops_per_sample * B / (cluster_.gpu.peak_dense_tflops * 1e12 * k_.dense_efficiency) * kMsPerSecond;
   if (grid.world_size > 1) {
     const bool intra = grid.world_size <= grid.gpus_per_node;
     const double bw = (intra ? k_.intra_node_bandwidth_gbps : k_.inter_node_bandwidth_gbps) * 1e9;
@@ -171,8 +177,8 @@ ShardCost CostModel::shardCost(std::size_t table, std::uint64_t row_offset, std:
   const double fwd_bytes = c.ids * k_.index_bytes + c.ids * row_bytes + samples * cols * k_.output_bytes;
   // Backward: read ids and output gradients per id, then read+write each
   // touched row and its optimizer state once (FBGEMM's fused update).
-  const double bwd_bytes = c.ids * k_.index_bytes + c.ids * cols * k_.output_bytes +
-                           c.unique_rows * 2.0 * (row_bytes + state_row_bytes);
+  const double bwd_bytes =
+      c.ids * k_.index_bytes + c.ids * cols * k_.output_bytes + c.unique_rows * 2.0 * (row_bytes + state_row_bytes);
   const double overhead_ms = k_.kernel_overhead_us / 1e3 + c.ids * k_.lookup_overhead_ns / 1e6;
   c.fwd_ms = bytesMs(fwd_bytes, cols) + overhead_ms;
   c.bwd_ms = k_.backward_scale * bytesMs(bwd_bytes, cols) + overhead_ms + c.ids * k_.backward_lookup_ns / 1e6;
@@ -196,8 +202,8 @@ ShardCost CostModel::dataParallelCost(std::size_t table, const Grid& grid, const
   const double row_bytes = std::max<std::uint32_t>(t.dim, 32) * core::dtypeBytes(t.dtype);
   const double state_row_bytes = optimizerStateBytesPerRow(model_.optimizer, t.dim);
   const double fwd_bytes = draws * k_.index_bytes + draws * row_bytes + samples * t.dim * k_.output_bytes;
-  const double bwd_bytes = draws * k_.index_bytes + draws * t.dim * k_.output_bytes +
-                           c.unique_rows * 2.0 * (row_bytes + state_row_bytes);
+  const double bwd_bytes =
+      draws * k_.index_bytes + draws * t.dim * k_.output_bytes + c.unique_rows * 2.0 * (row_bytes + state_row_bytes);
   const double overhead_ms = k_.kernel_overhead_us / 1e3 + draws * k_.lookup_overhead_ns / 1e6;
   c.fwd_ms = bytesMs(fwd_bytes, t.dim) + overhead_ms;
   c.bwd_ms = k_.backward_scale * bytesMs(bwd_bytes, t.dim) + overhead_ms + draws * k_.backward_lookup_ns / 1e6;

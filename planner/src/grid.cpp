@@ -18,7 +18,8 @@ GroupTopology topologyOf(const std::vector<std::uint32_t>& ranks, std::uint32_t 
     const auto count = static_cast<std::uint32_t>(j - i);
     ++t.nodes_spanned;
     t.max_members_per_node = std::max(t.max_members_per_node, count);
-    if (ranks.size() > 1) peer_share += count * (static_cast<double>(count - 1) / static_cast<double>(ranks.size() - 1));
+    if (ranks.size() > 1)
+      peer_share += count * (static_cast<double>(count - 1) / static_cast<double>(ranks.size() - 1));
     i = j;
   }
   t.intra_node_peer_fraction = ranks.size() > 1 ? peer_share / static_cast<double>(ranks.size()) : 1.0;
@@ -38,7 +39,8 @@ const GroupTopology& Grid::worstReplicaTopology() const {
 }
 
 bool Grid::replicaSyncIntraNode() const {
-  return std::all_of(replica_topology.begin(), replica_topology.end(), [](const auto& t) { return t.nodes_spanned == 1; });
+  return std::all_of(replica_topology.begin(), replica_topology.end(),
+                     [](const auto& t) { return t.nodes_spanned == 1; });
 }
 
 std::vector<std::uint32_t> groupSizes(std::uint32_t n) {
@@ -48,7 +50,8 @@ std::vector<std::uint32_t> groupSizes(std::uint32_t n) {
   return out;
 }
 
-Grid makeGrid(std::uint32_t world_size, std::uint32_t gpus_per_node, std::uint32_t group_size, core::RankLayout layout) {
+Grid makeGrid(std::uint32_t world_size, std::uint32_t gpus_per_node, std::uint32_t group_size,
+              core::RankLayout layout) {
   Grid g;
   g.world_size = world_size;
   g.gpus_per_node = gpus_per_node;

@@ -29,7 +29,10 @@ ImbalanceStats imbalanceOf(const std::vector<double>& loads) {
   ImbalanceStats s;
   const double k = static_cast<double>(loads.size());
   double total = 0, mx = 0;
-  for (double l : loads) { total += l; mx = std::max(mx, l); }
+  for (double l : loads) {
+    total += l;
+    mx = std::max(mx, l);
+  }
   if (loads.empty() || total <= 0) return s;
   s.max_over_mean = mx / (total / k);
   for (double l : loads) {
@@ -57,7 +60,8 @@ void criticalTables(const CostModel& model, const Grid& grid, const GridCosts& g
       load = model.dataParallelCost(it->second, grid, gc).load();
     } else {
       for (const auto& sh : tp.shards)
-        if (sh.group_rank == r.critical_rank) load += model.shardCost(it->second, sh.row_offset, sh.rows, sh.cols, grid, gc).load();
+        if (sh.group_rank == r.critical_rank)
+          load += model.shardCost(it->second, sh.row_offset, sh.rows, sh.cols, grid, gc).load();
     }
     if (load > 0) r.critical_tables.push_back({tp.name, load});
   }
@@ -84,8 +88,8 @@ void fillPlanFile(const CostModel& model, const Grid& grid, const GridCosts& gc,
   p.predicted.lower_bound_ms = r.lower_bound_ms;
   p.predicted.max_over_mean = r.imbalance.max_over_mean;
   for (const auto& rr : r.ranks)
-    p.predicted.ranks.push_back({rr.group_rank, rr.fwd_ms + rr.bwd_ms, rr.served_comm_ms + gc.a2a_own_ms + gc.a2a_latency_ms + rr.sync_ms,
-                                 rr.memory_bytes});
+    p.predicted.ranks.push_back({rr.group_rank, rr.fwd_ms + rr.bwd_ms,
+                                 rr.served_comm_ms + gc.a2a_own_ms + gc.a2a_latency_ms + rr.sync_ms, rr.memory_bytes});
   p.provenance.tool = std::string("shardscope ") + core::versionString();
   p.provenance.created = core::utcNowIso8601();
 }
@@ -113,7 +117,9 @@ GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vect
   }
   for (const auto& cap : constraints.rank_memory_caps) {
     if (cap.group_rank < M) {
-      const std::uint64_t usable = cap.bytes > gc.dense_reserve_bytes + gc.buffer_bytes ? cap.bytes - gc.dense_reserve_bytes - gc.buffer_bytes : 0;
+      const std::uint64_t usable = cap.bytes > gc.dense_reserve_bytes + gc.buffer_bytes
+                                       ? cap.bytes - gc.dense_reserve_bytes - gc.buffer_bytes
+                                       : 0;
       r.ranks[cap.group_rank].capacity_bytes = std::min(r.ranks[cap.group_rank].capacity_bytes, usable);
     } else {
       r.problems.push_back("memory cap for group rank " + std::to_string(cap.group_rank) +
@@ -160,22 +166,22 @@ GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vect
     loads[i] = rr.load_ms;
     if (rr.state_bytes + rr.served_buffer_bytes > rr.capacity_bytes) {
       r.fits = false;
-      r.problems.push_back("group rank " + std::to_string(i) + " does not fit: embedding state " +
-                           core::formatBytes(rr.state_bytes) + " + served all-to-all buffers " +
-                           core::formatBytes(rr.served_buffer_bytes) + " > usable " + core::formatBytes(rr.capacity_bytes) +
-                           " (HBM " + core::formatBytes(model.cluster().gpu.hbm_bytes) + " less " +
-                           std::to_string(static_cast<int>(model.constants().hbm_reserve_fraction * 100)) +
-                           "% reserve, " + core::formatBytes(gc.buffer_bytes) + " buffers, " +
-                           core::formatBytes(gc.dense_reserve_bytes) + " dense)");
+      r.problems.push_back(
+          "group rank " + std::to_string(i) + " does not fit: embedding state " + core::formatBytes(rr.state_bytes) +
+          " + served all-to-all buffers " + core::formatBytes(rr.served_buffer_bytes) + " > usable " +
+          core::formatBytes(rr.capacity_bytes) + " (HBM " + core::formatBytes(model.cluster().gpu.hbm_bytes) +
+          " less " + std::to_string(static_cast<int>(model.constants().hbm_reserve_fraction * 100)) + "% reserve, " +
+          core::formatBytes(gc.buffer_bytes) + " buffers, " + core::formatBytes(gc.dense_reserve_bytes) + " dense)");
     }
   }
   r.critical_rank = static_cast<std::uint32_t>(std::max_element(loads.begin(), loads.end()) - loads.begin());
   r.max_load_ms = r.ranks[r.critical_rank].load_ms;
   // The step waits for the rank with the longest embedding chain (compute +
   // served all-to-all), whatever else the balanced load counts (its sync share).
-  const RankResult& crit = *std::max_element(r.ranks.begin(), r.ranks.end(), [](const RankResult& a, const RankResult& b) {
-    return a.fwd_ms + a.bwd_ms + a.served_comm_ms < b.fwd_ms + b.bwd_ms + b.served_comm_ms;
-  });
+  const RankResult& crit =
+      *std::max_element(r.ranks.begin(), r.ranks.end(), [](const RankResult& a, const RankResult& b) {
+        return a.fwd_ms + a.bwd_ms + a.served_comm_ms < b.fwd_ms + b.bwd_ms + b.served_comm_ms;
+      });
   r.imbalance = imbalanceOf(loads);
   criticalTables(model, grid, gc, tables, index, r);
 
@@ -189,12 +195,17 @@ GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vect
   st.dense_ms = gc.dense_compute_ms + std::max(0.0, gc.dense_allreduce_ms - hidden_window);
   for (const auto& rr : r.ranks) st.replica_sync_ms = std::max(st.replica_sync_ms, rr.sync_ms);
   st.step_ms = st.embedding_ms + st.all_to_all_ms + st.dense_ms + st.replica_sync_ms;
-  r.samples_per_second = st.step_ms > 0 ? grid.world_size * static_cast<double>(model.model().batch_size_per_gpu) / (st.step_ms / 1e3) : 0;
+  r.samples_per_second =
+      st.step_ms > 0 ? grid.world_size * static_cast<double>(model.model().batch_size_per_gpu) / (st.step_ms / 1e3) : 0;
   r.lower_bound_ms = lower_bound_ms ? *lower_bound_ms : lowerBoundMs(model, grid, constraints, target);
   r.gap = r.lower_bound_ms > 0 ? r.max_load_ms / r.lower_bound_ms - 1.0 : 0.0;
-  r.critical_path = {"ids all-to-all", "embedding forward on group rank " + std::to_string(crit.group_rank) + " (" + ms(crit.fwd_ms) + ")",
-                     "pooled all-to-all", "dense forward + backward (" + ms(gc.dense_compute_ms) + ")",
-                     "gradient all-to-all", "embedding backward + fused update (" + ms(crit.bwd_ms) + ")"};
+  r.critical_path = {
+      "ids all-to-all",
+      "embedding forward on group rank " + std::to_string(crit.group_rank) + " (" + ms(crit.fwd_ms) + ")",
+      "pooled all-to-all",
+      "dense forward + backward (" + ms(gc.dense_compute_ms) + ")",
+      "gradient all-to-all",
+      "embedding backward + fused update (" + ms(crit.bwd_ms) + ")"};
   if (st.replica_sync_ms > 0) r.critical_path.push_back("replica weight sync (" + ms(st.replica_sync_ms) + ")");
 
   fillPlanFile(model, grid, gc, std::move(tables), target, r);

@@ -25,8 +25,8 @@ using detail::TableChoices;
 using detail::TableOption;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::array<const char*, 8> kAlgorithmNames = {"optimized",     "random",       "round_robin",
-                                                        "dim_greedy",    "size_greedy",  "lookup_greedy",
+constexpr std::array<const char*, 8> kAlgorithmNames = {"optimized",          "random",         "round_robin",
+                                                        "dim_greedy",         "size_greedy",    "lookup_greedy",
                                                         "size_lookup_greedy", "torchrec_greedy"};
 
 struct State {
@@ -39,19 +39,19 @@ struct State {
   // Options are read-only once built; baselines and the optimizer share them.
   std::shared_ptr<const std::vector<TableChoices>> options_ptr;
   const std::vector<TableChoices>& choices() const { return *options_ptr; }
-  std::vector<std::uint32_t> piece_count;  // pieces per table (distinctness only matters above 1)
-  std::vector<int> chosen;                      // option index per table
-  std::vector<Piece> pieces;                    // piece id -> piece
-  std::vector<std::int64_t> piece_rank;         // -1 when not placed
-  std::vector<std::vector<int>> table_pieces;   // table -> piece ids
+  std::vector<std::uint32_t> piece_count;      // pieces per table (distinctness only matters above 1)
+  std::vector<int> chosen;                     // option index per table
+  std::vector<Piece> pieces;                   // piece id -> piece
+  std::vector<std::int64_t> piece_rank;        // -1 when not placed
+  std::vector<std::vector<int>> table_pieces;  // table -> piece ids
   std::vector<double> load;
   std::vector<std::uint64_t> mem;
-  double uniform_load = 0;         // data-parallel tables: the same on every rank
+  double uniform_load = 0;  // data-parallel tables: the same on every rank
   std::uint64_t uniform_mem = 0;
   std::vector<std::uint64_t> cap;
   std::vector<std::vector<int>> rank_pieces;
   std::set<std::pair<double, std::uint32_t>> by_load;
-  std::unordered_set<std::uint64_t> occupied;   // (table << 32) | rank
+  std::unordered_set<std::uint64_t> occupied;                        // (table << 32) | rank
   std::unordered_map<std::uint64_t, std::pair<int, int>> slot_node;  // (table<<32|slot) -> (node group, pieces there)
 
   static std::uint64_t key(std::uint32_t table, std::uint32_t rank) { return (std::uint64_t{table} << 32) | rank; }
@@ -77,7 +77,8 @@ struct State {
     if (!pins.empty() && std::find(pins.begin(), pins.end(), r) == pins.end()) return false;
     if (p.slot >= 0) {
       auto it = slot_node.find(key(p.table, static_cast<std::uint32_t>(p.slot)));
-      if (it != slot_node.end() && it->second.second > 0 && static_cast<std::uint32_t>(it->second.first) != nodeGroupOf(r))
+      if (it != slot_node.end() && it->second.second > 0 &&
+          static_cast<std::uint32_t>(it->second.first) != nodeGroupOf(r))
         return false;
     }
     if (check_memory && mem[r] + uniform_mem - freed + p.memory > cap[r]) return false;
@@ -102,7 +103,8 @@ struct State {
       return it == slot_node.end() || static_cast<std::uint32_t>(it->second.first) == nodeGroupOf(r);
     };
     if (!pinned_ok(a, rb) || !pinned_ok(b, ra) || !slot_ok(a, rb) || !slot_ok(b, ra)) return false;
-    return mem[rb] + uniform_mem - b.memory + a.memory <= cap[rb] && mem[ra] + uniform_mem - a.memory + b.memory <= cap[ra];
+    return mem[rb] + uniform_mem - b.memory + a.memory <= cap[rb] &&
+           mem[ra] + uniform_mem - a.memory + b.memory <= cap[ra];
   }
 
   void place(int id, std::uint32_t r) {
@@ -223,7 +225,8 @@ struct State {
       const Piece& p = pieces[id];
       if (piece_count[p.table] == M && p.slot < 0 && p.position < 0 && choices()[p.table].pins.empty())
         full[p.table].push_back(id);
-      else rest.push_back(id);
+      else
+        rest.push_back(id);
     }
     for (auto& [t, tids] : full) {
       std::stable_sort(tids.begin(), tids.end(), [&](int a, int b) { return pieces[a].load > pieces[b].load; });
@@ -231,8 +234,10 @@ struct State {
       for (const auto& [l, r] : by_load) ranks.push_back(r);
       std::vector<int> later;
       for (std::size_t i = 0; i < tids.size(); ++i) {
-        if (canPlace(pieces[tids[i]], ranks[i])) place(tids[i], ranks[i]);
-        else later.push_back(tids[i]);
+        if (canPlace(pieces[tids[i]], ranks[i]))
+          place(tids[i], ranks[i]);
+        else
+          later.push_back(tids[i]);
       }
       for (int id : later) place(id, bestRank(pieces[id]));
     }
@@ -319,7 +324,11 @@ bool improveOnce(State& s) {
       if (lq + p.load >= lmax - eps) break;
       if (q == r || !s.canPlace(p, q)) continue;
       const double pair = std::max(lmax - p.load, lq + p.load);
-      if (pair < best_pair - eps) { best_pair = pair; best_id = id; best_q = q; }
+      if (pair < best_pair - eps) {
+        best_pair = pair;
+        best_id = id;
+        best_q = q;
+      }
       break;
     }
   }
@@ -385,7 +394,10 @@ bool improveOnce(State& s) {
       s.chosen[t] = current;
       s.piece_count[t] = static_cast<std::uint32_t>(old.size());
       std::vector<int> ids;
-      for (const auto& [pid, rank] : old) { s.place(pid, rank); ids.push_back(pid); }
+      for (const auto& [pid, rank] : old) {
+        s.place(pid, rank);
+        ids.push_back(pid);
+      }
       s.table_pieces[t] = ids;
     }
   }
@@ -413,11 +425,15 @@ State optimized(const State& proto, const PlannerOptions& opt) {
       if (options[o].max_piece <= lb * (1 + 1e-9) && options[o].max_piece_memory <= cap) pick = o;
     // Else the option with the smallest pieces among those that fit, else the smallest in memory.
     if (pick < 0)
-      pick = static_cast<int>(std::min_element(options.begin(), options.end(), [&](auto& a, auto& b) {
-               const bool fa = a.max_piece_memory <= cap, fb = b.max_piece_memory <= cap;
-               if (fa != fb) return fa;
-               return fa ? a.max_piece < b.max_piece : a.max_piece_memory < b.max_piece_memory;
-             }) - options.begin());
+      pick = static_cast<int>(std::min_element(options.begin(), options.end(),
+                                               [&](auto& a, auto& b) {
+                                                 const bool fa = a.max_piece_memory <= cap,
+                                                            fb = b.max_piece_memory <= cap;
+                                                 if (fa != fb) return fa;
+                                                 return fa ? a.max_piece < b.max_piece
+                                                           : a.max_piece_memory < b.max_piece_memory;
+                                               }) -
+                              options.begin());
     auto added = s.addOption(t, pick);
     ids.insert(ids.end(), added.begin(), added.end());
   }
@@ -449,12 +465,18 @@ State baseline(const State& proto, Algorithm algo, std::uint64_t seed) {
   auto keyOf = [&](std::uint32_t t) -> double {
     const auto& spec = tables[t];
     switch (algo) {
-      case Algorithm::DimGreedy: return spec.dim;
-      case Algorithm::SizeGreedy: return static_cast<double>(spec.rows) * spec.dim;
-      case Algorithm::LookupGreedy: return spec.dim * spec.pooling.mean;
-      case Algorithm::SizeLookupGreedy: return spec.dim * spec.pooling.mean * std::log10(static_cast<double>(spec.rows) + 1);
-      case Algorithm::TorchRecGreedy: return static_cast<double>(s.choices()[t].options[s.chosen[t]].max_piece_memory);
-      default: return 0;
+      case Algorithm::DimGreedy:
+        return spec.dim;
+      case Algorithm::SizeGreedy:
+        return static_cast<double>(spec.rows) * spec.dim;
+      case Algorithm::LookupGreedy:
+        return spec.dim * spec.pooling.mean;
+      case Algorithm::SizeLookupGreedy:
+        return spec.dim * spec.pooling.mean * std::log10(static_cast<double>(spec.rows) + 1);
+      case Algorithm::TorchRecGreedy:
+        return static_cast<double>(s.choices()[t].options[s.chosen[t]].max_piece_memory);
+      default:
+        return 0;
     }
   };
   std::vector<std::uint32_t> order(T);
@@ -494,9 +516,11 @@ State baseline(const State& proto, Algorithm algo, std::uint64_t seed) {
   return s;
 }
 
-GridResult finish(const State& s, const CostModel& model, const Grid& grid, const core::Constraints& constraints, Algorithm algo) {
-  GridResult r = evaluatePlacement(model, grid, s.placements(), constraints, s.target, toString(algo),
-                                   detail::lowerBoundOf(s.choices(), s.M, *std::min_element(s.cap.begin(), s.cap.end())));
+GridResult finish(const State& s, const CostModel& model, const Grid& grid, const core::Constraints& constraints,
+                  Algorithm algo) {
+  GridResult r =
+      evaluatePlacement(model, grid, s.placements(), constraints, s.target, toString(algo),
+                        detail::lowerBoundOf(s.choices(), s.M, *std::min_element(s.cap.begin(), s.cap.end())));
   std::vector<std::string> problems;
   for (const auto& c : constraints.tables) {
     const auto& tables = model.model().tables;
@@ -518,9 +542,9 @@ std::optional<Algorithm> algorithmFromString(std::string_view s) {
 }
 
 const std::vector<Algorithm>& allAlgorithms() {
-  static const std::vector<Algorithm> all = {Algorithm::Optimized, Algorithm::Random, Algorithm::RoundRobin,
-                                             Algorithm::DimGreedy, Algorithm::SizeGreedy, Algorithm::LookupGreedy,
-                                             Algorithm::SizeLookupGreedy, Algorithm::TorchRecGreedy};
+  static const std::vector<Algorithm> all = {
+      Algorithm::Optimized,  Algorithm::Random,       Algorithm::RoundRobin,       Algorithm::DimGreedy,
+      Algorithm::SizeGreedy, Algorithm::LookupGreedy, Algorithm::SizeLookupGreedy, Algorithm::TorchRecGreedy};
   return all;
 }
 
@@ -542,7 +566,8 @@ GridResult planGrid(const CostModel& model, const Grid& grid, const core::Constr
   if (options.algorithm != Algorithm::Optimized)
     return finish(baseline(proto, options.algorithm, options.seed), model, grid, constraints, options.algorithm);
   State best = optimized(proto, options);
-  const double bound = detail::lowerBoundOf(proto.choices(), proto.M, *std::min_element(proto.cap.begin(), proto.cap.end()));
+  const double bound =
+      detail::lowerBoundOf(proto.choices(), proto.M, *std::min_element(proto.cap.begin(), proto.cap.end()));
   if (options.compare_baselines && best.maxLoad() > bound * (1 + 1e-9)) {  // at the bound nothing can beat it
     // Never worse than the greedy heuristics: improve the best of them too and keep the winner.
     for (auto algo : {Algorithm::TorchRecGreedy, Algorithm::SizeLookupGreedy, Algorithm::LookupGreedy}) {

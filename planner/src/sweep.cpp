@@ -24,11 +24,17 @@ SweepResult sweep(const core::ModelSpec& model, const core::ClusterSpec& cluster
   }
   SweepResult out;
   for (std::size_t i = 0; i < grids.size(); ++i) {
-    if (cancel && cancel->load()) { out.cancelled = true; break; }
+    if (cancel && cancel->load()) {
+      out.cancelled = true;
+      break;
+    }
     GridResult r = planGrid(cost, grids[i], constraints, options.planner);
     if (calibration) r.plan.provenance.calibration = calibration->source;
     out.grids.push_back(std::move(r));
-    if (progress && !progress(i + 1, grids.size())) { out.cancelled = i + 1 < grids.size(); break; }
+    if (progress && !progress(i + 1, grids.size())) {
+      out.cancelled = i + 1 < grids.size();
+      break;
+    }
   }
   std::stable_sort(out.grids.begin(), out.grids.end(), [](const GridResult& a, const GridResult& b) {
     if (a.fits != b.fits) return a.fits;

@@ -15,7 +15,7 @@ class Rng {
   explicit Rng(std::uint64_t seed) : gen_(seed) {}
   std::uint64_t next() { return gen_.next(); }
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  double normal() {  // Box-Muller
+  double normal() {                                                           // Box-Muller
     const double u1 = std::max(uniform(), 1e-300), u2 = uniform();
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
   }

@@ -129,9 +129,11 @@ TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const Gr
   const core::TableConstraint* c = constraints.find(spec.name);
   if (c) {
     for (auto r : c->pin_ranks) {
-      if (r < M) out.pins.push_back(r);
-      else out.problems.push_back("table " + spec.name + ": pin to group rank " + std::to_string(r) +
-                                  " cannot be met: the sharding group has ranks 0.." + std::to_string(M - 1));
+      if (r < M)
+        out.pins.push_back(r);
+      else
+        out.problems.push_back("table " + spec.name + ": pin to group rank " + std::to_string(r) +
+                               " cannot be met: the sharding group has ranks 0.." + std::to_string(M - 1));
     }
     if (!c->pin_ranks.empty() && out.pins.empty())
       out.problems.push_back("table " + spec.name + ": no valid pinned rank left; placed freely");
@@ -213,7 +215,8 @@ TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const Gr
       else if (!out.pins.empty())
         why += " with " + std::to_string(out.pins.size()) + " pinned rank(s)";
     }
-    out.problems.push_back("table " + spec.name + ": constraint cannot be met: " + why + "; using the unconstrained choice");
+    out.problems.push_back("table " + spec.name + ": constraint cannot be met: " + why +
+                           "; using the unconstrained choice");
     for (auto& o : all) {
       if (!out.pins.empty() && (o.type == ShardingType::DataParallel || o.piece_count > max_pieces ||
                                 o.type == ShardingType::TableRowWise || o.type == ShardingType::GridShard))
@@ -253,7 +256,10 @@ std::vector<TableChoices> enumerateAllOptions(const CostModel& model, const Grid
     double tw_piece = std::numeric_limits<double>::infinity();
     std::uint64_t tw_mem = 0;
     for (const auto& o : out[t].options)
-      if (o.type == core::ShardingType::TableWise) { tw_piece = o.max_piece; tw_mem = o.max_piece_memory; }
+      if (o.type == core::ShardingType::TableWise) {
+        tw_piece = o.max_piece;
+        tw_mem = o.max_piece_memory;
+      }
     const bool constrained = constraints.find(model.model().tables[t].name) != nullptr;
     const bool heavy = tw_piece > split_threshold * mean_load || tw_mem > capacity || first.max_piece_memory > capacity;
     if (heavy || constrained)
@@ -275,7 +281,8 @@ double lowerBoundOf(const std::vector<TableChoices>& choices, std::uint32_t M, s
   double biggest = 0;
   for (std::size_t t = 0; t < choices.size(); ++t) {
     const auto& opts = choices[t].options;
-    const bool any_fits = std::any_of(opts.begin(), opts.end(), [&](auto& o) { return o.max_piece_memory <= capacity; });
+    const bool any_fits =
+        std::any_of(opts.begin(), opts.end(), [&](auto& o) { return o.max_piece_memory <= capacity; });
     double min_piece = std::numeric_limits<double>::infinity();
     for (const auto& o : opts) {
       if (any_fits && o.max_piece_memory > capacity) continue;

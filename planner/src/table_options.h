@@ -38,10 +38,10 @@ struct TableOption {
   // option is used (piecesOf): most row-wise options never are.
   std::vector<Piece> pieces;
   std::uint32_t piece_count = 0;
-  double dp_load = 0;              // data_parallel: load added to every rank
-  std::uint64_t dp_memory = 0;     // data_parallel: state on every rank
-  double total_load = 0;           // summed over the group
-  double max_piece = 0;            // largest indivisible load
+  double dp_load = 0;           // data_parallel: load added to every rank
+  std::uint64_t dp_memory = 0;  // data_parallel: state on every rank
+  double total_load = 0;        // summed over the group
+  double max_piece = 0;         // largest indivisible load
   double min_piece = 0;
   std::uint64_t max_piece_memory = 0;
 };
@@ -51,9 +51,9 @@ struct TableOption {
                                           std::uint32_t table, const TableOption& option, core::PlanTarget target);
 
 struct TableChoices {
-  std::vector<TableOption> options;  // allowed ones, cheapest total first
-  std::vector<std::string> problems; // constraints that cannot be met, naming the table and why
-  std::vector<std::uint32_t> pins;   // valid pinned group ranks (empty: free)
+  std::vector<TableOption> options;   // allowed ones, cheapest total first
+  std::vector<std::string> problems;  // constraints that cannot be met, naming the table and why
+  std::vector<std::uint32_t> pins;    // valid pinned group ranks (empty: free)
 };
 
 // All allowed options of every table. Splitting options (row-wise, table-row-wise,

@@ -14,7 +14,6 @@ namespace shardscope::profiler::calibration_detail {
 // ms per byte at 1 GB/s: bytes / (gbps * 1e9) * 1e3.
 constexpr double kMsPerByteAtOneGbps = 1e-6;
 
-
 // Runs are engine runs with a model, a cluster and a plan.
 struct LoadedRun {
   core::store::RunRecord record;
@@ -22,7 +21,7 @@ struct LoadedRun {
 };
 
 [[nodiscard]] core::Result<LoadedRun> loadRun(const core::store::TraceStore& store, core::store::RunId id,
-                                            const RunInputs* supplied);
+                                              const RunInputs* supplied);
 
 // "3,4,7"
 [[nodiscard]] std::string idList(std::span<const core::store::RunId> ids);

@@ -50,8 +50,8 @@ std::string calibration_detail::fmtSig(double v) {
 
 std::string calibration_detail::pct(double fraction) { return fmt(fraction * 100.0, 1) + "%"; }
 
-
-core::Result<calibration_detail::LoadedRun> calibration_detail::loadRun(const st::TraceStore& store, st::RunId id, const RunInputs* supplied) {
+core::Result<calibration_detail::LoadedRun> calibration_detail::loadRun(const st::TraceStore& store, st::RunId id,
+                                                                        const RunInputs* supplied) {
   auto record = store.run(id);
   if (!record) return record.error();
   calibration_detail::LoadedRun r{std::move(record).value(), {}};
@@ -61,7 +61,9 @@ core::Result<calibration_detail::LoadedRun> calibration_detail::loadRun(const st
     for (const auto& p : r.inputs.problems) why += (why.empty() ? "" : "; ") + p;
     if (isImportedRun(r.record))
       return core::Error{runName(store, id) + " (" + r.record.kind_text + ") lacks the " +
-                         (!r.inputs.plan ? "plan" : !r.inputs.model ? "model" : "cluster") +
+                         (!r.inputs.plan    ? "plan"
+                          : !r.inputs.model ? "model"
+                                            : "cluster") +
                          " the trainer ran: give --plan, --model and --cluster (" + why + ")"};
     return core::Error{runName(store, id) + ": not an engine run with a valid model, cluster and plan (" + why + ")"};
   }
@@ -110,8 +112,8 @@ core::Result<std::vector<RankCheck>> checkRun(const st::TraceStore& store, st::R
   for (const auto& [rank, ms] : *measured) {
     const int gr = groupRankOf(*in.plan, rank);
     if (gr < 0 || static_cast<std::size_t>(gr) >= calibrated->size() || ms <= 0) continue;
-    out.push_back({id, rank, gr, ms, (*calibrated)[static_cast<std::size_t>(gr)],
-                   (*defaults)[static_cast<std::size_t>(gr)]});
+    out.push_back(
+        {id, rank, gr, ms, (*calibrated)[static_cast<std::size_t>(gr)], (*defaults)[static_cast<std::size_t>(gr)]});
   }
   return out;
 }
@@ -350,8 +352,8 @@ struct FeatureRows {
   std::vector<double> targets;
 };
 
-FeatureRows buildRows(CalibrationReport& rep, const std::vector<planner::AccessProfile>& profiles,
-                      double cache_bytes, double narrow, double mid) {
+FeatureRows buildRows(CalibrationReport& rep, const std::vector<planner::AccessProfile>& profiles, double cache_bytes,
+                      double narrow, double mid) {
   FeatureRows out;
   auto& rows = out.rows;
   auto& targets = out.targets;
@@ -413,8 +415,8 @@ core::Result<ChosenFit> searchFit(CalibrationReport& rep, const std::vector<plan
   const std::vector<double> penalty_grid{0.5, 0.625, 0.75, 0.875, 1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.5};
   // Whole-rank measurements (imported runs) are few and sum many shards: the
   // grids would fit noise, so the penalties stay TorchRec's and no cache term.
-  const bool rank_level = std::all_of(rep.measured.begin(), rep.measured.end(),
-                                      [](const Measurement& m) { return m.table.empty(); });
+  const bool rank_level =
+      std::all_of(rep.measured.begin(), rep.measured.end(), [](const Measurement& m) { return m.table.empty(); });
   if (rank_level) has_narrow = has_mid = false;
   const std::vector<double> narrow_grid = has_narrow ? penalty_grid : std::vector<double>{1.75};
   const std::vector<double> mid_grid = has_mid ? penalty_grid : std::vector<double>{1.15};
@@ -469,8 +471,8 @@ void fittedValues(const std::vector<double>& x, CalibrationReport& rep) {
     const double over = x[2] + x[3] * s.lookups_per_step;
     const double lines = planner::cacheLines(s.row_bytes);
     s.fitted_fwd_ms = x[0] * s.penalty * s.fwd_bytes + over + x[4] * s.lookups_per_step * s.miss_ids * lines;
-    s.fitted_bwd_ms = x[1] * s.penalty * s.bwd_bytes + over + x[4] * s.unique_rows_per_step * s.miss_unique_rows * lines +
-                      x[5] * s.lookups_per_step;
+    s.fitted_bwd_ms = x[1] * s.penalty * s.bwd_bytes + over +
+                      x[4] * s.unique_rows_per_step * s.miss_unique_rows * lines + x[5] * s.lookups_per_step;
     s.fitted_ms = s.fitted_fwd_ms + s.fitted_bwd_ms;
   }
   double err = 0.0, err_default = 0.0;
@@ -522,18 +524,24 @@ void coefficientsOf(const ChosenFit& chosen, double default_bw, CalibrationRepor
   } else {
     rep.dropped.push_back("backward_scale");
   }
-  if (x[2] > 0) cal.coefficients["kernel_overhead_us"] = {x[2] * 1e3, lf->std_error[2] * 1e3};
-  else rep.dropped.push_back("kernel_overhead_us");
-  if (x[3] > 0) cal.coefficients["lookup_overhead_ns"] = {x[3] * 1e6, lf->std_error[3] * 1e6};
-  else rep.dropped.push_back("lookup_overhead_ns");
+  if (x[2] > 0)
+    cal.coefficients["kernel_overhead_us"] = {x[2] * 1e3, lf->std_error[2] * 1e3};
+  else
+    rep.dropped.push_back("kernel_overhead_us");
+  if (x[3] > 0)
+    cal.coefficients["lookup_overhead_ns"] = {x[3] * 1e6, lf->std_error[3] * 1e6};
+  else
+    rep.dropped.push_back("lookup_overhead_ns");
   if (x[4] > 0 && rep.cache_bytes > 0) {
     cal.coefficients["cache_miss_ns"] = {x[4] * 1e6, lf->std_error[4] * 1e6};
     cal.coefficients["cache_bytes"] = {rep.cache_bytes, 0.0};
   } else {
     rep.dropped.push_back("cache_miss_ns");
   }
-  if (x[5] > 0) cal.coefficients["backward_lookup_ns"] = {x[5] * 1e6, lf->std_error[5] * 1e6};
-  else rep.dropped.push_back("backward_lookup_ns");
+  if (x[5] > 0)
+    cal.coefficients["backward_lookup_ns"] = {x[5] * 1e6, lf->std_error[5] * 1e6};
+  else
+    rep.dropped.push_back("backward_lookup_ns");
   // Chosen from a grid, not estimated: no standard error.
   if (chosen.has_narrow) cal.coefficients["dim_penalty_narrow"] = {chosen.narrow, 0.0};
   if (chosen.has_mid) cal.coefficients["dim_penalty_mid"] = {chosen.mid, 0.0};
@@ -545,9 +553,13 @@ std::string sourceText(const CalibrationReport& rep, const st::TraceStore& store
   const std::string& host = facts.host;
   const std::string& cpu = facts.cpu;
   std::ostringstream src;
-  const bool any_import = std::any_of(rep.measured.begin(), rep.measured.end(), [](const Measurement& m) { return m.table.empty(); });
-  const bool any_engine = std::any_of(rep.measured.begin(), rep.measured.end(), [](const Measurement& m) { return !m.table.empty(); });
-  src << (any_import && any_engine ? "engine and imported runs " : any_import ? "imported runs " : "engine runs ")
+  const bool any_import =
+      std::any_of(rep.measured.begin(), rep.measured.end(), [](const Measurement& m) { return m.table.empty(); });
+  const bool any_engine =
+      std::any_of(rep.measured.begin(), rep.measured.end(), [](const Measurement& m) { return !m.table.empty(); });
+  src << (any_import && any_engine ? "engine and imported runs "
+          : any_import             ? "imported runs "
+                                   : "engine runs ")
       << idList(fit) << " of " << store.path().string();
   if (!host.empty() || !cpu.empty()) {
     src << " (";
@@ -572,7 +584,8 @@ core::Status checkRuns(const st::TraceStore& store, std::span<const st::RunId> f
     auto run = store.run(id);
     if (!run) return run.error();
     if (!run->isComplete())
-      rep.warnings.push_back(runName(store, id) + " is " + std::string(st::toText(run->status)) + ": checking what it wrote");
+      rep.warnings.push_back(runName(store, id) + " is " + std::string(st::toText(run->status)) +
+                             ": checking what it wrote");
     auto c = checkRun(store, id, cal, supplied);
     if (!c) return c.error();
     rep.holdout.insert(rep.holdout.end(), c->begin(), c->end());
@@ -608,8 +621,11 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
   const FeatureRows rows = buildRows(rep, profiles, rep.cache_bytes, chosen->narrow, chosen->mid);
   dropNegligibleTerms(rows.rows, chosen->fit);
   const auto& x = chosen->fit.x;
-  static const char* kTermNames[kUnknowns] = {"inv_bandwidth_ms_per_byte", "bwd_inv_bandwidth_ms_per_byte",
-                                              "kernel_overhead_ms", "lookup_overhead_ms", "cache_miss_ms",
+  static const char* kTermNames[kUnknowns] = {"inv_bandwidth_ms_per_byte",
+                                              "bwd_inv_bandwidth_ms_per_byte",
+                                              "kernel_overhead_ms",
+                                              "lookup_overhead_ms",
+                                              "cache_miss_ms",
                                               "backward_lookup_ms"};
   for (std::size_t j = 0; j < kUnknowns; ++j)
     rep.terms.push_back({kTermNames[j], x[j], chosen->fit.std_error[j], chosen->fit.at_zero[j]});

@@ -32,8 +32,8 @@ std::string formatCalibrationReport(const CalibrationReport& r, std::size_t wors
   if (ranks > 0) o << " (" << ranks << " whole ranks: lookups expected from the access profiles)";
   o << ", " << r.measurements << " measurements ("
     << (with_spans == r.measured.size() ? "forward and backward each"
-        : with_spans == 0            ? "forward + backward together: no spans"
-                                     : "forward and backward where spans exist")
+        : with_spans == 0               ? "forward + backward together: no spans"
+                                        : "forward and backward where spans exist")
     << ")\n";
   for (const auto& w : r.warnings) o << "warning: " << w << "\n";
   o << "\n  coefficient                      value    std error\n";
@@ -44,8 +44,8 @@ std::string formatCalibrationReport(const CalibrationReport& r, std::size_t wors
     o << line;
   }
   for (const auto& d : r.dropped) o << "  " << d << ": fit to 0, not written (the planner keeps its default)\n";
-  o << "\nFit: MAPE " << pct(r.fit_mape) << " over the fitted measurements (default constants on the same: "
-    << pct(r.fit_mape_default) << ")\n";
+  o << "\nFit: MAPE " << pct(r.fit_mape)
+    << " over the fitted measurements (default constants on the same: " << pct(r.fit_mape_default) << ")\n";
   if (r.fit_rank_mape >= 0)
     o << "  per-rank compute of the fit runs, planner's prediction: MAPE " << pct(r.fit_rank_mape) << " calibrated, "
       << pct(r.fit_rank_mape_default) << " default\n";

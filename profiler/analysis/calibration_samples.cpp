@@ -31,8 +31,7 @@ void priceShard(ShardSample& s, const core::TableSpec& t, const core::ModelSpec&
   const double k = s.lookups_per_step, u = s.unique_rows_per_step, c = s.cols;
   const double dtype = core::dtypeBytes(t.dtype);
   const double row_bytes = std::max<double>(c, 32.0) * dtype;
-  const double state_row_bytes =
-      static_cast<double>(planner::stateBytesOf(t, model.optimizer, 1, s.cols)) - c * dtype;
+  const double state_row_bytes = static_cast<double>(planner::stateBytesOf(t, model.optimizer, 1, s.cols)) - c * dtype;
   s.penalty = planner::dimPenalty(s.cols);
   s.fwd_bytes = k * defaults.index_bytes + k * row_bytes + s.samples_per_step * c * defaults.output_bytes;
   s.bwd_bytes = k * defaults.index_bytes + k * c * defaults.output_bytes + u * 2.0 * (row_bytes + state_row_bytes);
@@ -57,8 +56,8 @@ namespace {
 core::Result<std::map<std::pair<int, std::string>, std::pair<double, double>>> embeddingSpanNs(
     const st::TraceStore& store, st::RunId id, const st::StringTable& strings,
     std::map<int, std::set<std::int64_t>>& steps) {
-  auto spans = store.spansInWindow(id, {}, std::numeric_limits<std::int64_t>::min(),
-                                   std::numeric_limits<std::int64_t>::max());
+  auto spans =
+      store.spansInWindow(id, {}, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max());
   if (!spans) return spans.error();
   std::map<std::pair<int, std::string>, std::map<std::int64_t, std::pair<double, double>>> per_step_ns;
   for (const auto& s : *spans) {
@@ -251,8 +250,8 @@ core::Result<RankSamples> rankSamples(const st::TraceStore& store, st::RunId id,
       smp.data_parallel = dp;
       smp.expected = true;
       smp.samples_per_step = dp ? batch : batch * plan.sharding_group_size;
-      const planner::ShardCost c =
-          dp ? cm.dataParallelCost(mt->second, grid, gc) : cm.shardCost(mt->second, sh.row_offset, sh.rows, sh.cols, grid, gc);
+      const planner::ShardCost c = dp ? cm.dataParallelCost(mt->second, grid, gc)
+                                      : cm.shardCost(mt->second, sh.row_offset, sh.rows, sh.cols, grid, gc);
       smp.lookups_per_step = c.ids;
       smp.unique_rows_per_step = c.unique_rows;
       priceShard(smp, t, model, defaults);

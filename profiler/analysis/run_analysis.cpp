@@ -30,10 +30,15 @@ double analysis_detail::median(std::vector<double> v) {
 }
 
 const std::vector<std::string_view>& analysis_detail::commKinds() {
-  static const std::vector<std::string_view> kinds = {
-      span_kind::kA2aIds,       span_kind::kA2aPooled,     span_kind::kA2aGrads, span_kind::kDpAllreduce,
-      span_kind::kReplicaSync,  span_kind::kDenseAllreduce, "reduce_scatter",     "all_gather",
-      "send_recv"};
+  static const std::vector<std::string_view> kinds = {span_kind::kA2aIds,
+                                                      span_kind::kA2aPooled,
+                                                      span_kind::kA2aGrads,
+                                                      span_kind::kDpAllreduce,
+                                                      span_kind::kReplicaSync,
+                                                      span_kind::kDenseAllreduce,
+                                                      "reduce_scatter",
+                                                      "all_gather",
+                                                      "send_recv"};
   return kinds;
 }
 
@@ -46,8 +51,8 @@ using namespace analysis_detail;
 // span, CPU ops, runtime calls, annotations) is not work on the device.
 bool isComputeWork(std::string_view kind) {
   static const std::set<std::string_view, std::less<>> kinds = {
-      span_kind::kEmbFwd, span_kind::kEmbBwd, span_kind::kDense, span_kind::kInput, "kernel", "memory",
-      "memcpy", "memset"};
+      span_kind::kEmbFwd, span_kind::kEmbBwd, span_kind::kDense, span_kind::kInput,
+      "kernel",           "memory",           "memcpy",          "memset"};
   return kinds.contains(kind);
 }
 
@@ -59,8 +64,10 @@ std::vector<Interval> unite(std::vector<Interval>& v) {
   std::vector<Interval> out;
   for (const auto& iv : v) {
     if (iv.second <= iv.first) continue;
-    if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
-    else out.push_back(iv);
+    if (!out.empty() && iv.first <= out.back().second)
+      out.back().second = std::max(out.back().second, iv.second);
+    else
+      out.push_back(iv);
   }
   return out;
 }
@@ -177,7 +184,8 @@ core::Status spanTimes(const st::TraceStore& store, st::RunId id, const st::Stri
   // Calls fn(span) once for every span of `rank`, in start order per window.
   auto forEachSpan = [&](int rank, const auto& fn) -> core::Status {
     const std::int64_t per_window = std::max<std::int64_t>(1, options.spans_per_window);
-    const auto ext = std::find_if(extents->begin(), extents->end(), [&](const st::SpanExtent& e) { return e.rank == rank; });
+    const auto ext =
+        std::find_if(extents->begin(), extents->end(), [&](const st::SpanExtent& e) { return e.rank == rank; });
     if (ext == extents->end() || ext->span_count <= 0) return core::Ok{};
     const std::int64_t windows = std::max<std::int64_t>(1, (ext->span_count + per_window - 1) / per_window);
     // Offsets from lo in unsigned arithmetic: timestamps may be anywhere in int64.
@@ -228,8 +236,10 @@ core::Status spanTimes(const st::TraceStore& store, st::RunId id, const st::Stri
       if (sp.step >= 0) by_step[sp.step].second.emplace_back(sp.start_ns, sp.end_ns);
       const auto ki = static_cast<std::size_t>(k - kinds.begin());
       int group = 0;  // dense_allreduce spans every rank
-      if (kind == span_kind::kReplicaSync) group = r.replica_group;
-      else if (kind != span_kind::kDenseAllreduce) group = r.sharding_group;
+      if (kind == span_kind::kReplicaSync)
+        group = r.replica_group;
+      else if (kind != span_kind::kDenseAllreduce)
+        group = r.sharding_group;
       const int nth = seen[{sp.step, ki}]++;
       Call c{rank, ki, sp.end_ns - sp.start_ns, {sp.step, ki, group, nth}};
       auto [it, inserted] = shortest.emplace(c.key, c.duration);
@@ -266,7 +276,8 @@ core::Status spanTimes(const st::TraceStore& store, st::RunId id, const st::Stri
     r.comm.push_back({std::string(kinds[key.second]), v.first / d, v.second / d});
     r.wait_ms += v.second / d;
   }
-  if (!a.has_spans) a.warnings.push_back("run has no spans (tracing off): collective times per kind and waits are not available");
+  if (!a.has_spans)
+    a.warnings.push_back("run has no spans (tracing off): collective times per kind and waits are not available");
   return core::Ok{};
 }
 
@@ -381,8 +392,8 @@ void imbalanceAndStragglers(RankMap& ranks, RunAnalysis& a) {
   double var = 0.0;
   for (double c : compute) var += (c - a.compute_mean_ms) * (c - a.compute_mean_ms);
   a.compute_stddev_ms = compute.empty() ? 0.0 : std::sqrt(var / static_cast<double>(compute.size()));
-  a.straggler_threshold_ms = std::min(a.compute_mean_ms + kStragglerSigmas * a.compute_stddev_ms,
-                                      kStragglerOverMedian * a.compute_median_ms);
+  a.straggler_threshold_ms =
+      std::min(a.compute_mean_ms + kStragglerSigmas * a.compute_stddev_ms, kStragglerOverMedian * a.compute_median_ms);
   for (auto& [rank, r] : ranks)
     if (ranks.size() >= 2 && r.compute_ms > a.straggler_threshold_ms) {
       r.straggler = true;
@@ -396,7 +407,8 @@ void tableLoads(const std::vector<st::TableStat>& stats, const st::StringTable& 
   std::map<std::string, TableAnalysis> tables;
   for (const auto& s : stats) {
     const std::string t(strings.at(s.table));
-    const auto r = std::find_if(a.ranks.begin(), a.ranks.end(), [&](const RankAnalysis& x) { return x.rank == s.rank; });
+    const auto r =
+        std::find_if(a.ranks.begin(), a.ranks.end(), [&](const RankAnalysis& x) { return x.rank == s.rank; });
     const double steps_of_rank = r != a.ranks.end() ? static_cast<double>(r->steps) : static_cast<double>(a.steps);
     if (steps_of_rank <= 0) continue;
     TableAnalysis& ta = tables[t];
@@ -456,24 +468,33 @@ RunInputs runInputs(const st::RunRecord& run) {
     return std::move(j).value();
   };
   if (!run.config_json.empty()) {
-    if (auto j = parse(run.config_json, "config_json"); j && j->is_object()) in.config = std::move(*j);
-    else if (j) in.problems.push_back(id + ": config_json: expected an object");
+    if (auto j = parse(run.config_json, "config_json"); j && j->is_object())
+      in.config = std::move(*j);
+    else if (j)
+      in.problems.push_back(id + ": config_json: expected an object");
   }
   if (auto j = parse(run.model_json, "model_json")) {
-    if (auto m = core::modelFromJson(*j, id + " model_json")) in.model = std::move(m).value();
-    else in.problems.push_back(m.error().message);
+    if (auto m = core::modelFromJson(*j, id + " model_json"))
+      in.model = std::move(m).value();
+    else
+      in.problems.push_back(m.error().message);
   }
   if (auto j = parse(run.cluster_json, "cluster_json")) {
-    if (auto c = core::clusterFromJson(*j, id + " cluster_json")) in.cluster = std::move(c).value();
-    else in.problems.push_back(c.error().message);
+    if (auto c = core::clusterFromJson(*j, id + " cluster_json"))
+      in.cluster = std::move(c).value();
+    else
+      in.problems.push_back(c.error().message);
   }
   if (auto j = parse(run.plan_json, "plan_json")) {
-    if (auto p = core::planFromJson(*j, id + " plan_json")) in.plan = std::move(p).value();
-    else in.problems.push_back(p.error().message);
+    if (auto p = core::planFromJson(*j, id + " plan_json"))
+      in.plan = std::move(p).value();
+    else
+      in.problems.push_back(p.error().message);
   }
   if (in.model && in.config.contains("batch_size_per_gpu") && in.config["batch_size_per_gpu"].is_number_unsigned()) {
     const auto b = in.config["batch_size_per_gpu"].get<std::uint64_t>();
-    if (b > 0 && b <= std::numeric_limits<std::uint32_t>::max()) in.model->batch_size_per_gpu = static_cast<std::uint32_t>(b);
+    if (b > 0 && b <= std::numeric_limits<std::uint32_t>::max())
+      in.model->batch_size_per_gpu = static_cast<std::uint32_t>(b);
   }
   return in;
 }
@@ -533,7 +554,8 @@ core::Result<std::vector<double>> predictedComputeMs(const core::ModelSpec& mode
   const std::uint32_t gpn = plan.gpus_per_node ? plan.gpus_per_node : std::max<std::uint32_t>(1, cluster.gpus_per_node);
   const planner::Grid grid = planner::makeGrid(plan.world_size, gpn, plan.sharding_group_size, plan.layout);
   const planner::CostModel cm(model, cluster, planner::CostConstants::from(cluster, calibration));
-  const planner::GridResult r = planner::evaluatePlacement(cm, grid, plan.tables, core::Constraints{}, plan.target, "measured plan");
+  const planner::GridResult r =
+      planner::evaluatePlacement(cm, grid, plan.tables, core::Constraints{}, plan.target, "measured plan");
   std::vector<double> out(plan.sharding_group_size, 0.0);
   for (const auto& rr : r.ranks)
     if (rr.group_rank < out.size()) out[rr.group_rank] = rr.fwd_ms + rr.bwd_ms;
@@ -579,8 +601,9 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
   }
   if (imported && !in.model && !in.cluster && !in.plan) {
     // An import carries no plan: one line instead of three "is empty".
-    a.warnings.push_back("imported run without the trainer's plan: give --plan (and --model, --cluster) to compare "
-                         "measured with predicted compute");
+    a.warnings.push_back(
+        "imported run without the trainer's plan: give --plan (and --model, --cluster) to compare "
+        "measured with predicted compute");
   } else {
     for (const auto& p : in.problems) a.warnings.push_back(p);
   }

@@ -152,8 +152,8 @@ void writeBandwidth(std::ostream& o, const RunAnalysis& a) {
   if (!a.bandwidth.empty()) {
     o << "\nCollective bandwidth by message size (size as NCCL-tests count it; transfer = the shortest duration\n"
          "  of a call in its group; algbw = size / transfer; busbw = algbw x the op's bus factor):\n";
-    TextTable t({"op", "ranks", "size", "calls", "median size", "ms/rank", "transfer ms", "algbw GB/s",
-                 "busbw GB/s", "best busbw"});
+    TextTable t({"op", "ranks", "size", "calls", "median size", "ms/rank", "transfer ms", "algbw GB/s", "busbw GB/s",
+                 "best busbw"});
     for (const auto& b : a.bandwidth)
       t.add({b.op, std::to_string(b.group_size), bytesText(b.size_lo) + "-" + bytesText(b.size_hi),
              std::to_string(b.calls), bytesText(b.median_bytes), fmt(b.median_ms), fmt(b.median_transfer_ms),
@@ -175,10 +175,11 @@ void writeImbalance(std::ostream& o, const RunAnalysis& a) {
     << "): ";
   if (a.stragglers.empty()) o << "none";
   for (std::size_t i = 0; i < a.stragglers.size(); ++i) {
-    const auto& r = *std::find_if(a.ranks.begin(), a.ranks.end(),
-                                  [&](const RankAnalysis& x) { return x.rank == a.stragglers[i]; });
+    const auto& r =
+        *std::find_if(a.ranks.begin(), a.ranks.end(), [&](const RankAnalysis& x) { return x.rank == a.stragglers[i]; });
     o << (i ? ", " : "") << "rank " << r.rank << " ("
-      << (a.compute_median_ms > 0 ? pct(r.compute_ms / a.compute_median_ms - 1.0) : std::string("-")) << " over median)";
+      << (a.compute_median_ms > 0 ? pct(r.compute_ms / a.compute_median_ms - 1.0) : std::string("-"))
+      << " over median)";
   }
   o << "\n";
 }
@@ -217,9 +218,13 @@ nlohmann::ordered_json reportJson(const RunAnalysis& a) {
   auto optional = [](double v) { return v >= 0 ? J(v) : J(nullptr); };
   J j;
   j["store"] = a.store;
-  j["run"] = {{"id", static_cast<std::int64_t>(a.run.id)}, {"kind", a.run.kind_text},
-              {"status", std::string(st::toText(a.run.status))}, {"complete", a.run.isComplete()},
-              {"label", a.run.label}, {"created", a.run.created_at}, {"finished", a.run.finished_at},
+  j["run"] = {{"id", static_cast<std::int64_t>(a.run.id)},
+              {"kind", a.run.kind_text},
+              {"status", std::string(st::toText(a.run.status))},
+              {"complete", a.run.isComplete()},
+              {"label", a.run.label},
+              {"created", a.run.created_at},
+              {"finished", a.run.finished_at},
               {"error", a.run.error}};
   j["mode"] = a.mode;
   j["steps"] = a.steps;
@@ -253,8 +258,12 @@ nlohmann::ordered_json reportJson(const RunAnalysis& a) {
                      {"straggler", r.straggler}});
   }
   auto imb = [](const ComputeImbalance& g) {
-    return J{{"sharding_group", g.sharding_group}, {"ranks", g.ranks},       {"max_ms", g.max_ms},
-             {"mean_ms", g.mean_ms},               {"max_over_mean", g.max_over_mean}, {"slowest_rank", g.slowest_rank}};
+    return J{{"sharding_group", g.sharding_group},
+             {"ranks", g.ranks},
+             {"max_ms", g.max_ms},
+             {"mean_ms", g.mean_ms},
+             {"max_over_mean", g.max_over_mean},
+             {"slowest_rank", g.slowest_rank}};
   };
   j["imbalance"] = {{"overall", imb(a.overall)}, {"groups", J::array()}};
   for (const auto& g : a.groups) j["imbalance"]["groups"].push_back(imb(g));

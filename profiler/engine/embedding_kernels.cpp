@@ -140,9 +140,7 @@ std::size_t EmbeddingShard::rowBytes() const {
 }
 
 float* EmbeddingShard::f32Row(std::uint64_t r) { return f32_.data() + static_cast<std::size_t>(r) * dim_; }
-const float* EmbeddingShard::f32Row(std::uint64_t r) const {
-  return f32_.data() + static_cast<std::size_t>(r) * dim_;
-}
+const float* EmbeddingShard::f32Row(std::uint64_t r) const { return f32_.data() + static_cast<std::size_t>(r) * dim_; }
 std::uint16_t* EmbeddingShard::f16Row(std::uint64_t r) { return f16_.data() + static_cast<std::size_t>(r) * dim_; }
 const std::uint16_t* EmbeddingShard::f16Row(std::uint64_t r) const {
   return f16_.data() + static_cast<std::size_t>(r) * dim_;
@@ -206,7 +204,7 @@ namespace {
 
 KernelIsa usable(KernelIsa wanted) {
   return wanted == KernelIsa::Avx2F16c && detectedKernelIsa() == KernelIsa::Avx2F16c ? KernelIsa::Avx2F16c
-                                                                                      : KernelIsa::Portable;
+                                                                                     : KernelIsa::Portable;
 }
 
 // Runs body over [0, n) on the pool, or inline without one.
@@ -263,8 +261,8 @@ void forwardPortableT(const EmbeddingShard& shard, const Bags& bags, Pooling poo
   }
 }
 
-void forwardPortable(const EmbeddingShard& shard, const Bags& bags, Pooling pooling, float* out,
-                     std::size_t out_stride, std::size_t s_begin, std::size_t s_end) {
+void forwardPortable(const EmbeddingShard& shard, const Bags& bags, Pooling pooling, float* out, std::size_t out_stride,
+                     std::size_t s_begin, std::size_t s_end) {
   if (shard.type() == WeightType::F32) {
     forwardPortableT<WeightType::F32>(shard, bags, pooling, out, out_stride, s_begin, s_end);
   } else {
@@ -282,7 +280,7 @@ void forwardPortable(const EmbeddingShard& shard, const Bags& bags, Pooling pool
 std::uint32_t forwardPrefetchDistance(std::size_t row_bytes) {
   return static_cast<std::uint32_t>(std::clamp<std::size_t>(4096 / std::max<std::size_t>(row_bytes, 1), 8, 32));
 }
-constexpr std::size_t kUpdatePrefetchDistance = 6;     // backward: unique rows ahead
+constexpr std::size_t kUpdatePrefetchDistance = 6;  // backward: unique rows ahead
 
 template <WeightType T>
 SHARDSCOPE_AVX2 inline __m256 load8(const void* row, std::uint32_t c) {
@@ -300,9 +298,9 @@ SHARDSCOPE_AVX2 inline void prefetchRow(const char* row, std::size_t bytes) {
 
 // One block of NV x 8 columns [c0, c0 + 8 NV) of one bag, accumulated in registers.
 template <WeightType T, int NV>
-SHARDSCOPE_AVX2 inline void bagBlock(const char* base, std::size_t row_bytes, const std::uint32_t* ids,
-                                     std::uint32_t b, std::uint32_t e, std::uint32_t n_ids, std::uint32_t c0,
-                                     std::uint32_t prefetch, float scale, float* o) {
+SHARDSCOPE_AVX2 inline void bagBlock(const char* base, std::size_t row_bytes, const std::uint32_t* ids, std::uint32_t b,
+                                     std::uint32_t e, std::uint32_t n_ids, std::uint32_t c0, std::uint32_t prefetch,
+                                     float scale, float* o) {
   __m256 acc[NV];
   for (int v = 0; v < NV; ++v) acc[v] = _mm256_setzero_ps();
   for (std::uint32_t p = b; p < e; ++p) {
@@ -341,14 +339,29 @@ SHARDSCOPE_AVX2 void forwardAvx2T(const EmbeddingShard& shard, const Bags& bags,
       bagBlock<T, 8>(base, row_bytes, ids, b, e, n_ids, c0, prefetch, scale, o);
     }
     switch ((vec_cols - c0) / 8) {
-      case 7: bagBlock<T, 7>(base, row_bytes, ids, b, e, n_ids, c0, prefetch, scale, o); break;
-      case 6: bagBlock<T, 6>(base, row_bytes, ids, b, e, n_ids, c0, prefetch, scale, o); break;
-      case 5: bagBlock<T, 5>(base, row_bytes, ids, b, e, n_ids, c0, prefetch, scale, o); break;
-      case 4: bagBlock<T, 4>(base, row_bytes, ids, b, e, n_ids, c0, prefetch, scale, o); break;
-      case 3: bagBlock<T, 3>(base, row_bytes, ids, b, e, n_ids, c0, prefetch, scale, o); break;
-      case 2: bagBlock<T, 2>(base, row_bytes, ids, b, e, n_ids, c0, prefetch, scale, o); break;
-      case 1: bagBlock<T, 1>(base, row_bytes, ids, b, e, n_ids, c0, prefetch, scale, o); break;
-      default: break;
+      case 7:
+        bagBlock<T, 7>(base, row_bytes, ids, b, e, n_ids, c0, prefetch, scale, o);
+        break;
+      case 6:
+        bagBlock<T, 6>(base, row_bytes, ids, b, e, n_ids, c0, prefetch, scale, o);
+        break;
+      case 5:
+        bagBlock<T, 5>(base, row_bytes, ids, b, e, n_ids, c0, prefetch, scale, o);
+        break;
+      case 4:
+        bagBlock<T, 4>(base, row_bytes, ids, b, e, n_ids, c0, prefetch, scale, o);
+        break;
+      case 3:
+        bagBlock<T, 3>(base, row_bytes, ids, b, e, n_ids, c0, prefetch, scale, o);
+        break;
+      case 2:
+        bagBlock<T, 2>(base, row_bytes, ids, b, e, n_ids, c0, prefetch, scale, o);
+        break;
+      case 1:
+        bagBlock<T, 1>(base, row_bytes, ids, b, e, n_ids, c0, prefetch, scale, o);
+        break;
+      default:
+        break;
     }
     // Columns past the last multiple of 8, in the same per-column order.
     for (std::uint32_t c = vec_cols; c < dim; ++c) {
@@ -429,9 +442,7 @@ void sortPositionsByRow(const Bags& bags, std::uint64_t rows, BackwardWorkspace&
     std::uint32_t* dst_keys = ws.keys_tmp.data();
     std::uint32_t* dst_pos = ws.order_tmp.data();
     std::uint32_t* hist = ws.histogram.data();
-    const auto range = [&](std::size_t part) {
-      return std::pair{n * part / parts, n * (part + 1) / parts};
-    };
+    const auto range = [&](std::size_t part) { return std::pair{n * part / parts, n * (part + 1) / parts}; };
     forRange(pool, parts, 1, [&](std::size_t pb, std::size_t pe) {
       for (std::size_t part = pb; part < pe; ++part) {
         std::uint32_t* h = hist + part * buckets;
@@ -586,7 +597,8 @@ SHARDSCOPE_AVX2 void updateRowsAvx2T(const BackwardJob& job, std::size_t u_begin
       std::uint16_t* w = shard.f16Row(row);
       for (c = 0; c < vec_cols; c += 8) {
         auto* p = reinterpret_cast<__m128i*>(w + c);
-        const __m256 x = _mm256_sub_ps(_mm256_cvtph_ps(_mm_loadu_si128(p)), _mm256_mul_ps(stepv, _mm256_loadu_ps(g + c)));
+        const __m256 x =
+            _mm256_sub_ps(_mm256_cvtph_ps(_mm_loadu_si128(p)), _mm256_mul_ps(stepv, _mm256_loadu_ps(g + c)));
         _mm_storeu_si128(p, _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
       }
       for (; c < dim; ++c) w[c] = floatToHalf(halfToFloat(w[c]) - step * g[c]);
@@ -684,11 +696,11 @@ BackwardStats embeddingBackwardAdagrad(KernelIsa isa, EmbeddingShard& shard, con
   return stats;
 }
 
-BackwardStats embeddingBackwardAdagrad(EmbeddingShard& shard, const Bags& bags, Pooling pooling,
-                                       const float* grad_out, std::size_t grad_stride, const AdagradConfig& config,
+BackwardStats embeddingBackwardAdagrad(EmbeddingShard& shard, const Bags& bags, Pooling pooling, const float* grad_out,
+                                       std::size_t grad_stride, const AdagradConfig& config,
                                        BackwardWorkspace& workspace, ThreadPool* pool) {
-  return embeddingBackwardAdagrad(detectedKernelIsa(), shard, bags, pooling, grad_out, grad_stride, config,
-                                  workspace, pool);
+  return embeddingBackwardAdagrad(detectedKernelIsa(), shard, bags, pooling, grad_out, grad_stride, config, workspace,
+                                  pool);
 }
 
 }  // namespace shardscope::profiler

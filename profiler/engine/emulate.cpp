@@ -83,10 +83,14 @@ core::Status checkInputs(const core::ModelSpec& model, const core::ClusterSpec& 
                          const EmulateOptions& options, std::uint32_t batch_size) {
   std::ostringstream m;
   const std::uint32_t M = plan.sharding_group_size, R = plan.replicas;
-  if (options.steps == 0) m << "emulate: steps must be at least 1";
-  else if (batch_size == 0) m << "emulate: the batch size per GPU must be at least 1";
-  else if (M == 0 || R == 0) m << "plan: grid " << M << " x " << R << " is empty";
-  else if (plan.sharding_groups.size() != R) m << "plan: " << plan.sharding_groups.size() << " sharding groups, expected R = " << R;
+  if (options.steps == 0)
+    m << "emulate: steps must be at least 1";
+  else if (batch_size == 0)
+    m << "emulate: the batch size per GPU must be at least 1";
+  else if (M == 0 || R == 0)
+    m << "plan: grid " << M << " x " << R << " is empty";
+  else if (plan.sharding_groups.size() != R)
+    m << "plan: " << plan.sharding_groups.size() << " sharding groups, expected R = " << R;
   else if (cluster.worldSize() != 0 && plan.world_size != cluster.worldSize())
     m << "plan: world size " << plan.world_size << " does not match the cluster \"" << cluster.name << "\" ("
       << cluster.worldSize() << " GPUs)";
@@ -122,7 +126,7 @@ struct ShardRun {
   RankShard rs;
   EmbeddingShard weights;
   ShardBags bags;
-  std::uint32_t name = 0;  // recorder string: the table's name
+  std::uint32_t name = 0;                                             // recorder string: the table's name
   std::int64_t fwd_ns = 0, bwd_ns = 0, lookups = 0, unique_rows = 0;  // measured steps only
 };
 
@@ -175,8 +179,10 @@ void reportProgress(RankContext& ctx, std::uint32_t rank, std::uint32_t group, s
   if (!o.progress) return;
   std::ostringstream what;
   what << "rank " << rank << " (group " << group << ", group rank " << group_rank << "): ";
-  if (k >= o.warmup) what << "step " << (k - o.warmup + 1) << " of " << o.steps;
-  else what << "warm-up step " << (k + 1) << " of " << o.warmup;
+  if (k >= o.warmup)
+    what << "step " << (k - o.warmup + 1) << " of " << o.steps;
+  else
+    what << "warm-up step " << (k + 1) << " of " << o.warmup;
   o.progress(ctx.done, ctx.total, what.str());
 }
 
@@ -239,14 +245,15 @@ RankOutcome runRank(RankContext& ctx, const GroupRankSetup& setup, std::uint32_t
       if (s.rs.table != last_table || s.rs.dataParallel() != last_dp) {
         last_table = s.rs.table;
         last_dp = s.rs.dataParallel();
-        batch = last_dp ? ctx.workload.batch(s.rs.table, own_first, B)
-                        : ctx.workload.batch(s.rs.table, group_first, M * B);
+        batch =
+            last_dp ? ctx.workload.batch(s.rs.table, own_first, B) : ctx.workload.batch(s.rs.table, group_first, M * B);
         ids_generated += static_cast<std::int64_t>(batch.ids.size());
       }
       routeToShard(batch, s.rs, s.bags);
     }
     const std::int64_t input_end = traceNowNs();
-    if (measured) rec.span({trace_rank, kComputeStream, k_input, k_input, 0, step_start, input_end, step, ids_generated});
+    if (measured)
+      rec.span({trace_rank, kComputeStream, k_input, k_input, 0, step_start, input_end, step, ids_generated});
 
     std::int64_t fwd_total = 0, bwd_total = 0;
     for (ShardRun& s : shards) {
@@ -296,8 +303,8 @@ RankOutcome runRank(RankContext& ctx, const GroupRankSetup& setup, std::uint32_t
   return out;
 }
 
-std::string configJson(const core::ShardPlan& plan, const EmulateOptions& o, std::uint32_t batch_size,
-                       unsigned threads, std::uint64_t budget, const std::vector<std::uint32_t>& measured,
+std::string configJson(const core::ShardPlan& plan, const EmulateOptions& o, std::uint32_t batch_size, unsigned threads,
+                       std::uint64_t budget, const std::vector<std::uint32_t>& measured,
                        const std::vector<CappedShard>& capped, const std::string& host) {
   EngineRunConfig c;
   c.mode = "emulate";
@@ -365,8 +372,8 @@ core::Result<EmulateResult> runEmulate(const core::ModelSpec& model, const core:
     }
     for (const RankShard& rs : s.shards) {
       if (rs.capped()) {
-        result.capped.push_back({model.tables[rs.table].name, i, rs.shard.row_offset, rs.shard.col_offset, rs.shard.rows,
-                                 rs.physical_rows});
+        result.capped.push_back({model.tables[rs.table].name, i, rs.shard.row_offset, rs.shard.col_offset,
+                                 rs.shard.rows, rs.physical_rows});
       }
     }
   }
@@ -408,13 +415,15 @@ core::Result<EmulateResult> runEmulate(const core::ModelSpec& model, const core:
 
   std::optional<WorkloadGenerator> workload;
   try {
-    if (options.replay != nullptr) workload.emplace(model, *options.replay);
-    else workload.emplace(model, options.seed);
+    if (options.replay != nullptr)
+      workload.emplace(model, *options.replay);
+    else
+      workload.emplace(model, options.seed);
   } catch (const std::bad_alloc&) {
     return failRun("emulate: out of memory while loading the workload");
   }
-  RankContext ctx{model, plan, options, *workload, pool, B, 0,
-                  std::uint64_t{order.size()} * (std::uint64_t{options.warmup} + options.steps)};
+  RankContext ctx{model, plan, options, *workload,
+                  pool,  B,    0,       std::uint64_t{order.size()} * (std::uint64_t{options.warmup} + options.steps)};
 
   // Ranks ran one after another; their timelines are shifted so that every
   // rank's first measured step starts where the first rank's did, as if they
@@ -426,9 +435,8 @@ core::Result<EmulateResult> runEmulate(const core::ModelSpec& model, const core:
       outcome.emplace(runRank(ctx, setups[group_rank], group, group_rank, host));
     } catch (const std::bad_alloc&) {
       std::ostringstream m;
-      m << "emulate: out of memory on rank " << plan.sharding_groups[group][group_rank] << " (group rank "
-        << group_rank << ", " << setups[group_rank].state_bytes << " bytes of shard state under a budget of "
-        << budget << ")";
+      m << "emulate: out of memory on rank " << plan.sharding_groups[group][group_rank] << " (group rank " << group_rank
+        << ", " << setups[group_rank].state_bytes << " bytes of shard state under a budget of " << budget << ")";
       return failRun(m.str());
     }
     if (outcome->cancelled) {

@@ -45,7 +45,8 @@ core::Result<std::vector<GpuDevice>> queryGpuDevices() {
     char bus[32] = {};
     if (cudaDeviceGetPCIBusId(bus, sizeof bus, i) == cudaSuccess) d.pci_bus_id = bus;
     size_t free_b = 0, total_b = 0;
-    if (cudaSetDevice(i) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) d.free_memory_bytes = free_b;
+    if (cudaSetDevice(i) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
+      d.free_memory_bytes = free_b;
     out.push_back(std::move(d));
   }
   return out;

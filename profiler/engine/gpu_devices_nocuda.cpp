@@ -12,8 +12,6 @@ core::Result<std::vector<GpuDevice>> queryGpuDevices() {
       core::ErrorKind::Io};
 }
 
-core::Status runDeviceSelfTest(int, std::uint32_t) {
-  return core::Error{"this ShardScope was built without CUDA"};
-}
+core::Status runDeviceSelfTest(int, std::uint32_t) { return core::Error{"this ShardScope was built without CUDA"}; }
 
 }  // namespace shardscope::profiler

@@ -47,8 +47,8 @@ core::Result<std::vector<RankShard>> shardsOfRank(const core::ModelSpec& model, 
     const core::TablePlacement& tp = plan.tables[p];
     const auto it = by_name.find(tp.name);
     if (it == by_name.end()) {
-      return core::Error{std::string("plan table \"") += tp.name + "\": the model \"" + model.name +
-                         "\" has no table of that name"};
+      return core::Error{std::string("plan table \"") +=
+                         tp.name + "\": the model \"" + model.name + "\" has no table of that name"};
     }
     const core::TableSpec& spec = model.tables[it->second];
     if (spec.rows != tp.rows || spec.dim != tp.dim) {
@@ -66,9 +66,9 @@ core::Result<std::vector<RankShard>> shardsOfRank(const core::ModelSpec& model, 
       if (s.rows == 0 || s.cols == 0 || s.row_offset > tp.rows || s.rows > tp.rows - s.row_offset ||
           s.col_offset > tp.dim || s.cols > tp.dim - s.col_offset) {
         std::ostringstream m;
-        m << "plan table \"" << tp.name << "\": shard " << i << " (rows " << s.row_offset << "+" << s.rows
-          << ", cols " << s.col_offset << "+" << s.cols << ") is empty or lies outside the table's " << tp.rows
-          << " rows x dim " << tp.dim;
+        m << "plan table \"" << tp.name << "\": shard " << i << " (rows " << s.row_offset << "+" << s.rows << ", cols "
+          << s.col_offset << "+" << s.cols << ") is empty or lies outside the table's " << tp.rows << " rows x dim "
+          << tp.dim;
         return core::Error{m.str()};
       }
       if (tp.sharding_type == core::ShardingType::DataParallel && found) continue;  // one copy per rank
@@ -112,8 +112,10 @@ void applyMemoryBudget(std::vector<RankShard>& shards, const core::ModelSpec& mo
   std::uint64_t lo = 1, hi = max_rows;  // lo fits or is the floor; hi does not fit
   while (hi - lo > 1) {
     const std::uint64_t mid = lo + (hi - lo) / 2;
-    if (stateBytesAt(shards, per_row, mid) <= budget_bytes) lo = mid;
-    else hi = mid;
+    if (stateBytesAt(shards, per_row, mid) <= budget_bytes)
+      lo = mid;
+    else
+      hi = mid;
   }
   for (RankShard& s : shards) s.physical_rows = std::min(s.physical_rows, lo);
 }
@@ -135,7 +137,8 @@ void routeToShard(const Batch& batch, const RankShard& shard, ShardBags& out) {
   // A data-parallel shard is the whole table, so the range test passes every
   // id; the caller hands it only the rank's own samples.
   for (std::size_t s = 0; s < samples; ++s) {
-    const std::uint64_t* const bag_end = id + std::min<std::size_t>(batch.lengths[s], static_cast<std::size_t>(end - id));
+    const std::uint64_t* const bag_end =
+        id + std::min<std::size_t>(batch.lengths[s], static_cast<std::size_t>(end - id));
     for (; id < bag_end; ++id) {
       // Unsigned wrap-around makes ids below the range fail the test too.
       const std::uint64_t local = *id - first;

@@ -66,7 +66,8 @@ WorkloadGenerator::WorkloadGenerator(const core::ModelSpec& model, std::uint64_t
     const core::AccessSpec& a = t.spec.access;
     if (a.kind == AccessKind::HotSet && rows > 0) {
       // Same boundary as planner::AccessProfile, so measured and predicted loads agree.
-      t.hot_rows = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(a.hot_fraction * static_cast<double>(rows))), 1, rows);
+      t.hot_rows = std::clamp<std::uint64_t>(
+          static_cast<std::uint64_t>(std::ceil(a.hot_fraction * static_cast<double>(rows))), 1, rows);
     } else if (a.kind == AccessKind::Histogram && rows > 0 && !a.histogram.empty()) {
       // planner::AccessProfile's segments: bucket i ends at round(rows * (i+1) / B);
       // buckets narrower than a row fold into the next.
@@ -75,7 +76,8 @@ WorkloadGenerator::WorkloadGenerator(const core::ModelSpec& model, std::uint64_t
       std::uint64_t prev = 0;
       std::vector<double> mass;
       for (std::size_t i = 0; i < buckets; ++i) {
-        const auto end = static_cast<std::uint64_t>(std::llround(static_cast<double>(rows) * static_cast<double>(i + 1) / static_cast<double>(buckets)));
+        const auto end = static_cast<std::uint64_t>(
+            std::llround(static_cast<double>(rows) * static_cast<double>(i + 1) / static_cast<double>(buckets)));
         carried += std::max(0.0, a.histogram[i]);
         if (end > prev) {
           t.seg_begin.push_back(prev);
@@ -106,15 +108,18 @@ WorkloadGenerator::WorkloadGenerator(const core::ModelSpec& model, std::uint64_t
   }
 }
 
-WorkloadGenerator::WorkloadGenerator(const core::ModelSpec& model, IdTrace trace) : replay_(true), trace_(std::move(trace)) {
+WorkloadGenerator::WorkloadGenerator(const core::ModelSpec& model, IdTrace trace)
+    : replay_(true), trace_(std::move(trace)) {
   tables_.reserve(model.tables.size());
   for (std::size_t ti = 0; ti < model.tables.size(); ++ti) {
     TableSampler t;
     t.spec = model.tables[ti];
     if (ti < trace_.tables.size() && trace_.tables[ti].lengths.size() == trace_.samples) {
       t.replay_offsets.resize(trace_.samples + 1, 0);
-      for (std::uint64_t s = 0; s < trace_.samples; ++s) t.replay_offsets[s + 1] = t.replay_offsets[s] + trace_.tables[ti].lengths[s];
-      if (t.replay_offsets.back() != trace_.tables[ti].ids.size()) t.replay_offsets.clear();  // inconsistent: empty samples
+      for (std::uint64_t s = 0; s < trace_.samples; ++s)
+        t.replay_offsets[s + 1] = t.replay_offsets[s] + trace_.tables[ti].lengths[s];
+      if (t.replay_offsets.back() != trace_.tables[ti].ids.size())
+        t.replay_offsets.clear();  // inconsistent: empty samples
     }
     tables_.push_back(std::move(t));
   }
@@ -126,12 +131,14 @@ std::uint32_t WorkloadGenerator::length(const TableSampler& t, std::uint64_t sam
   // Fixed: sample s gets floor((s+1)m) - floor(s m) ids, a deterministic mix of
   // floor(m) and ceil(m) whose sum over any window of n samples is within 1 of n*m.
   const auto fixed = [&] {
-    const double hi = std::floor(static_cast<double>(sample + 1) * p.mean), lo = std::floor(static_cast<double>(sample) * p.mean);
+    const double hi = std::floor(static_cast<double>(sample + 1) * p.mean),
+                 lo = std::floor(static_cast<double>(sample) * p.mean);
     return static_cast<std::uint32_t>(std::clamp(hi - lo, 0.0, 4294967295.0));
   };
   if (p.kind == core::PoolingKind::Fixed) return fixed();
   // Uniform: every integer of [ceil(mean - spread), floor(mean + spread)] (clamped at 0) equally likely.
-  const double lo_d = std::max(0.0, std::ceil(p.mean - p.spread)), hi_d = std::min(4294967295.0, std::floor(p.mean + p.spread));
+  const double lo_d = std::max(0.0, std::ceil(p.mean - p.spread)),
+               hi_d = std::min(4294967295.0, std::floor(p.mean + p.spread));
   if (hi_d < lo_d) return fixed();
   const auto lo = static_cast<std::uint64_t>(lo_d), hi = static_cast<std::uint64_t>(hi_d);
   return static_cast<std::uint32_t>(lo + below(hash2(hash2(t.key, sample), kLengthSlot), hi - lo + 1));
@@ -154,7 +161,8 @@ std::uint64_t WorkloadGenerator::id(const TableSampler& t, std::uint64_t sample,
     case AccessKind::Histogram: {
       if (t.seg_cdf.empty()) break;
       const double x = unit(u);
-      const auto seg = static_cast<std::size_t>(std::upper_bound(t.seg_cdf.begin(), t.seg_cdf.end(), x) - t.seg_cdf.begin());
+      const auto seg =
+          static_cast<std::size_t>(std::upper_bound(t.seg_cdf.begin(), t.seg_cdf.end(), x) - t.seg_cdf.begin());
       const std::size_t i = std::min(seg, t.seg_cdf.size() - 1);
       return t.seg_begin[i] + below(hash2(key, 1), t.seg_begin[i + 1] - t.seg_begin[i]);
     }
@@ -163,7 +171,8 @@ std::uint64_t WorkloadGenerator::id(const TableSampler& t, std::uint64_t sample,
       const double s = t.spec.access.alpha, n = static_cast<double>(rows);
       std::uint64_t k = 1;
       for (int attempt = 0; attempt < kMaxZipfAttempts; ++attempt) {
-        const double v = t.zipf_h_n + unit(hash2(key, static_cast<std::uint64_t>(attempt))) * (t.zipf_h_x1 - t.zipf_h_n);
+        const double v =
+            t.zipf_h_n + unit(hash2(key, static_cast<std::uint64_t>(attempt))) * (t.zipf_h_x1 - t.zipf_h_n);
         const double x = zipfHIntegralInverse(v, s);
         const double kd = std::clamp(std::floor(x + 0.5), 1.0, n);
         k = static_cast<std::uint64_t>(kd);

@@ -45,7 +45,8 @@ class Reader {
     return false;
   }
   // Same for `count` items of `size` bytes, without overflowing count * size.
-  [[nodiscard]] bool needItems(std::uint64_t count, std::uint64_t size, const std::string& what, core::Error& err) const {
+  [[nodiscard]] bool needItems(std::uint64_t count, std::uint64_t size, const std::string& what,
+                               core::Error& err) const {
     if (count <= left() / size) return true;
     std::string m = "expected ";
     m += what;
@@ -61,7 +62,8 @@ class Reader {
   }
   std::uint64_t get(int bytes) {
     std::uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) v |= std::uint64_t{static_cast<unsigned char>(data_[pos_ + static_cast<std::size_t>(i)])} << (8 * i);
+    for (int i = 0; i < bytes; ++i)
+      v |= std::uint64_t{static_cast<unsigned char>(data_[pos_ + static_cast<std::size_t>(i)])} << (8 * i);
     pos_ += static_cast<std::uint64_t>(bytes);
     return v;
   }
@@ -86,7 +88,8 @@ std::string tableName(std::size_t t, const core::ModelSpec& model) {
 }  // namespace
 
 core::Status writeIdTrace(const std::string& path, const IdTrace& trace) {
-  if (trace.rows.size() != trace.tables.size()) return fail(path, 0, "nothing written: trace has a rows entry per table");
+  if (trace.rows.size() != trace.tables.size())
+    return fail(path, 0, "nothing written: trace has a rows entry per table");
   std::string out;
   out.append(kMagic, sizeof kMagic);
   put(out, kVersion, 4);
@@ -121,7 +124,8 @@ core::Result<IdTrace> readIdTrace(const std::string& path, const core::ModelSpec
   const std::streamoff size = f.tellg();
   std::string data(size > 0 ? static_cast<std::size_t>(size) : 0, '\0');
   f.seekg(0);
-  if (size < 0 || !f.read(data.data(), static_cast<std::streamsize>(data.size()))) return fail(path, 0, "expected a readable file");
+  if (size < 0 || !f.read(data.data(), static_cast<std::streamsize>(data.size())))
+    return fail(path, 0, "expected a readable file");
   Reader r(path, data);
   core::Error err;
   if (!r.need(kHeaderBytes, "a header (magic, version, table count, sample count)", err)) return err;

@@ -35,9 +35,9 @@ namespace shardscope::profiler {
 namespace {
 
 using namespace mpi_util;
+using mpi_engine::broadcastInputs;
 using mpi_engine::Inputs;
 using mpi_engine::RankEngine;
-using mpi_engine::broadcastInputs;
 
 constexpr int kTagClock = 0x5301;
 constexpr int kClockRounds = 16;
@@ -153,9 +153,9 @@ std::variant<Prepared, core::Error> prepare(MPI_Comm world, const DistributedCon
   const Inputs& in = p.in;
   if (in.plan.world_size != static_cast<std::uint32_t>(n)) {
     std::ostringstream m;
-    m << in.plan_source << ": the plan is for world_size " << in.plan.world_size << " ranks (M=" << in.plan.sharding_group_size
-      << " x R=" << in.plan.replicas << ") but MPI started " << n << " processes; launch with mpirun -np "
-      << in.plan.world_size;
+    m << in.plan_source << ": the plan is for world_size " << in.plan.world_size
+      << " ranks (M=" << in.plan.sharding_group_size << " x R=" << in.plan.replicas << ") but MPI started " << n
+      << " processes; launch with mpirun -np " << in.plan.world_size;
     return invalid(m.str());
   }
   p.batch = config.batch > 0 ? config.batch : in.model.batch_size_per_gpu;
@@ -184,10 +184,9 @@ std::variant<Prepared, core::Error> prepare(MPI_Comm world, const DistributedCon
 
 // Rank 0 begins the run before the first step, so a watcher sees it running;
 // every rank learns its id (or the error).
-std::variant<long long, core::Error> beginRun(MPI_Comm world, const DistributedConfig& config,
-                                                     const Prepared& p, const std::vector<std::string>& hosts,
-                                                     std::optional<core::store::RunWriter>& writer,
-                                                     std::ostream& out) {
+std::variant<long long, core::Error> beginRun(MPI_Comm world, const DistributedConfig& config, const Prepared& p,
+                                              const std::vector<std::string>& hosts,
+                                              std::optional<core::store::RunWriter>& writer, std::ostream& out) {
   std::string begin_error;
   long long run_id = 0;
   if (rankOf(world) == 0) {
@@ -274,11 +273,12 @@ std::string collectRun(MPI_Comm world, RankEngine& engine, std::optional<core::s
   for (int peer = 1; peer < n; ++peer) {
     const std::vector<std::byte> bytes = recvBytes(world, peer);
     const std::vector<std::byte> summary = recvBytes(world, peer);
-    ranks_json.push_back(nlohmann::ordered_json::parse(
-        std::string(reinterpret_cast<const char*>(summary.data()), summary.size())));
+    ranks_json.push_back(
+        nlohmann::ordered_json::parse(std::string(reinterpret_cast<const char*>(summary.data()), summary.size())));
     auto rec = TraceRecorder::deserialize(bytes);
     if (!rec) {
-      if (flush_error.empty()) flush_error = std::string("rank ") += std::to_string(peer) + "'s trace: " + rec.error().message;
+      if (flush_error.empty())
+        flush_error = std::string("rank ") += std::to_string(peer) + "'s trace: " + rec.error().message;
       continue;
     }
     rec->shift(-offsets[static_cast<std::size_t>(peer)]);
@@ -289,8 +289,8 @@ std::string collectRun(MPI_Comm world, RankEngine& engine, std::optional<core::s
 
 // Rank 0: marks the run complete or failed and writes the summary file.
 core::Status finishRun(MPI_Comm world, const DistributedConfig& config, const Prepared& p, long long run_id,
-                             core::store::RunWriter& writer, const std::string& flush_error, bool cancelled,
-                             nlohmann::ordered_json ranks_json) {
+                       core::store::RunWriter& writer, const std::string& flush_error, bool cancelled,
+                       nlohmann::ordered_json ranks_json) {
   core::Status outcome = core::Ok{};
   if (!flush_error.empty()) {
     outcome = failed("writing the run: " + flush_error);
@@ -307,9 +307,7 @@ core::Status finishRun(MPI_Comm world, const DistributedConfig& config, const Pr
   nlohmann::ordered_json j;
   j["schema"] = "shardscope.engine-summary/1";
   j["run"] = run_id;
-  j["status"] = outcome                                             ? "complete"
-                : outcome.error().kind == core::ErrorKind::Cancelled ? "cancelled"
-                                                                     : "failed";
+  j["status"] = outcome ? "complete" : outcome.error().kind == core::ErrorKind::Cancelled ? "cancelled" : "failed";
   j["world_size"] = sizeOf(world);
   j["sharding_group_size"] = in.plan.sharding_group_size;
   j["replicas"] = in.plan.replicas;
@@ -325,8 +323,8 @@ core::Status finishRun(MPI_Comm world, const DistributedConfig& config, const Pr
 
 }  // namespace
 
-core::Result<DistributedRun> runDistributed(MPI_Comm world, const DistributedConfig& config, const std::atomic<bool>& cancel,
-                                  std::ostream& out) {
+core::Result<DistributedRun> runDistributed(MPI_Comm world, const DistributedConfig& config,
+                                            const std::atomic<bool>& cancel, std::ostream& out) {
   const int rank = rankOf(world);
   auto prepared = prepare(world, config);
   if (auto* error = std::get_if<core::Error>(&prepared)) return std::move(*error);

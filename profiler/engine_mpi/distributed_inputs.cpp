@@ -39,7 +39,8 @@ core::Result<Inputs> loadOnRoot(const DistributedConfig& c) {
     if (r.grids.empty()) return core::Error{"--grid: the planner returned no grid"};
     const planner::GridResult* g = r.best() != nullptr ? r.best() : &r.grids.front();
     if (!g->fits)
-      std::cerr << "warning: the planned grid M=" << c.grid << " does not fit the cluster's memory; running it anyway\n";
+      std::cerr << "warning: the planned grid M=" << c.grid
+                << " does not fit the cluster's memory; running it anyway\n";
     in.plan = g->plan;
     in.plan_source = std::string("<planned for --grid ") += std::to_string(c.grid) + ">";
   } else {
@@ -48,8 +49,8 @@ core::Result<Inputs> loadOnRoot(const DistributedConfig& c) {
     in.plan = std::move(plan).value();
     in.plan_source = c.plan;
     if (in.cluster.worldSize() != in.plan.world_size)
-      std::cerr << "warning: cluster " << in.cluster.name << " has " << in.cluster.worldSize()
-                << " GPUs, the plan " << in.plan.world_size << "; the run records both as given\n";
+      std::cerr << "warning: cluster " << in.cluster.name << " has " << in.cluster.worldSize() << " GPUs, the plan "
+                << in.plan.world_size << "; the run records both as given\n";
   }
   in.model_json = core::toJson(in.model).dump();
   in.cluster_json = core::toJson(in.cluster).dump();
@@ -64,8 +65,10 @@ core::Result<Inputs> broadcastInputs(MPI_Comm world, const DistributedConfig& c)
   std::string error;
   if (rankOf(world) == 0) {
     auto r = loadOnRoot(c);
-    if (r) in = std::move(r).value();
-    else error = r.error().message;
+    if (r)
+      in = std::move(r).value();
+    else
+      error = r.error().message;
   }
   bcastString(world, error, 0);
   if (!error.empty()) return core::Error{error};

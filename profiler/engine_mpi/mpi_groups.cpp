@@ -48,16 +48,20 @@ core::Result<GridComms> makeGridComms(MPI_Comm world, const core::ShardPlan& pla
   MPI_Comm_size(world, &size);
   MPI_Comm_rank(world, &rank);
   if (static_cast<std::uint32_t>(size) != plan.world_size)
-    return core::Error{"the plan is for " + std::to_string(plan.world_size) + " ranks but MPI started " + std::to_string(size)};
+    return core::Error{"the plan is for " + std::to_string(plan.world_size) + " ranks but MPI started " +
+                       std::to_string(size)};
   const auto [sg, spos] = find(plan.sharding_groups, rank);
   const auto [rg, rpos] = find(plan.replica_groups, rank);
-  if (sg < 0 || rg < 0) return core::Error{"rank " + std::to_string(rank) + " is in no sharding or replica group of the plan"};
+  if (sg < 0 || rg < 0)
+    return core::Error{"rank " + std::to_string(rank) + " is in no sharding or replica group of the plan"};
   GridComms c;
   c.sharding_group = sg;
   c.replica_group = rg;
   // Color = group index, key = position: the communicator rank is the group rank.
-  if (MPI_Comm_split(world, sg, spos, &c.sharding) != MPI_SUCCESS) return core::Error{"MPI_Comm_split (sharding group) failed"};
-  if (MPI_Comm_split(world, rg, rpos, &c.replica) != MPI_SUCCESS) return core::Error{"MPI_Comm_split (replica group) failed"};
+  if (MPI_Comm_split(world, sg, spos, &c.sharding) != MPI_SUCCESS)
+    return core::Error{"MPI_Comm_split (sharding group) failed"};
+  if (MPI_Comm_split(world, rg, rpos, &c.replica) != MPI_SUCCESS)
+    return core::Error{"MPI_Comm_split (replica group) failed"};
   return c;
 }
 

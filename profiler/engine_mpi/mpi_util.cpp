@@ -42,8 +42,8 @@ std::vector<std::byte> recvBytes(MPI_Comm c, int src) {
   MPI_Recv(&n, 1, MPI_UNSIGNED_LONG_LONG, src, kTagTrace, c, MPI_STATUS_IGNORE);
   std::vector<std::byte> out(static_cast<std::size_t>(n));
   for (std::size_t off = 0; off < out.size(); off += kMessageChunk)
-    MPI_Recv(out.data() + off, static_cast<int>(std::min(kMessageChunk, out.size() - off)), MPI_BYTE, src,
-             kTagTrace, c, MPI_STATUS_IGNORE);
+    MPI_Recv(out.data() + off, static_cast<int>(std::min(kMessageChunk, out.size() - off)), MPI_BYTE, src, kTagTrace, c,
+             MPI_STATUS_IGNORE);
   return out;
 }
 

@@ -27,8 +27,8 @@ std::string hex64(std::uint64_t v) {
 }  // namespace
 
 RankEngine::RankEngine(const Inputs& in, const DistributedConfig& cfg, MPI_Comm world, GridComms comms,
-           std::vector<std::vector<RankShard>> group_shards, std::uint32_t batch, unsigned threads,
-           bool tracing)
+                       std::vector<std::vector<RankShard>> group_shards, std::uint32_t batch, unsigned threads,
+                       bool tracing)
     : in_(in),
       cfg_(cfg),
       world_(world),
@@ -148,8 +148,8 @@ void RankEngine::step(std::uint64_t global_step, std::int64_t measured, bool syn
   step_ = measured;
   StepTotals tot;
   const std::int64_t step_start = traceNowNs();
-  const std::uint64_t first = firstSampleOf(global_step, static_cast<std::uint32_t>(n_),
-                                            static_cast<std::uint32_t>(rank_), batch_);
+  const std::uint64_t first =
+      firstSampleOf(global_step, static_cast<std::uint32_t>(n_), static_cast<std::uint32_t>(rank_), batch_);
   generateInputs(rec, first);
   exchangeIds(rec, tot);
   forward(rec, tot);
@@ -191,9 +191,8 @@ void RankEngine::exchangeIds(TraceRecorder* rec, StepTotals& tot) {
   displacements(id_send_counts_, id_send_displs_);
   displacements(id_recv_counts_, id_recv_displs_);
   id_recv_buf_.resize(static_cast<std::size_t>(id_recv_displs_.back() + id_recv_counts_.back()));
-  MPI_Alltoallv(id_send_buf_.data(), id_send_counts_.data(), id_send_displs_.data(), MPI_UINT64_T,
-                id_recv_buf_.data(), id_recv_counts_.data(), id_recv_displs_.data(), MPI_UINT64_T,
-                comms_.sharding);
+  MPI_Alltoallv(id_send_buf_.data(), id_send_counts_.data(), id_send_displs_.data(), MPI_UINT64_T, id_recv_buf_.data(),
+                id_recv_counts_.data(), id_recv_displs_.data(), MPI_UINT64_T, comms_.sharding);
   const std::int64_t ids_mpi_end = traceNowNs();
   unpackIds();
   const std::int64_t t1 = traceNowNs();
@@ -218,8 +217,7 @@ void RankEngine::forward(TraceRecorder* rec, StepTotals& tot) {
     const std::size_t k = dp_[j];
     const std::size_t t = mine[k].table;
     const std::int64_t s0 = traceNowNs();
-    embeddingForward(weights_[k], dp_bags_[j].view(), Pooling::Sum, pooled_[t].data(), in_.model.tables[t].dim,
-                     &pool_);
+    embeddingForward(weights_[k], dp_bags_[j].view(), Pooling::Sum, pooled_[t].data(), in_.model.tables[t].dim, &pool_);
     const std::int64_t s1 = traceNowNs();
     account(rec, k, names_.emb_fwd, s0, s1, static_cast<std::int64_t>(dp_bags_[j].lookups()), tot.emb_fwd, fwd_ns_);
     lookups_[k] += static_cast<std::int64_t>(dp_bags_[j].lookups());
@@ -241,8 +239,7 @@ void RankEngine::exchangePooled(TraceRecorder* rec, StepTotals& tot) {
   }
   const std::int64_t pooled_mpi = traceNowNs();
   MPI_Alltoallv(pooled_send_buf_.data(), pooled_send_.data(), pooled_send_displs_.data(), MPI_FLOAT,
-                pooled_recv_buf_.data(), pooled_recv_.data(), pooled_recv_displs_.data(), MPI_FLOAT,
-                comms_.sharding);
+                pooled_recv_buf_.data(), pooled_recv_.data(), pooled_recv_displs_.data(), MPI_FLOAT, comms_.sharding);
   const std::int64_t pooled_mpi_end = traceNowNs();
   combinePooled();
   const std::int64_t t1 = traceNowNs();
@@ -278,8 +275,7 @@ void RankEngine::exchangeGradients(TraceRecorder* rec, StepTotals& tot) {
   }
   const std::int64_t grads_mpi = traceNowNs();
   MPI_Alltoallv(pooled_recv_buf_.data(), pooled_recv_.data(), pooled_recv_displs_.data(), MPI_FLOAT,
-                pooled_send_buf_.data(), pooled_send_.data(), pooled_send_displs_.data(), MPI_FLOAT,
-                comms_.sharding);
+                pooled_send_buf_.data(), pooled_send_.data(), pooled_send_displs_.data(), MPI_FLOAT, comms_.sharding);
   const std::int64_t grads_mpi_end = traceNowNs();
   for (std::size_t s = 0; s < ms; ++s) {
     const float* in = pooled_send_buf_.data() + pooled_send_displs_[s];
@@ -301,9 +297,9 @@ void RankEngine::backward(TraceRecorder* rec, StepTotals& tot) {
   for (std::size_t i = 0; i < served_.size(); ++i) {
     const std::size_t k = served_[i];
     const std::int64_t s0 = traceNowNs();
-    const BackwardStats st = embeddingBackwardAdagrad(weights_[k], served_bags_[i].view(), Pooling::Sum,
-                                                      served_grad_[i].data(), mine[k].shard.cols, adagrad_,
-                                                      workspace_, &pool_);
+    const BackwardStats st =
+        embeddingBackwardAdagrad(weights_[k], served_bags_[i].view(), Pooling::Sum, served_grad_[i].data(),
+                                 mine[k].shard.cols, adagrad_, workspace_, &pool_);
     const std::int64_t s1 = traceNowNs();
     account(rec, k, names_.emb_bwd, s0, s1, static_cast<std::int64_t>(st.unique_rows), tot.emb_bwd, bwd_ns_);
     unique_[k] += static_cast<std::int64_t>(st.unique_rows);
@@ -364,7 +360,7 @@ nlohmann::ordered_json RankEngine::summary() const {
 }
 
 void RankEngine::span(TraceRecorder* rec, int stream, std::uint32_t kind, std::uint32_t name, std::uint32_t table,
-          std::int64_t start, std::int64_t end, std::int64_t bytes) const {
+                      std::int64_t start, std::int64_t end, std::int64_t bytes) const {
   if (rec == nullptr) return;
   TraceRecorder::SpanRec s;
   s.rank = rank_;
@@ -380,14 +376,14 @@ void RankEngine::span(TraceRecorder* rec, int stream, std::uint32_t kind, std::u
 }
 
 void RankEngine::collective(TraceRecorder* rec, std::uint32_t op, std::uint32_t group, std::int64_t bytes, int peers,
-                std::int64_t start, std::int64_t end, StepTotals& tot) const {
+                            std::int64_t start, std::int64_t end, StepTotals& tot) const {
   tot.comm += end - start;
   if (rec == nullptr) return;
   rec->collective({rank_, step_, op, group, bytes, peers, start, end});
 }
 
 void RankEngine::account(TraceRecorder* rec, std::size_t k, std::uint32_t kind, std::int64_t s0, std::int64_t s1,
-             std::int64_t bytes, std::int64_t& total, std::vector<std::int64_t>& per_shard) {
+                         std::int64_t bytes, std::int64_t& total, std::vector<std::int64_t>& per_shard) {
   const std::uint32_t table = names_.table[group_shards_[static_cast<std::size_t>(me_)][k].table];
   span(rec, kComputeStream, kind, table, table, s0, s1, bytes);
   total += s1 - s0;

@@ -81,8 +81,8 @@ class DenseStandIn {
 // ---- one rank ------------------------------------------------------------------
 
 struct Names {
-  std::uint32_t step = 0, input = 0, emb_fwd = 0, emb_bwd = 0, a2a_ids = 0, a2a_pooled = 0, a2a_grads = 0,
-                dense = 0, replica_sync = 0, dense_allreduce = 0, dp_allreduce = 0;
+  std::uint32_t step = 0, input = 0, emb_fwd = 0, emb_bwd = 0, a2a_ids = 0, a2a_pooled = 0, a2a_grads = 0, dense = 0,
+                replica_sync = 0, dense_allreduce = 0, dp_allreduce = 0;
   std::uint32_t all_to_all = 0, all_reduce = 0;
   std::uint32_t sharding_group = 0, replica_group = 0, world_group = 0;
   std::vector<std::uint32_t> table;  // per model table
@@ -95,8 +95,7 @@ struct StepTotals {
 class RankEngine {
  public:
   RankEngine(const Inputs& in, const DistributedConfig& cfg, MPI_Comm world, GridComms comms,
-             std::vector<std::vector<RankShard>> group_shards, std::uint32_t batch, unsigned threads,
-             bool tracing);
+             std::vector<std::vector<RankShard>> group_shards, std::uint32_t batch, unsigned threads, bool tracing);
 
   // Allocates and initialises this rank's shards and every step buffer.
   void setup(const std::string& host);
@@ -177,11 +176,11 @@ class RankEngine {
   Names names_;
   std::int64_t step_ = -1;
 
-  std::vector<bool> used_;                       // per model table: some shard of the plan
-  std::vector<EmbeddingShard> weights_;          // per own shard
-  std::vector<std::size_t> served_, dp_;         // own shards: sharded / data-parallel
-  std::vector<std::vector<std::size_t>> remote_; // per group rank: its sharded shards
-  std::vector<Batch> batches_;                   // per table: own samples' ids
+  std::vector<bool> used_;                         // per model table: some shard of the plan
+  std::vector<EmbeddingShard> weights_;            // per own shard
+  std::vector<std::size_t> served_, dp_;           // own shards: sharded / data-parallel
+  std::vector<std::vector<std::size_t>> remote_;   // per group rank: its sharded shards
+  std::vector<Batch> batches_;                     // per table: own samples' ids
   std::vector<std::vector<float>> pooled_, grad_;  // per table: B x dim
   std::vector<Batch> served_batch_;
   std::vector<ShardBags> served_bags_, dp_bags_;
@@ -195,6 +194,5 @@ class RankEngine {
   std::vector<int> pooled_send_, pooled_recv_, pooled_send_displs_, pooled_recv_displs_;
   std::vector<std::int64_t> fwd_ns_, bwd_ns_, lookups_, unique_, step_ns_;
 };
-
 
 }  // namespace shardscope::profiler::mpi_engine

@@ -137,8 +137,9 @@ core::Result<KernelClassifier> KernelClassifier::fromFile(const std::filesystem:
     if (!r.contains("class") || !r["class"].is_string()) return core::Error{at + "/class: expected a string"};
     auto cls = kernelClassFromText(r["class"].get<std::string>());
     if (!cls)
-      return core::Error{at + "/class: expected one of emb_fwd, emb_bwd, all_to_all, all_reduce, reduce_scatter, "
-                              "all_gather, send_recv, dense, memory, other; got \"" +
+      return core::Error{at +
+                         "/class: expected one of emb_fwd, emb_bwd, all_to_all, all_reduce, reduce_scatter, "
+                         "all_gather, send_recv, dense, memory, other; got \"" +
                          r["class"].get<std::string>() + "\""};
     rules.push_back({r["pattern"].get<std::string>(), *cls});
   }

@@ -76,9 +76,12 @@ const char* feed(Num& s, NumberText& n, const char* p, const char* e) {
         }
         [[fallthrough]];
       case Num::Minus:
-        if (c == '0') s = Num::Zero;
-        else if (c >= '1' && c <= '9') s = Num::Int;
-        else return p;
+        if (c == '0')
+          s = Num::Zero;
+        else if (c >= '1' && c <= '9')
+          s = Num::Int;
+        else
+          return p;
         ++p;
         continue;
       case Num::Int:
@@ -134,8 +137,10 @@ const char* feed(Num& s, NumberText& n, const char* p, const char* e) {
 std::string describe(int c) {
   if (c < 0) return "the end of the input";
   char b[16];
-  if (c > 0x20 && c < 0x7F) std::snprintf(b, sizeof b, "'%c'", c);
-  else std::snprintf(b, sizeof b, "byte 0x%02X", static_cast<unsigned>(c));
+  if (c > 0x20 && c < 0x7F)
+    std::snprintf(b, sizeof b, "'%c'", c);
+  else
+    std::snprintf(b, sizeof b, "byte 0x%02X", static_cast<unsigned>(c));
   return b;
 }
 
@@ -265,10 +270,14 @@ bool Scanner::hex4(unsigned& cp) {
   for (int i = 0; i < 4; ++i) {
     const int c = peekRaw();
     unsigned v = 0;
-    if (c >= '0' && c <= '9') v = static_cast<unsigned>(c - '0');
-    else if (c >= 'a' && c <= 'f') v = static_cast<unsigned>(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F') v = static_cast<unsigned>(c - 'A' + 10);
-    else return expected("4 hex digits after '\\u'");
+    if (c >= '0' && c <= '9')
+      v = static_cast<unsigned>(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      v = static_cast<unsigned>(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      v = static_cast<unsigned>(c - 'A' + 10);
+    else
+      return expected("4 hex digits after '\\u'");
     cp = cp * 16 + v;
     bump();
   }
@@ -280,16 +289,34 @@ bool Scanner::escape(std::string* out) {
   const int c = peekRaw();
   char plain = 0;
   switch (c) {
-    case '"': plain = '"'; break;
-    case '\\': plain = '\\'; break;
-    case '/': plain = '/'; break;
-    case 'b': plain = '\b'; break;
-    case 'f': plain = '\f'; break;
-    case 'n': plain = '\n'; break;
-    case 'r': plain = '\r'; break;
-    case 't': plain = '\t'; break;
-    case 'u': break;
-    default: return expected("an escape ('\"', '\\', '/', 'b', 'f', 'n', 'r', 't' or 'u') after '\\'");
+    case '"':
+      plain = '"';
+      break;
+    case '\\':
+      plain = '\\';
+      break;
+    case '/':
+      plain = '/';
+      break;
+    case 'b':
+      plain = '\b';
+      break;
+    case 'f':
+      plain = '\f';
+      break;
+    case 'n':
+      plain = '\n';
+      break;
+    case 'r':
+      plain = '\r';
+      break;
+    case 't':
+      plain = '\t';
+      break;
+    case 'u':
+      break;
+    default:
+      return expected("an escape ('\"', '\\', '/', 'b', 'f', 'n', 'r', 't' or 'u') after '\\'");
   }
   bump();
   if (c != 'u') {

@@ -33,7 +33,7 @@ struct NumberText {
   static constexpr std::size_t kMaxText = 256;
   std::string_view text;
   bool truncated = false;
-  bool integral = true;   // no fraction, no exponent
+  bool integral = true;  // no fraction, no exponent
   bool exponent = false;
 };
 

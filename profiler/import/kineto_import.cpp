@@ -23,7 +23,9 @@ namespace {
 
 // A rank, world size, device or group size from the trace: values outside
 // 0..2^24 are not real ones and become `unknown` instead of wrapping.
-int smallInt(std::int64_t v, int unknown) { return v >= 0 && v <= (std::int64_t{1} << 24) ? static_cast<int>(v) : unknown; }
+int smallInt(std::int64_t v, int unknown) {
+  return v >= 0 && v <= (std::int64_t{1} << 24) ? static_cast<int>(v) : unknown;
+}
 
 using namespace std::string_view_literals;
 
@@ -96,8 +98,10 @@ bool usToNs(const json::NumberText& n, std::int64_t& ns) {
   bool round_up = false;
   if (q != end) {
     for (++q; q != end && digits < 4; ++q, ++digits) {
-      if (digits < 3) frac = frac * 10 + (*q - '0');
-      else round_up = *q >= '5';
+      if (digits < 3)
+        frac = frac * 10 + (*q - '0');
+      else
+        round_up = *q >= '5';
     }
   }
   for (int d = std::min(digits, 3); d < 3; ++d) frac *= 10;
@@ -142,13 +146,19 @@ bool isNumberStart(int c) { return c == '-' || (c >= '0' && c <= '9'); }
 
 std::string_view valueKind(int c) {
   switch (c) {
-    case '{': return "an object";
-    case '[': return "an array";
-    case '"': return "a string";
+    case '{':
+      return "an object";
+    case '[':
+      return "an array";
+    case '"':
+      return "a string";
     case 't':
-    case 'f': return "a boolean";
-    case 'n': return "null";
-    default: return isNumberStart(c) ? "a number" : "";
+    case 'f':
+      return "a boolean";
+    case 'n':
+      return "null";
+    default:
+      return isNumberStart(c) ? "a number" : "";
   }
 }
 
@@ -186,21 +196,31 @@ EvKey evKey(std::string_view k) {
       if (k == "name"sv) return EvKey::Name;
       if (k == "args"sv) return EvKey::Args;
       break;
-    default: break;
+    default:
+      break;
   }
   return EvKey::Other;
 }
 ArgKey argKey(std::string_view k) {
   switch (k.size()) {
-    case 5: return k == "dtype"sv ? ArgKey::Dtype : ArgKey::Other;
-    case 6: return k == "stream"sv ? ArgKey::Stream : k == "device"sv ? ArgKey::Device : ArgKey::Other;
-    case 10: return k == "Group size"sv ? ArgKey::GroupSize : ArgKey::Other;
-    case 11: return k == "correlation"sv ? ArgKey::Correlation : ArgKey::Other;
-    case 13: return k == "In msg nelems"sv ? ArgKey::InNelems : ArgKey::Other;
-    case 14: return k == "Out msg nelems"sv ? ArgKey::OutNelems : ArgKey::Other;
-    case 15: return k == "Collective name"sv ? ArgKey::Collective : ArgKey::Other;
-    case 19: return k == "Process Group Ranks"sv ? ArgKey::PgRanks : ArgKey::Other;
-    default: return ArgKey::Other;
+    case 5:
+      return k == "dtype"sv ? ArgKey::Dtype : ArgKey::Other;
+    case 6:
+      return k == "stream"sv ? ArgKey::Stream : k == "device"sv ? ArgKey::Device : ArgKey::Other;
+    case 10:
+      return k == "Group size"sv ? ArgKey::GroupSize : ArgKey::Other;
+    case 11:
+      return k == "correlation"sv ? ArgKey::Correlation : ArgKey::Other;
+    case 13:
+      return k == "In msg nelems"sv ? ArgKey::InNelems : ArgKey::Other;
+    case 14:
+      return k == "Out msg nelems"sv ? ArgKey::OutNelems : ArgKey::Other;
+    case 15:
+      return k == "Collective name"sv ? ArgKey::Collective : ArgKey::Other;
+    case 19:
+      return k == "Process Group Ranks"sv ? ArgKey::PgRanks : ArgKey::Other;
+    default:
+      return ArgKey::Other;
   }
 }
 DistKey distKey(std::string_view k) {
@@ -212,7 +232,7 @@ DistKey distKey(std::string_view k) {
 
 // What passes over one file share.
 struct PassState {
-  bool rank_known = false;  // an earlier pass looked for distributedInfo
+  bool rank_known = false;   // an earlier pass looked for distributedInfo
   bool second_pass = false;  // traceEvents came before distributedInfo: read again
   bool seen_events = false;
 };
@@ -309,7 +329,8 @@ class KinetoReader {
           return true;
         }
         return sc_.skipValue(1);
-      case TopKey::Other: break;
+      case TopKey::Other:
+        break;
     }
     return sc_.skipValue(1);
   }
@@ -372,8 +393,10 @@ class KinetoReader {
           if (!number(v)) return false;
           (key == DistKey::Rank ? info_.rank : info_.world_size) = smallInt(v, -1);
           return true;
-        case DistKey::Backend: return stringInto(info_.backend, 2);
-        case DistKey::Other: break;
+        case DistKey::Backend:
+          return stringInto(info_.backend, 2);
+        case DistKey::Other:
+          break;
       }
       return sc_.skipValue(2);
     });
@@ -432,9 +455,12 @@ class KinetoReader {
       if (!colon()) return false;
       const int c = sc_.peek();
       switch (key) {
-        case EvKey::Name: return stringInto(name_, 3);
-        case EvKey::Ph: return stringInto(ph_, 3);
-        case EvKey::Cat: return stringInto(cat_, 3);
+        case EvKey::Name:
+          return stringInto(name_, 3);
+        case EvKey::Ph:
+          return stringInto(ph_, 3);
+        case EvKey::Cat:
+          return stringInto(cat_, 3);
         case EvKey::Ts:
         case EvKey::Dur: {
           if (!isNumberStart(c)) return sc_.skipValue(3);
@@ -462,8 +488,10 @@ class KinetoReader {
           out = idFromText(v);
           return true;
         }
-        case EvKey::Args: return c == '{' ? args() : sc_.skipValue(3);
-        case EvKey::Other: break;
+        case EvKey::Args:
+          return c == '{' ? args() : sc_.skipValue(3);
+        case EvKey::Other:
+          break;
       }
       return sc_.skipValue(3);
     });
@@ -477,27 +505,42 @@ class KinetoReader {
       const int c = sc_.peek();
       std::int64_t v = 0;
       switch (key) {
-        case ArgKey::Collective: return stringInto(collective_, 4);
-        case ArgKey::Dtype: return stringInto(dtype_, 4);
+        case ArgKey::Collective:
+          return stringInto(collective_, 4);
+        case ArgKey::Dtype:
+          return stringInto(dtype_, 4);
         case ArgKey::PgRanks:
           if (c == '[') return groupRanks();
           return stringInto(pg_ranks_, 4);
-        case ArgKey::Other: return sc_.skipValue(4);
-        default: break;
+        case ArgKey::Other:
+          return sc_.skipValue(4);
+        default:
+          break;
       }
       if (!isNumberStart(c)) return sc_.skipValue(4);
       if (!number(v)) return false;
       switch (key) {
-        case ArgKey::Correlation: correlation_ = v; break;
+        case ArgKey::Correlation:
+          correlation_ = v;
+          break;
         case ArgKey::Stream:
           stream_ = v;
           has_stream_ = true;
           break;
-        case ArgKey::Device: device_ = smallInt(v, -1); break;
-        case ArgKey::InNelems: in_nelems_ = v; break;
-        case ArgKey::OutNelems: out_nelems_ = v; break;
-        case ArgKey::GroupSize: group_size_ = v; break;
-        default: break;
+        case ArgKey::Device:
+          device_ = smallInt(v, -1);
+          break;
+        case ArgKey::InNelems:
+          in_nelems_ = v;
+          break;
+        case ArgKey::OutNelems:
+          out_nelems_ = v;
+          break;
+        case ArgKey::GroupSize:
+          group_size_ = v;
+          break;
+        default:
+          break;
       }
       return true;
     });
@@ -548,14 +591,22 @@ class KinetoReader {
     c.text = cat_;
     const std::string l = lowerAscii(cat_);
     c.known = true;
-    if (l == "kernel") c.kind = TraceEventKind::Kernel;
-    else if (l == "gpu_memcpy" || l == "memcpy") c.kind = TraceEventKind::Memcpy;
-    else if (l == "gpu_memset" || l == "memset") c.kind = TraceEventKind::Memset;
-    else if (l == "cuda_runtime" || l == "cuda_driver" || l == "runtime") c.kind = TraceEventKind::Runtime;
-    else if (l == "cpu_op" || l == "operator") c.kind = TraceEventKind::CpuOp;
-    else if (l == "user_annotation") c.kind = TraceEventKind::Annotation;
-    else if (l == "gpu_user_annotation") c.kind = TraceEventKind::GpuAnnotation;
-    else c.known = false;
+    if (l == "kernel")
+      c.kind = TraceEventKind::Kernel;
+    else if (l == "gpu_memcpy" || l == "memcpy")
+      c.kind = TraceEventKind::Memcpy;
+    else if (l == "gpu_memset" || l == "memset")
+      c.kind = TraceEventKind::Memset;
+    else if (l == "cuda_runtime" || l == "cuda_driver" || l == "runtime")
+      c.kind = TraceEventKind::Runtime;
+    else if (l == "cpu_op" || l == "operator")
+      c.kind = TraceEventKind::CpuOp;
+    else if (l == "user_annotation")
+      c.kind = TraceEventKind::Annotation;
+    else if (l == "gpu_user_annotation")
+      c.kind = TraceEventKind::GpuAnnotation;
+    else
+      c.known = false;
     if (cats_.size() >= 64) {  // a trace with that many categories: no cache, one slot reused
       cats_.back() = std::move(c);
       last_cat_ = cats_.size() - 1;

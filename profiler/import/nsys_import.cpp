@@ -36,10 +36,18 @@ class Db {
     std::ostringstream os;
     os << path_ << ": ";
     switch (rc & 0xff) {
-      case SQLITE_NOTADB: os << "not an SQLite database"; break;
-      case SQLITE_CORRUPT: os << "corrupt or truncated SQLite database"; break;
-      case SQLITE_IOERR: os << "read error"; break;
-      default: os << "SQLite error"; break;
+      case SQLITE_NOTADB:
+        os << "not an SQLite database";
+        break;
+      case SQLITE_CORRUPT:
+        os << "corrupt or truncated SQLite database";
+        break;
+      case SQLITE_IOERR:
+        os << "read error";
+        break;
+      default:
+        os << "SQLite error";
+        break;
     }
     os << " while " << what << " (" << sqlite3_errmsg(conn_.handle()) << ")";
     return core::Error{os.str()};
@@ -92,7 +100,8 @@ std::optional<std::int64_t> valueAfter(std::string_view text, std::string_view k
     }
     if (!match) continue;
     std::size_t j = i + key.size();
-    if (j < text.size() && (text[j] == '=' || text[j] == ':' || text[j] == '_' || text[j] == ' ' || text[j] == '-')) ++j;
+    if (j < text.size() && (text[j] == '=' || text[j] == ':' || text[j] == '_' || text[j] == ' ' || text[j] == '-'))
+      ++j;
     std::size_t d = j;
     while (d < text.size() && text[d] >= '0' && text[d] <= '9') ++d;
     if (d > j) return parseInt(text.substr(j, d - j));
@@ -125,10 +134,7 @@ constexpr std::array<TableSpec, 5> kTables{{
      "CUPTI_ACTIVITY_KIND_KERNEL",
      {"deviceId", "streamId", "correlationId", "demangledName", "shortName", ""},
      ""},
-    {Source::Memcpy,
-     "CUPTI_ACTIVITY_KIND_MEMCPY",
-     {"deviceId", "streamId", "correlationId", "", "", "copyKind"},
-     ""},
+    {Source::Memcpy, "CUPTI_ACTIVITY_KIND_MEMCPY", {"deviceId", "streamId", "correlationId", "", "", "copyKind"}, ""},
     {Source::Memset, "CUPTI_ACTIVITY_KIND_MEMSET", {"deviceId", "streamId", "correlationId", "", "", ""}, ""},
 }};
 
@@ -239,7 +245,8 @@ core::Status Importer::rankInfo(const std::unordered_set<std::string>& tables, I
   }
   if (!rank_hint) rank_hint = valueAfter(std::filesystem::path(db_.path()).stem().string(), "rank");
 
-  if (info.rank < 0) info.rank = rank_hint && *rank_hint >= 0 && *rank_hint < (1 << 30) ? static_cast<int>(*rank_hint) : 0;
+  if (info.rank < 0)
+    info.rank = rank_hint && *rank_hint >= 0 && *rank_hint < (1 << 30) ? static_cast<int>(*rank_hint) : 0;
   if (info.world_size < 0 && world_hint && *world_hint > 0 && *world_hint < (1 << 30)) {
     info.world_size = static_cast<int>(*world_hint);
   }
@@ -288,15 +295,19 @@ core::Result<std::optional<std::string_view>> Importer::lookup(std::int64_t id) 
 
 core::Result<std::optional<std::string_view>> Importer::nameAt(sqlite3_stmt* s, int col) {
   switch (sqlite3_column_type(s, col)) {
-    case SQLITE_NULL: return std::optional<std::string_view>{};
-    case SQLITE_TEXT: return std::optional<std::string_view>{columnText(s, col)};
+    case SQLITE_NULL:
+      return std::optional<std::string_view>{};
+    case SQLITE_TEXT:
+      return std::optional<std::string_view>{columnText(s, col)};
     case SQLITE_INTEGER: {
       auto name = lookup(sqlite3_column_int64(s, col));
       if (!name) return name.error();
       if (!*name) ++report_.skipped_unknown_string;
       return *name;
     }
-    default: ++report_.skipped_bad_type; return std::optional<std::string_view>{};
+    default:
+      ++report_.skipped_bad_type;
+      return std::optional<std::string_view>{};
   }
 }
 
@@ -366,8 +377,12 @@ core::Result<bool> Importer::decode(Cursor& c) {
       e.kind = TraceEventKind::Kernel;
       e.collective = nsysCollectiveFromKernelName(e.name);
       break;
-    case Source::Memcpy: e.kind = TraceEventKind::Memcpy; break;
-    case Source::Memset: e.kind = TraceEventKind::Memset; break;
+    case Source::Memcpy:
+      e.kind = TraceEventKind::Memcpy;
+      break;
+    case Source::Memset:
+      e.kind = TraceEventKind::Memset;
+      break;
   }
   c.event = e;
   return true;
@@ -447,7 +462,8 @@ core::Status Importer::run() {
     cursors.push_back(std::move(c));
   }
   for (const char* t : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"}) {
-    if (all->count(t) == 0) report_.warnings.push_back(db_.path() + ": no " + t + " table (nothing of that kind traced)");
+    if (all->count(t) == 0)
+      report_.warnings.push_back(db_.path() + ": no " + t + " table (nothing of that kind traced)");
   }
 
   if (auto st = sink_.beginRank(info); !st) return st.error();
@@ -462,12 +478,24 @@ core::Status Importer::run() {
     if (next == nullptr) break;
     if (auto st = sink_.event(next->event); !st) return st.error();
     switch (next->event.kind) {
-      case TraceEventKind::Kernel: ++report_.kernels; break;
-      case TraceEventKind::Memcpy: ++report_.memcpys; break;
-      case TraceEventKind::Memset: ++report_.memsets; break;
-      case TraceEventKind::Runtime: ++report_.runtime_calls; break;
-      case TraceEventKind::ProfilerStep: ++report_.profiler_steps; break;
-      default: ++report_.nvtx_ranges; break;
+      case TraceEventKind::Kernel:
+        ++report_.kernels;
+        break;
+      case TraceEventKind::Memcpy:
+        ++report_.memcpys;
+        break;
+      case TraceEventKind::Memset:
+        ++report_.memsets;
+        break;
+      case TraceEventKind::Runtime:
+        ++report_.runtime_calls;
+        break;
+      case TraceEventKind::ProfilerStep:
+        ++report_.profiler_steps;
+        break;
+      default:
+        ++report_.nvtx_ranges;
+        break;
     }
     if (auto st = advance(*next); !st) return st.error();
   }
@@ -510,9 +538,9 @@ std::string_view nsysCollectiveFromKernelName(std::string_view name) {
 
 std::string_view nsysMemcpyName(std::int64_t copy_kind) {
   // CUpti_ActivityMemcpyKind.
-  static constexpr std::array<std::string_view, 11> kNames{"Memcpy",       "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA",
-                                                           "Memcpy AtoH",  "Memcpy AtoA", "Memcpy AtoD", "Memcpy DtoA",
-                                                           "Memcpy DtoD",  "Memcpy HtoH", "Memcpy PtoP"};
+  static constexpr std::array<std::string_view, 11> kNames{"Memcpy",      "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA",
+                                                           "Memcpy AtoH", "Memcpy AtoA", "Memcpy AtoD", "Memcpy DtoA",
+                                                           "Memcpy DtoD", "Memcpy HtoH", "Memcpy PtoP"};
   if (copy_kind < 0 || copy_kind >= static_cast<std::int64_t>(kNames.size())) return kNames[0];
   return kNames[static_cast<std::size_t>(copy_kind)];
 }
@@ -529,7 +557,9 @@ core::Status importNsys(const std::string& path, TraceEventSink& sink, const Nsy
     in.read(header.data(), static_cast<std::streamsize>(header.size()));
     if (in.gcount() != static_cast<std::streamsize>(header.size()) ||
         std::memcmp(header.data(), "SQLite format 3", header.size()) != 0) {
-      return core::Error{path + ": not an SQLite database (expected the \"SQLite format 3\" header of an `nsys export --type sqlite` file)"};
+      return core::Error{
+          path +
+          ": not an SQLite database (expected the \"SQLite format 3\" header of an `nsys export --type sqlite` file)"};
     }
   }
   auto opened = core::sqlite::Connection::open(path, SQLITE_OPEN_READONLY);

@@ -113,9 +113,9 @@ struct StoreImportSink::State {
   ImportedRank report;
   std::vector<Ev> buf;
   std::vector<CollInfo> colls;
-  std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> windows;  // start -> (end, step)
+  std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> windows;       // start -> (end, step)
   std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> step_windows;  // step -> (start, end)
-  std::unordered_map<std::int64_t, std::int64_t> launch;  // correlation -> launch start
+  std::unordered_map<std::int64_t, std::int64_t> launch;                       // correlation -> launch start
   static constexpr std::size_t kMaxLaunches = 1'000'000;
   std::int64_t max_corr = 0;
   std::map<std::int64_t, Marks> marks;
@@ -195,26 +195,44 @@ struct StoreImportSink::State {
   }
   std::string_view kindOf(const Ev& e, std::int64_t step) const {
     switch (e.kind) {
-      case TraceEventKind::ProfilerStep: return span_kind::kStep;
-      case TraceEventKind::Runtime: return "cuda_runtime";
-      case TraceEventKind::CpuOp: return "cpu_op";
-      case TraceEventKind::Annotation: return "user_annotation";
-      case TraceEventKind::GpuAnnotation: return "gpu_user_annotation";
-      case TraceEventKind::Memcpy: return "memcpy";
-      case TraceEventKind::Memset: return "memset";
-      case TraceEventKind::Kernel: break;
+      case TraceEventKind::ProfilerStep:
+        return span_kind::kStep;
+      case TraceEventKind::Runtime:
+        return "cuda_runtime";
+      case TraceEventKind::CpuOp:
+        return "cpu_op";
+      case TraceEventKind::Annotation:
+        return "user_annotation";
+      case TraceEventKind::GpuAnnotation:
+        return "gpu_user_annotation";
+      case TraceEventKind::Memcpy:
+        return "memcpy";
+      case TraceEventKind::Memset:
+        return "memset";
+      case TraceEventKind::Kernel:
+        break;
     }
     switch (e.cls) {
-      case KernelClass::EmbFwd: return span_kind::kEmbFwd;
-      case KernelClass::EmbBwd: return span_kind::kEmbBwd;
-      case KernelClass::AllToAll: return a2aPhase(e, step);
-      case KernelClass::AllReduce: return span_kind::kDenseAllreduce;
-      case KernelClass::ReduceScatter: return "reduce_scatter";
-      case KernelClass::AllGather: return "all_gather";
-      case KernelClass::SendRecv: return "send_recv";
-      case KernelClass::Dense: return span_kind::kDense;
-      case KernelClass::Memory: return "memory";
-      case KernelClass::Other: break;
+      case KernelClass::EmbFwd:
+        return span_kind::kEmbFwd;
+      case KernelClass::EmbBwd:
+        return span_kind::kEmbBwd;
+      case KernelClass::AllToAll:
+        return a2aPhase(e, step);
+      case KernelClass::AllReduce:
+        return span_kind::kDenseAllreduce;
+      case KernelClass::ReduceScatter:
+        return "reduce_scatter";
+      case KernelClass::AllGather:
+        return "all_gather";
+      case KernelClass::SendRecv:
+        return "send_recv";
+      case KernelClass::Dense:
+        return span_kind::kDense;
+      case KernelClass::Memory:
+        return "memory";
+      case KernelClass::Other:
+        break;
     }
     return "kernel";
   }
@@ -324,10 +342,14 @@ struct StoreImportSink::State {
       st::StepSummary& sum = sums[step];
       const std::int64_t d = diff(e.end, e.start);
       if (e.kind == TraceEventKind::Kernel) {
-        if (e.cls == KernelClass::EmbFwd) sum.emb_fwd_ns += d;
-        else if (e.cls == KernelClass::EmbBwd) sum.emb_bwd_ns += d;
-        else if (e.cls == KernelClass::Dense) sum.dense_ns += d;
-        else if (isCollective(e.cls)) sum.comm_ns += d;
+        if (e.cls == KernelClass::EmbFwd)
+          sum.emb_fwd_ns += d;
+        else if (e.cls == KernelClass::EmbBwd)
+          sum.emb_bwd_ns += d;
+        else if (e.cls == KernelClass::Dense)
+          sum.dense_ns += d;
+        else if (isCollective(e.cls))
+          sum.comm_ns += d;
       } else if (e.kind == TraceEventKind::ProfilerStep) {
         sum.total_ns = d;
       }
@@ -458,9 +480,12 @@ core::Status StoreImportSink::event(const TraceEvent& e) {
       // all-gather's output, a reduce-scatter's input).
       if (e.in_nelems >= 0 && e.in_nelems < kMaxNelems && e.out_nelems >= 0 && e.out_nelems < kMaxNelems) {
         std::int64_t n = e.in_nelems + e.out_nelems;
-        if (v.cls == KernelClass::AllReduce || v.cls == KernelClass::ReduceScatter) n = e.in_nelems;
-        else if (v.cls == KernelClass::AllGather) n = e.out_nelems;
-        else if (v.cls == KernelClass::SendRecv) n = std::max(e.in_nelems, e.out_nelems);
+        if (v.cls == KernelClass::AllReduce || v.cls == KernelClass::ReduceScatter)
+          n = e.in_nelems;
+        else if (v.cls == KernelClass::AllGather)
+          n = e.out_nelems;
+        else if (v.cls == KernelClass::SendRecv)
+          n = std::max(e.in_nelems, e.out_nelems);
         c.bytes = n * dtypeBytes(e.dtype);
       }
       auto [text, n] = groupText(e.group_ranks);

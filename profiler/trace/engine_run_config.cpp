@@ -28,8 +28,12 @@ std::string engineRunConfigJson(const EngineRunConfig& c) {
   j["memory_budget_bytes"] = c.memory_budget_bytes;
   nlohmann::ordered_json capped = nlohmann::ordered_json::array();
   for (const CappedShard& s : c.capped)
-    capped.push_back({{"table", s.table}, {"group_rank", s.group_rank}, {"row_offset", s.row_offset},
-                      {"col_offset", s.col_offset}, {"rows", s.rows}, {"physical_rows", s.physical_rows}});
+    capped.push_back({{"table", s.table},
+                      {"group_rank", s.group_rank},
+                      {"row_offset", s.row_offset},
+                      {"col_offset", s.col_offset},
+                      {"rows", s.rows},
+                      {"physical_rows", s.physical_rows}});
   j["capped"] = std::move(capped);
   j["host"] = c.host;
   if (c.hosts) j["hosts"] = *c.hosts;

@@ -102,8 +102,7 @@ class ByteReader {
     if (failed()) return 0;
     if (row_bytes > 0 && n > left() / row_bytes) {
       std::ostringstream m;
-      m << what << " " << n << " needs at least " << n << " x " << row_bytes << " bytes, only " << left()
-        << " left";
+      m << what << " " << n << " needs at least " << n << " x " << row_bytes << " bytes, only " << left() << " left";
       pos_ -= 8;
       fail(m.str());
       return 0;
@@ -229,7 +228,8 @@ core::Result<TraceRecorder> TraceRecorder::deserialize(std::span<const std::byte
     return core::Error{r.error()};
   };
   for (std::uint8_t b : kMagic) {
-    if (r.u8("the magic \"SSTR\"") != b && !r.failed()) return bad("expected the magic \"SSTR\", this is not an engine trace");
+    if (r.u8("the magic \"SSTR\"") != b && !r.failed())
+      return bad("expected the magic \"SSTR\", this is not an engine trace");
   }
   const std::uint32_t version = r.u32("the format version");
   if (!r.failed() && version != kVersion) {

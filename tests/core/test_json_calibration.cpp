@@ -45,7 +45,9 @@ class TestJsonCalibration : public QObject {
     json j = validCalibration();
     j["coefficients"]["warp_speed"] = 9;
     const QString e = errorOf(j);
-    QVERIFY2(e.contains("cal.json: /coefficients/warp_speed: unknown coefficient; expected one of embedding_bandwidth_gbps"), qPrintable(e));
+    QVERIFY2(
+        e.contains("cal.json: /coefficients/warp_speed: unknown coefficient; expected one of embedding_bandwidth_gbps"),
+        qPrintable(e));
   }
 
   void rejectsNonPositiveCoefficient() {

@@ -51,7 +51,7 @@ class TestJsonCluster : public QObject {
     QCOMPARE(odd.nodes, 1u);
     QCOMPARE(odd.gpus_per_node, 12u);
     const ClusterSpec same = resizedCluster(*lab, 16);
-    QVERIFY(same == *lab);  // curves kept at their own size
+    QVERIFY(same == *lab);                                 // curves kept at their own size
     const ClusterSpec per4 = resizedCluster(*lab, 32, 4);  // a plan's node size
     QCOMPARE(per4.nodes, 8u);
     QCOMPARE(per4.gpus_per_node, 4u);
@@ -75,7 +75,8 @@ class TestJsonCluster : public QObject {
     json j = validCluster();
     j["world_size"] = 12;
     const QString e = errorOf(j);
-    QVERIFY2(e.contains("cluster.json: /world_size: expected nodes x gpus_per_node = 2 x 8 = 16, got 12"), qPrintable(e));
+    QVERIFY2(e.contains("cluster.json: /world_size: expected nodes x gpus_per_node = 2 x 8 = 16, got 12"),
+             qPrintable(e));
   }
 
   void rejectsZeroNodes() {

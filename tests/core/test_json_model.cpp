@@ -114,7 +114,8 @@ class TestJsonModel : public QObject {
     j["tables"][0]["dtype"] = "fp64";
     j["optimizer"] = "lamb";
     const QString e = errorOf(j);
-    QVERIFY2(e.contains("/tables/0/dtype: expected one of \"fp32\", \"fp16\", \"bf16\", \"int8\", got string \"fp64\""), qPrintable(e));
+    QVERIFY2(e.contains("/tables/0/dtype: expected one of \"fp32\", \"fp16\", \"bf16\", \"int8\", got string \"fp64\""),
+             qPrintable(e));
     QVERIFY2(e.contains("/optimizer: expected one of"), qPrintable(e));
   }
 
@@ -163,7 +164,9 @@ class TestJsonModel : public QObject {
     json j = validModel();
     j["schema"] = "shardscope.model/2";
     const QString e = errorOf(j);
-    QVERIFY2(e.contains("/schema: version \"shardscope.model/2\" is not supported by this build, which reads \"shardscope.model/1\""), qPrintable(e));
+    QVERIFY2(e.contains("/schema: version \"shardscope.model/2\" is not supported by this build, which reads "
+                        "\"shardscope.model/1\""),
+             qPrintable(e));
   }
 
   void rejectsAnotherFormat() {

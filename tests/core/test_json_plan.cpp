@@ -142,14 +142,16 @@ class TestJsonPlan : public QObject {
   void rejectsGridThatDoesNotMultiplyToWorldSize() {
     json j = validPlan();
     j["grid"]["replicas"] = 3;
-    QVERIFY(errorOf(j).contains("plan.json: /grid: expected sharding_group_size x replicas = world_size, got 4 x 3 != 8"));
+    QVERIFY(
+        errorOf(j).contains("plan.json: /grid: expected sharding_group_size x replicas = world_size, got 4 x 3 != 8"));
   }
 
   void rejectsGroupsThatAreNotTheLayouts() {
     json j = validPlan();
     j["grid"]["layout"] = "strided";
     const QString e = errorOf(j);
-    QVERIFY2(e.contains("/sharding_groups/0: expected the strided layout's group [0, 2, 4, 6], got [0, 1, 2, 3]"), qPrintable(e));
+    QVERIFY2(e.contains("/sharding_groups/0: expected the strided layout's group [0, 2, 4, 6], got [0, 1, 2, 3]"),
+             qPrintable(e));
   }
 
   void rejectsGroupOfWrongSize() {
@@ -169,7 +171,9 @@ class TestJsonPlan : public QObject {
     j["tables"][0]["shards"][3]["row_offset"] = 9;
     j["tables"][0]["shards"][2]["rows"] = 2;  // rows 8..9 uncovered
     const QString e = errorOf(j);
-    QVERIFY2(e.contains("/tables/0/shards: expected shards to cover table \"big\" exactly once: rows [8, 9) of columns [0, 128) are not covered"), qPrintable(e));
+    QVERIFY2(e.contains("/tables/0/shards: expected shards to cover table \"big\" exactly once: rows [8, 9) of columns "
+                        "[0, 128) are not covered"),
+             qPrintable(e));
   }
 
   void rejectsOverlappingShards() {
@@ -177,7 +181,9 @@ class TestJsonPlan : public QObject {
     j["tables"][1]["shards"][3]["row_offset"] = 40;
     j["tables"][1]["shards"][3]["rows"] = 60;
     const QString e = errorOf(j);
-    QVERIFY2(e.contains("/tables/1/shards: expected shards to cover table \"wide\" exactly once: rows [40, 50) of columns [128, 256) are covered twice"), qPrintable(e));
+    QVERIFY2(e.contains("/tables/1/shards: expected shards to cover table \"wide\" exactly once: rows [40, 50) of "
+                        "columns [128, 256) are covered twice"),
+             qPrintable(e));
   }
 
   void rejectsMissingColumns() {
@@ -189,7 +195,8 @@ class TestJsonPlan : public QObject {
   void rejectsShardOutsideTable() {
     json j = validPlan();
     j["tables"][0]["shards"][3]["rows"] = 5;
-    QVERIFY(errorOf(j).contains("/tables/0/shards/3: expected rows [row_offset, row_offset + rows) inside the table's 10 rows, got [9, 14)"));
+    QVERIFY(errorOf(j).contains(
+        "/tables/0/shards/3: expected rows [row_offset, row_offset + rows) inside the table's 10 rows, got [9, 14)"));
   }
 
   void rejectsGroupRankOutsideGroup() {

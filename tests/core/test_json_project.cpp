@@ -45,9 +45,10 @@ class TestJsonProject : public QObject {
                                         "cluster": "h100x64", "target": "megatron"})"),
                         "p.shardscope");
     QVERIFY(!r.ok());
-    QVERIFY2(r.error().message.find("p.shardscope: /target: expected \"torchrec\" or \"shardscope\", got \"megatron\"") !=
-                 std::string::npos,
-             r.error().message.c_str());
+    QVERIFY2(
+        r.error().message.find("p.shardscope: /target: expected \"torchrec\" or \"shardscope\", got \"megatron\"") !=
+            std::string::npos,
+        r.error().message.c_str());
   }
 
   void chosenLayoutIsCheckedByName() {
@@ -98,7 +99,8 @@ class TestJsonProject : public QObject {
     j["cluster"]["gpus_per_node"] = "eight";
     const QString e = errorOf(j);
     QVERIFY2(e.contains("p.shardscope: /model/tables/4/dim: expected a positive multiple of 4, got 6"), qPrintable(e));
-    QVERIFY2(e.contains("p.shardscope: /cluster/gpus_per_node: expected an integer in [1, 1024], got string \"eight\""), qPrintable(e));
+    QVERIFY2(e.contains("p.shardscope: /cluster/gpus_per_node: expected an integer in [1, 1024], got string \"eight\""),
+             qPrintable(e));
   }
 
   void loadsPartsFromFilesRelativeToTheProject() {
@@ -108,8 +110,11 @@ class TestJsonProject : public QObject {
     p.model.name = "from a file";
     QVERIFY(writeJsonFile(dir.filePath("parts/m.json").toStdString(), toJson(p.model)).ok());
     const std::string path = dir.filePath("p.shardscope").toStdString();
-    QVERIFY(writeJsonFile(path, nlohmann::ordered_json{{"schema", "shardscope.project/1"}, {"name", "x"},
-                                                       {"model", "parts/m.json"}, {"cluster", "a100x8"}}).ok());
+    QVERIFY(writeJsonFile(path, nlohmann::ordered_json{{"schema", "shardscope.project/1"},
+                                                       {"name", "x"},
+                                                       {"model", "parts/m.json"},
+                                                       {"cluster", "a100x8"}})
+                .ok());
     auto back = loadProject(path);
     QVERIFY2(back.ok(), back.ok() ? "" : back.error().message.c_str());
     QCOMPARE(back->model.name, std::string("from a file"));
@@ -118,11 +123,16 @@ class TestJsonProject : public QObject {
   void rejectsMissingPartFile() {
     QTemporaryDir dir;
     const std::string path = dir.filePath("p.shardscope").toStdString();
-    QVERIFY(writeJsonFile(path, nlohmann::ordered_json{{"schema", "shardscope.project/1"}, {"name", "x"},
-                                                       {"model", "nowhere/m.json"}, {"cluster", "a100x8"}}).ok());
+    QVERIFY(writeJsonFile(path, nlohmann::ordered_json{{"schema", "shardscope.project/1"},
+                                                       {"name", "x"},
+                                                       {"model", "nowhere/m.json"},
+                                                       {"cluster", "a100x8"}})
+                .ok());
     auto back = loadProject(path);
     QVERIFY(!back.ok());
-    QVERIFY2(QString::fromStdString(back.error().message).contains("/model: " + dir.filePath("nowhere/m.json") + ": cannot open"), back.error().message.c_str());
+    QVERIFY2(QString::fromStdString(back.error().message)
+                 .contains("/model: " + dir.filePath("nowhere/m.json") + ": cannot open"),
+             back.error().message.c_str());
   }
 
   void rejectsUnknownPreset() {
@@ -140,7 +150,8 @@ class TestJsonProject : public QObject {
   void rejectsChosenGridThatDoesNotDivideN() {
     json j = toJson(defaultProject());
     j["chosen_grid"] = {{"sharding_group_size", 48}};
-    QVERIFY(errorOf(j).contains("/chosen_grid/sharding_group_size: expected a divisor of the cluster's 64 GPUs, got 48"));
+    QVERIFY(
+        errorOf(j).contains("/chosen_grid/sharding_group_size: expected a divisor of the cluster's 64 GPUs, got 48"));
   }
 
   void detectsEachFormat() {

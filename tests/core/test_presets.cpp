@@ -26,9 +26,9 @@ class TestPresets : public QObject {
     auto m = modelPreset("dcnv2");
     QVERIFY(m.ok());
     QCOMPARE(m->tables.size(), 26u);
-    const std::vector<std::uint64_t> rows = {40000000, 39060, 17295, 7424, 20265, 3, 7122, 1543, 63, 40000000,
-                                             3067956, 405282, 10, 2209, 11938, 155, 4, 976, 14, 40000000,
-                                             40000000, 40000000, 590152, 12973, 108, 36};
+    const std::vector<std::uint64_t> rows = {40000000, 39060,    17295,    7424,     20265,  3,     7122, 1543, 63,
+                                             40000000, 3067956,  405282,   10,       2209,   11938, 155,  4,    976,
+                                             14,       40000000, 40000000, 40000000, 590152, 12973, 108,  36};
     double pooling = 0;
     for (std::size_t i = 0; i < 26; ++i) {
       QCOMPARE(m->tables[i].rows, rows[i]);
@@ -50,7 +50,8 @@ class TestPresets : public QObject {
   void unknownPresetListsTheKnownOnes() {
     auto r = modelPreset("gpt5");
     QVERIFY(!r.ok());
-    QVERIFY(QString::fromStdString(r.error().message).contains("unknown model preset \"gpt5\"; expected one of criteo_kaggle, dcnv2"));
+    QVERIFY(QString::fromStdString(r.error().message)
+                .contains("unknown model preset \"gpt5\"; expected one of criteo_kaggle, dcnv2"));
   }
 
   void namesAndFilesBothLoad() {

@@ -25,11 +25,11 @@ class TestRankLayout : public QObject {
 
   void nodeGroupSizeIsTheLargestBlockOfConsecutiveMembersOnOneNode() {
     // Strided, R <= GPUs per node: G / R members of a group share a node.
-    QCOMPARE(nodeGroupSize(64, 8, 16, RankLayout::Strided), 2u);   // R = 4
-    QCOMPARE(nodeGroupSize(16, 8, 8, RankLayout::Strided), 4u);    // R = 2: [0,2,4,6 | 8,10,12,14]
-    QCOMPARE(nodeGroupSize(8, 8, 8, RankLayout::Strided), 8u);     // R = 1: one node
-    QCOMPARE(nodeGroupSize(64, 8, 64, RankLayout::Strided), 8u);   // R = 1: the nodes themselves
-    QCOMPARE(nodeGroupSize(128, 8, 8, RankLayout::Strided), 1u);   // R = 16 > G: every member on its own node
+    QCOMPARE(nodeGroupSize(64, 8, 16, RankLayout::Strided), 2u);  // R = 4
+    QCOMPARE(nodeGroupSize(16, 8, 8, RankLayout::Strided), 4u);   // R = 2: [0,2,4,6 | 8,10,12,14]
+    QCOMPARE(nodeGroupSize(8, 8, 8, RankLayout::Strided), 8u);    // R = 1: one node
+    QCOMPARE(nodeGroupSize(64, 8, 64, RankLayout::Strided), 8u);  // R = 1: the nodes themselves
+    QCOMPARE(nodeGroupSize(128, 8, 8, RankLayout::Strided), 1u);  // R = 16 > G: every member on its own node
     // Contiguous: the nodes, or the whole group when it fits in one.
     QCOMPARE(nodeGroupSize(64, 8, 16, RankLayout::Contiguous), 8u);
     QCOMPARE(nodeGroupSize(64, 8, 4, RankLayout::Contiguous), 4u);
@@ -64,7 +64,8 @@ class TestRankLayout : public QObject {
           QCOMPARE(s.size(), std::size_t(n / m));
           QCOMPARE(r.size(), std::size_t(m));
           std::set<std::uint32_t> seen;
-          for (const auto& g : s) for (auto x : g) QVERIFY(seen.insert(x).second);
+          for (const auto& g : s)
+            for (auto x : g) QVERIFY(seen.insert(x).second);
           QCOMPARE(seen.size(), std::size_t(n));
           // Replica group i holds member i of every sharding group.
           for (std::uint32_t i = 0; i < m; ++i)

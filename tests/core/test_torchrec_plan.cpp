@@ -196,16 +196,24 @@ class TestTorchRecPlan : public QObject {
     table(j, "cat_cw")["shards"][1]["shard_sizes"] = "500x128";
     table(j, "cat_rw")["shards"][2]["placement"] = 2;
     const QString e = errorOf(j, {});
-    QVERIFY2(e.contains(QString::fromStdString("tr.json: " + kEbc + "/cat_tw/ranks: expected an array, got string \"3\"")), qPrintable(e));
-    QVERIFY2(e.contains(QString::fromStdString(kEbc + "/cat_cw/shards/1/shard_sizes: expected an array of 2 integers [rows, columns], got string")), qPrintable(e));
-    QVERIFY2(e.contains(QString::fromStdString(kEbc + "/cat_rw/shards/2/placement: expected a string \"rank:<R>/cuda:<L>\", got 2")), qPrintable(e));
+    QVERIFY2(
+        e.contains(QString::fromStdString("tr.json: " + kEbc + "/cat_tw/ranks: expected an array, got string \"3\"")),
+        qPrintable(e));
+    QVERIFY2(e.contains(QString::fromStdString(
+                 kEbc + "/cat_cw/shards/1/shard_sizes: expected an array of 2 integers [rows, columns], got string")),
+             qPrintable(e));
+    QVERIFY2(e.contains(QString::fromStdString(
+                 kEbc + "/cat_rw/shards/2/placement: expected a string \"rank:<R>/cuda:<L>\", got 2")),
+             qPrintable(e));
   }
 
   void rejectsUnknownShardingType() {
     json j = fixture();
     table(j, "cat_tw")["sharding_type"] = "diagonal_wise";
     const QString e = errorOf(j, {});
-    QVERIFY2(e.contains(QString::fromStdString("tr.json: " + kEbc + "/cat_tw/sharding_type: expected one of table_wise, row_wise")), qPrintable(e));
+    QVERIFY2(e.contains(QString::fromStdString("tr.json: " + kEbc +
+                                               "/cat_tw/sharding_type: expected one of table_wise, row_wise")),
+             qPrintable(e));
     QVERIFY2(e.contains("got \"diagonal_wise\""), qPrintable(e));
   }
 
@@ -213,28 +221,38 @@ class TestTorchRecPlan : public QObject {
     json j = fixture();
     table(j, "cat_rw")["shards"][1]["shard_offsets"][0] = -2;
     const QString e = errorOf(j, {});
-    QVERIFY2(e.contains(QString::fromStdString("tr.json: " + kEbc + "/cat_rw/shards/1/shard_offsets/0: expected an integer >= 0, got -2")), qPrintable(e));
+    QVERIFY2(e.contains(QString::fromStdString("tr.json: " + kEbc +
+                                               "/cat_rw/shards/1/shard_offsets/0: expected an integer >= 0, got -2")),
+             qPrintable(e));
   }
 
   void rejectsNonIntegerOffset() {
     json j = fixture();
     table(j, "cat_cw")["shards"][1]["shard_offsets"][1] = 127.5;
     const QString e = errorOf(j, {});
-    QVERIFY2(e.contains(QString::fromStdString(kEbc + "/cat_cw/shards/1/shard_offsets/1: expected an integer in [0, 65535], got 127.5 (not a whole number)")), qPrintable(e));
+    QVERIFY2(
+        e.contains(QString::fromStdString(
+            kEbc +
+            "/cat_cw/shards/1/shard_offsets/1: expected an integer in [0, 65535], got 127.5 (not a whole number)")),
+        qPrintable(e));
   }
 
   void rejectsOffsetsOfWrongLength() {
     json j = fixture();
     table(j, "cat_tw")["shards"][0]["shard_offsets"] = json::array({0, 0, 0});
     const QString e = errorOf(j, {});
-    QVERIFY2(e.contains(QString::fromStdString(kEbc + "/cat_tw/shards/0/shard_offsets: expected an array of 2 integers [row offset, column offset], got an array of 3")), qPrintable(e));
+    QVERIFY2(e.contains(QString::fromStdString(kEbc + "/cat_tw/shards/0/shard_offsets: expected an array of 2 integers "
+                                                      "[row offset, column offset], got an array of 3")),
+             qPrintable(e));
   }
 
   void rejectsBadPlacement() {
     json j = fixture();
     table(j, "cat_rw")["shards"][4]["placement"] = "rank:x/cuda:0";
     const QString e = errorOf(j, {});
-    QVERIFY2(e.contains(QString::fromStdString("tr.json: " + kEbc + "/cat_rw/shards/4/placement: expected \"rank:<R>/cuda:<L>\" or \"rank:<R>\"")), qPrintable(e));
+    QVERIFY2(e.contains(QString::fromStdString(
+                 "tr.json: " + kEbc + "/cat_rw/shards/4/placement: expected \"rank:<R>/cuda:<L>\" or \"rank:<R>\"")),
+             qPrintable(e));
     QVERIFY2(e.contains("got string \"rank:x/cuda:0\""), qPrintable(e));
   }
 
@@ -251,7 +269,10 @@ class TestTorchRecPlan : public QObject {
     table(j, "cat_rw")["shards"].erase(3);  // rows 6..8 on nobody
     const ModelSpec m = model();
     const QString e = errorOf(j, options(16, &m));
-    QVERIFY2(e.contains(QString::fromStdString("tr.json: " + kEbc + "/cat_rw/shards: expected shards to cover table \"cat_rw\" exactly once: rows [6, 8) of columns [0, 64) are not covered")), qPrintable(e));
+    QVERIFY2(e.contains(QString::fromStdString("tr.json: " + kEbc +
+                                               "/cat_rw/shards: expected shards to cover table \"cat_rw\" exactly "
+                                               "once: rows [6, 8) of columns [0, 64) are not covered")),
+             qPrintable(e));
   }
 
   void rejectsOverlappingShards() {
@@ -260,7 +281,10 @@ class TestTorchRecPlan : public QObject {
     table(j, "cat_cw")["shards"][1]["shard_sizes"][1] = 192;
     const ModelSpec m = model();
     const QString e = errorOf(j, options(16, &m));
-    QVERIFY2(e.contains(QString::fromStdString(kEbc + "/cat_cw/shards: expected shards to cover table \"cat_cw\" exactly once: rows [0, 500) of columns [64, 128) are covered twice")), qPrintable(e));
+    QVERIFY2(
+        e.contains(QString::fromStdString(kEbc + "/cat_cw/shards: expected shards to cover table \"cat_cw\" exactly "
+                                                 "once: rows [0, 500) of columns [64, 128) are covered twice")),
+        qPrintable(e));
   }
 
   void rejectsShardsThatDoNotSpanTheModelsTable() {
@@ -268,7 +292,10 @@ class TestTorchRecPlan : public QObject {
     table(j, "cat_rw")["shards"].erase(7);  // the last 2 rows: a gap only the model can reveal
     const ModelSpec m = model();
     const QString e = errorOf(j, options(0, &m));
-    QVERIFY2(e.contains(QString::fromStdString(kEbc + "/cat_rw/shards: expected shards spanning table \"cat_rw\" of model \"tiny-dlrm\" (16 rows x dim 64), they span 14 rows x 64 columns")), qPrintable(e));
+    QVERIFY2(
+        e.contains(QString::fromStdString(kEbc + "/cat_rw/shards: expected shards spanning table \"cat_rw\" of model "
+                                                 "\"tiny-dlrm\" (16 rows x dim 64), they span 14 rows x 64 columns")),
+        qPrintable(e));
   }
 
   void rejectsDuplicateTableNamesAcrossModules() {
@@ -276,19 +303,26 @@ class TestTorchRecPlan : public QObject {
     j["plan"]["sparse_arch.dense_embeddings"]["cat_tw"] = table(j, "cat_tw");
     const ModelSpec m = model();
     const QString e = errorOf(j, options(0, &m));
-    QVERIFY2(e.contains(QString::fromStdString("tr.json: " + kEbc + "/cat_tw: expected table names unique across modules, \"cat_tw\" is also at /plan/sparse_arch.dense_embeddings/cat_tw")), qPrintable(e));
+    QVERIFY2(e.contains(QString::fromStdString("tr.json: " + kEbc +
+                                               "/cat_tw: expected table names unique across modules, \"cat_tw\" is "
+                                               "also at /plan/sparse_arch.dense_embeddings/cat_tw")),
+             qPrintable(e));
   }
 
   void dataParallelWithoutModelIsAClearError() {
     const QString e = errorOf(fixture(), options(16, nullptr));
-    QVERIFY2(e.contains("tr.json: /plan/sparse_arch.dense_embeddings/cat_dp: data_parallel table \"cat_dp\" has no shards, so its rows and dim are unknown: the model is needed"), qPrintable(e));
+    QVERIFY2(e.contains("tr.json: /plan/sparse_arch.dense_embeddings/cat_dp: data_parallel table \"cat_dp\" has no "
+                        "shards, so its rows and dim are unknown: the model is needed"),
+             qPrintable(e));
   }
 
   void dataParallelTableMissingFromTheModelIsAnError() {
     ModelSpec m = model();
     m.tables.pop_back();
     const QString e = errorOf(fixture(), options(16, &m));
-    QVERIFY2(e.contains("/plan/sparse_arch.dense_embeddings/cat_dp: data_parallel table \"cat_dp\" has no shards, and model \"tiny-dlrm\" has no table of that name"), qPrintable(e));
+    QVERIFY2(e.contains("/plan/sparse_arch.dense_embeddings/cat_dp: data_parallel table \"cat_dp\" has no shards, and "
+                        "model \"tiny-dlrm\" has no table of that name"),
+             qPrintable(e));
   }
 
   void dataParallelWithModelHasAFullShardOnEveryGroupRank() {
@@ -309,7 +343,9 @@ class TestTorchRecPlan : public QObject {
     j["plan"]["sparse_arch.dense_embeddings"]["cat_dp"]["ranks"] = json::array({0, 1});
     const ModelSpec m = model();
     const QString e = errorOf(j, options(16, &m));
-    QVERIFY2(e.contains("/plan/sparse_arch.dense_embeddings/cat_dp/ranks: expected every group rank 0..7 for a data_parallel table, got [0, 1]"), qPrintable(e));
+    QVERIFY2(e.contains("/plan/sparse_arch.dense_embeddings/cat_dp/ranks: expected every group rank 0..7 for a "
+                        "data_parallel table, got [0, 1]"),
+             qPrintable(e));
   }
 
   // The Python adapter (packaging/python) wrote from_strided_8x4.json from
@@ -351,7 +387,8 @@ class TestTorchRecPlan : public QObject {
   void loadNamesTheFileInErrors() {
     auto r = loadTorchRecPlan(kDir + "rw_tw_cw_dp_8.json", options(16, nullptr));
     QVERIFY(!r.ok());
-    QVERIFY2(QString::fromStdString(r.error().message).startsWith(QString::fromStdString(kDir + "rw_tw_cw_dp_8.json: /plan/")),
+    QVERIFY2(QString::fromStdString(r.error().message)
+                 .startsWith(QString::fromStdString(kDir + "rw_tw_cw_dp_8.json: /plan/")),
              r.error().message.c_str());
   }
 };

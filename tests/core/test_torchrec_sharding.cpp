@@ -59,30 +59,34 @@ class TestTorchRecSharding : public QObject {
   }
 
   void rowWiseInRankOrderWithEmptyBlocksPasses() {
-    const auto p = planWith(table(5, 16, ShardingType::RowWise,
-                                  {{0, 0, 2, 0, 16}, {1, 2, 2, 0, 16}, {2, 4, 1, 0, 16}, {3, 5, 0, 0, 16}}));
+    const auto p = planWith(
+        table(5, 16, ShardingType::RowWise, {{0, 0, 2, 0, 16}, {1, 2, 2, 0, 16}, {2, 4, 1, 0, 16}, {3, 5, 0, 0, 16}}));
     QCOMPARE(problemsOf(p), QString());
   }
 
   void rowWiseNeedsOneShardPerGroupRank() {
     // 5 rows as 2,2,1 on three ranks: TorchRec indexes shard k on rank k for k < M.
-    const auto p = planWith(table(5, 16, ShardingType::RowWise, {{0, 0, 2, 0, 16}, {1, 2, 2, 0, 16}, {2, 4, 1, 0, 16}}));
-    QVERIFY2(problemsOf(p).contains("/tables/0/shards: expected 4 row_wise shards of table \"t\""), qPrintable(problemsOf(p)));
+    const auto p =
+        planWith(table(5, 16, ShardingType::RowWise, {{0, 0, 2, 0, 16}, {1, 2, 2, 0, 16}, {2, 4, 1, 0, 16}}));
+    QVERIFY2(problemsOf(p).contains("/tables/0/shards: expected 4 row_wise shards of table \"t\""),
+             qPrintable(problemsOf(p)));
   }
 
   void rowWiseBlocksOnOtherRanksAreRejected() {
     // Blocks 0 and 1 swapped: TorchRec would still put block 0 on rank 0.
-    const auto p = planWith(table(8, 16, ShardingType::RowWise,
-                                  {{1, 0, 2, 0, 16}, {0, 2, 2, 0, 16}, {2, 4, 2, 0, 16}, {3, 6, 2, 0, 16}}));
-    QVERIFY2(problemsOf(p).contains("/tables/0/shards/0: expected block 0 of table \"t\" to be rows [0, 2) on group rank 0"),
-             qPrintable(problemsOf(p)));
+    const auto p = planWith(
+        table(8, 16, ShardingType::RowWise, {{1, 0, 2, 0, 16}, {0, 2, 2, 0, 16}, {2, 4, 2, 0, 16}, {3, 6, 2, 0, 16}}));
+    QVERIFY2(
+        problemsOf(p).contains("/tables/0/shards/0: expected block 0 of table \"t\" to be rows [0, 2) on group rank 0"),
+        qPrintable(problemsOf(p)));
   }
 
   void rowWiseBlocksOfOtherSizesAreRejected() {
     // 9 rows as 3,2,2,2 instead of TorchRec's 3,3,3,0.
-    const auto p = planWith(table(9, 16, ShardingType::RowWise,
-                                  {{0, 0, 3, 0, 16}, {1, 3, 2, 0, 16}, {2, 5, 2, 0, 16}, {3, 7, 2, 0, 16}}));
-    QVERIFY2(problemsOf(p).contains("expected block 1 of table \"t\" to be rows [3, 6) on group rank 1"), qPrintable(problemsOf(p)));
+    const auto p = planWith(
+        table(9, 16, ShardingType::RowWise, {{0, 0, 3, 0, 16}, {1, 3, 2, 0, 16}, {2, 5, 2, 0, 16}, {3, 7, 2, 0, 16}}));
+    QVERIFY2(problemsOf(p).contains("expected block 1 of table \"t\" to be rows [3, 6) on group rank 1"),
+             qPrintable(problemsOf(p)));
   }
 
   void tableRowWiseIsInOrderOnOneNodeGroup() {
@@ -101,17 +105,20 @@ class TestTorchRecSharding : public QObject {
   }
 
   void gridColumnBlocksEachSitOnANodeGroupInOrder() {
-    QCOMPARE(problemsOf(planWith(table(100, 256, ShardingType::GridShard,
-                                       {{0, 0, 50, 0, 128}, {1, 50, 50, 0, 128}, {2, 0, 50, 128, 128}, {3, 50, 50, 128, 128}}))),
+    QCOMPARE(problemsOf(planWith(
+                 table(100, 256, ShardingType::GridShard,
+                       {{0, 0, 50, 0, 128}, {1, 50, 50, 0, 128}, {2, 0, 50, 128, 128}, {3, 50, 50, 128, 128}}))),
              QString());
     // The second column block's row blocks swapped: TorchRec routes row block j
     // to rank j of the node group and returns wrong embeddings.
-    QVERIFY(problemsOf(planWith(table(100, 256, ShardingType::GridShard,
-                                      {{0, 0, 50, 0, 128}, {1, 50, 50, 0, 128}, {3, 0, 50, 128, 128}, {2, 50, 50, 128, 128}})))
+    QVERIFY(problemsOf(
+                planWith(table(100, 256, ShardingType::GridShard,
+                               {{0, 0, 50, 0, 128}, {1, 50, 50, 0, 128}, {3, 0, 50, 128, 128}, {2, 50, 50, 128, 128}})))
                 .contains("/tables/0/shards/2: expected block 0 of table \"t\" to be rows [0, 50) on group rank 2"));
     // A column block spanning two node groups.
-    QVERIFY(!problemsOf(planWith(table(100, 256, ShardingType::GridShard,
-                                       {{1, 0, 50, 0, 128}, {2, 50, 50, 0, 128}, {0, 0, 50, 128, 128}, {3, 50, 50, 128, 128}})))
+    QVERIFY(!problemsOf(planWith(table(
+                            100, 256, ShardingType::GridShard,
+                            {{1, 0, 50, 0, 128}, {2, 50, 50, 0, 128}, {0, 0, 50, 128, 128}, {3, 50, 50, 128, 128}})))
                  .isEmpty());
   }
 

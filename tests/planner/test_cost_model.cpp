@@ -92,7 +92,7 @@ class TestCostModel : public QObject {
   void replicaSyncIsIntraNodeForStridedAndAmortised() {
     const auto c = core::clusterPreset("h100x64").value();
     CostModel m(oneTable(1000, 128, 1), c, CostConstants::from(c, nullptr));
-    const Grid strided = makeGrid(64, 8, 8, core::RankLayout::Strided);      // replicas inside a node
+    const Grid strided = makeGrid(64, 8, 8, core::RankLayout::Strided);        // replicas inside a node
     const Grid contiguous = makeGrid(64, 8, 8, core::RankLayout::Contiguous);  // replicas across nodes
     const std::uint64_t bytes = 1ull << 30;
     const double s = m.replicaSyncMs(bytes, strided, m.gridCosts(strided));

@@ -61,8 +61,11 @@ class TestPartitioner : public QObject {
             if (r.fits) QVERIFY(rank.state_bytes + rank.served_buffer_bytes <= rank.capacity_bytes);
           if (!r.fits) QVERIFY(hasProblem(r, "does not fit"));
           // The bound is a bound.
-          QVERIFY2(r.max_load_ms >= r.lower_bound_ms * (1 - 1e-9),
-                   qPrintable(QString("seed %1 M %2: max %3 < bound %4").arg(seed).arg(M).arg(r.max_load_ms).arg(r.lower_bound_ms)));
+          QVERIFY2(r.max_load_ms >= r.lower_bound_ms * (1 - 1e-9), qPrintable(QString("seed %1 M %2: max %3 < bound %4")
+                                                                                  .arg(seed)
+                                                                                  .arg(M)
+                                                                                  .arg(r.max_load_ms)
+                                                                                  .arg(r.lower_bound_ms)));
         }
       }
     }
@@ -77,11 +80,11 @@ class TestPartitioner : public QObject {
       std::uint32_t N, M;
       core::RankLayout layout;
     };
-    const Case cases[] = {{16, 16, core::RankLayout::Strided},   // L = 8
-                          {64, 16, core::RankLayout::Strided},   // R = 4: L = 2
-                          {32, 16, core::RankLayout::Strided},   // R = 2: L = 4
-                          {64, 32, core::RankLayout::Contiguous}, // L = 8
-                          {64, 8, core::RankLayout::Strided}};   // R = 8: L = 1
+    const Case cases[] = {{16, 16, core::RankLayout::Strided},     // L = 8
+                          {64, 16, core::RankLayout::Strided},     // R = 4: L = 2
+                          {32, 16, core::RankLayout::Strided},     // R = 2: L = 4
+                          {64, 32, core::RankLayout::Contiguous},  // L = 8
+                          {64, 8, core::RankLayout::Strided}};     // R = 8: L = 1
     for (std::uint64_t seed = 1; seed <= 4; ++seed) {
       core::ModelSpec m = syntheticModel({24 + static_cast<std::uint32_t>(seed) * 9, seed, 1024});
       for (auto& t : m.tables)  // few rows on some tables: empty row blocks
@@ -94,7 +97,10 @@ class TestPartitioner : public QObject {
             QCOMPARE(r.plan.target, target);
             auto again = core::planFromJson(nlohmann::json::parse(core::toJson(r.plan).dump()), "planned");
             QVERIFY2(again.ok(), qPrintable(QString("seed %1 N %2 M %3 %4 %5: %6")
-                                                .arg(seed).arg(k.N).arg(k.M).arg(toString(algo))
+                                                .arg(seed)
+                                                .arg(k.N)
+                                                .arg(k.M)
+                                                .arg(toString(algo))
                                                 .arg(core::toString(target))
                                                 .arg(again.ok() ? "" : again.error().message.c_str())));
             if (target == core::PlanTarget::TorchRec) QVERIFY(core::torchRecLayoutProblems(r.plan).empty());
@@ -118,8 +124,8 @@ class TestPartitioner : public QObject {
       QCOMPARE(t.shards[k].rows, std::uint64_t{k < 5 ? 1u : 0u});
     }
     // For ShardScope's engine the empty blocks are left out.
-    const GridResult ours = plan(m, h100(8), 8, core::RankLayout::Strided, cons, Algorithm::Optimized,
-                                 core::PlanTarget::ShardScope);
+    const GridResult ours =
+        plan(m, h100(8), 8, core::RankLayout::Strided, cons, Algorithm::Optimized, core::PlanTarget::ShardScope);
     QCOMPARE(ours.plan.tables[0].shards.size(), std::size_t{5});
   }
 
@@ -137,8 +143,8 @@ class TestPartitioner : public QObject {
   }
 
   void dcnv2OnEightGpusIsNearTheBound() {
-    const GridResult r = plan(core::modelPreset("dcnv2").value(), core::clusterPreset("h100x8").value(), 8,
-                              core::RankLayout::Strided);
+    const GridResult r =
+        plan(core::modelPreset("dcnv2").value(), core::clusterPreset("h100x8").value(), 8, core::RankLayout::Strided);
     QVERIFY(r.fits);
     QVERIFY2(r.gap < 0.05, qPrintable(QString::number(r.gap)));
   }
@@ -154,7 +160,10 @@ class TestPartitioner : public QObject {
 
   void modelThatCannotFitIsReportedWithNumbers() {
     core::ModelSpec m = syntheticModel({3, 3, 512});
-    for (auto& t : m.tables) { t.rows = 1'000'000'000; t.dim = 256; }
+    for (auto& t : m.tables) {
+      t.rows = 1'000'000'000;
+      t.dim = 256;
+    }
     const GridResult r = plan(m, h100(8), 8, core::RankLayout::Strided);
     QVERIFY(!r.fits);
     QVERIFY(hasProblem(r, "does not fit: embedding state"));
@@ -175,7 +184,8 @@ class TestPartitioner : public QObject {
     const core::ModelSpec m = core::modelPreset("dcnv2").value();
     core::Constraints cons;
     cons.tables.push_back({"cat_0", {}, core::ShardingType::RowWise, {}});
-    cons.tables.push_back({"cat_5", {}, std::nullopt, {core::ShardingType::DataParallel, core::ShardingType::TableWise}});
+    cons.tables.push_back(
+        {"cat_5", {}, std::nullopt, {core::ShardingType::DataParallel, core::ShardingType::TableWise}});
     const GridResult r = plan(m, core::clusterPreset("h100x8").value(), 8, core::RankLayout::Strided, cons);
     for (const auto& t : r.plan.tables) {
       if (t.name == "cat_0") QVERIFY(t.sharding_type == core::ShardingType::RowWise);
@@ -189,8 +199,8 @@ class TestPartitioner : public QObject {
   void unmeetableConstraintsAreReportedNotDropped() {
     const core::ModelSpec m = core::modelPreset("dcnv2").value();
     core::Constraints cons;
-    cons.tables.push_back({"cat_3", {12}, std::nullopt, {}});                        // rank 12 of 8
-    cons.tables.push_back({"cat_4", {}, core::ShardingType::ColumnWise, {}});         // dim 128: no column split
+    cons.tables.push_back({"cat_3", {12}, std::nullopt, {}});                  // rank 12 of 8
+    cons.tables.push_back({"cat_4", {}, core::ShardingType::ColumnWise, {}});  // dim 128: no column split
     cons.tables.push_back({"no_such_table", {1}, std::nullopt, {}});
     cons.rank_memory_caps.push_back({9, 1 << 30});
     const GridResult r = plan(m, core::clusterPreset("h100x8").value(), 8, core::RankLayout::Strided, cons);
@@ -212,8 +222,8 @@ class TestPartitioner : public QObject {
   }
 
   void baselinesAreSelectableByName() {
-    for (const char* name : {"random", "round_robin", "dim_greedy", "size_greedy", "lookup_greedy", "size_lookup_greedy",
-                             "torchrec_greedy", "optimized"})
+    for (const char* name : {"random", "round_robin", "dim_greedy", "size_greedy", "lookup_greedy",
+                             "size_lookup_greedy", "torchrec_greedy", "optimized"})
       QVERIFY2(algorithmFromString(name).has_value(), name);
     QVERIFY(!algorithmFromString("genetic"));
   }

@@ -18,8 +18,10 @@ class TestSweep : public QObject {
     bool seen_unfit = false;
     for (std::size_t i = 0; i < r.grids.size(); ++i) {
       const auto& g = r.grids[i];
-      if (!g.fits) seen_unfit = true;
-      else QVERIFY(!seen_unfit);  // fitting grids first
+      if (!g.fits)
+        seen_unfit = true;
+      else
+        QVERIFY(!seen_unfit);  // fitting grids first
       if (i > 0 && g.fits && r.grids[i - 1].fits) QVERIFY(r.grids[i - 1].step.step_ms <= g.step.step_ms);
       const double parts = g.step.embedding_ms + g.step.all_to_all_ms + g.step.dense_ms + g.step.replica_sync_ms;
       QVERIFY(std::abs(parts - g.step.step_ms) < 1e-9);
@@ -44,7 +46,8 @@ class TestSweep : public QObject {
   void progressCanCancel() {
     const auto p = core::defaultProject();
     std::size_t calls = 0;
-    const SweepResult r = sweep(p.model, p.cluster, nullptr, {}, {}, [&](std::size_t, std::size_t) { return ++calls < 3; });
+    const SweepResult r =
+        sweep(p.model, p.cluster, nullptr, {}, {}, [&](std::size_t, std::size_t) { return ++calls < 3; });
     QVERIFY(r.cancelled);
     QCOMPARE(r.grids.size(), 3u);
     std::atomic<bool> cancel{true};

@@ -42,8 +42,9 @@ class TestTorchRecBaselines : public QObject {
     const planner::PlanComparison c = testing::compareWithTorchRec(*b);
     qInfo("%s: ours %.4f ms, TorchRec's %.4f ms (x%.3f)", b->name.c_str(), c.optimized.step.step_ms,
           c.given.step.step_ms, c.stepRatio());
-    QVERIFY2(c.optimized.step.step_ms <= c.given.step.step_ms * (1 + 1e-9),
-             qPrintable(QString("ours %1 ms > TorchRec's %2 ms").arg(c.optimized.step.step_ms).arg(c.given.step.step_ms)));
+    QVERIFY2(
+        c.optimized.step.step_ms <= c.given.step.step_ms * (1 + 1e-9),
+        qPrintable(QString("ours %1 ms > TorchRec's %2 ms").arg(c.optimized.step.step_ms).arg(c.given.step.step_ms)));
     if (c.given.fits) QVERIFY(c.optimized.fits);
     QCOMPARE(c.optimized.plan.target, core::PlanTarget::TorchRec);
     QVERIFY(core::torchRecLayoutProblems(c.optimized.plan).empty());

@@ -19,12 +19,12 @@
 namespace shardscope::testing {
 
 struct TorchRecBaseline {
-  std::string name;       // the case, e.g. "dcnv2_h100x64_m16"
-  std::string topology;   // "cluster" or "torchrec defaults": the constants TorchRec planned with
+  std::string name;             // the case, e.g. "dcnv2_h100x64_m16"
+  std::string topology;         // "cluster" or "torchrec defaults": the constants TorchRec planned with
   double torchrec_seconds = 0;  // TorchRec's planning time for this one grid
   core::ModelSpec model;
   core::ClusterSpec cluster;
-  core::ShardPlan plan;   // TorchRec's plan as a shardscope plan (target torchrec)
+  core::ShardPlan plan;  // TorchRec's plan as a shardscope plan (target torchrec)
 };
 
 inline std::vector<std::string> torchRecBaselineFiles(const std::string& dir) {

@@ -88,9 +88,8 @@ double noise(std::uint64_t i, double amplitude) {
 // A run whose every shard of sharding group 0 takes exactly what the cost
 // model with `truth` says (times (1 + noise)), with the model's expected
 // lookups and unique rows as its measured ones.
-st::RunId writeModelledRun(const std::filesystem::path& path, const core::ModelSpec& model,
-                           const core::ShardPlan& plan, const core::Calibration& truth, bool spans,
-                           double noise_amplitude = 0.0) {
+st::RunId writeModelledRun(const std::filesystem::path& path, const core::ModelSpec& model, const core::ShardPlan& plan,
+                           const core::Calibration& truth, bool spans, double noise_amplitude = 0.0) {
   constexpr std::int64_t kSteps = 1000;
   const auto cluster = cpu4();
   st::RunHeader h;
@@ -98,13 +97,17 @@ st::RunId writeModelledRun(const std::filesystem::path& path, const core::ModelS
   h.model_json = core::toJson(model).dump();
   h.cluster_json = core::toJson(cluster).dump();
   h.plan_json = core::toJson(plan).dump();
-  h.config_json = nlohmann::json{{"schema", "shardscope.engine-run/1"}, {"mode", "emulate"},
-                                {"batch_size_per_gpu", model.batch_size_per_gpu}, {"host", "testhost"}}
-                     .dump();
+  h.config_json = nlohmann::json{
+      {"schema", "shardscope.engine-run/1"},
+      {"mode", "emulate"},
+      {"batch_size_per_gpu", model.batch_size_per_gpu},
+      {"host",
+       "testhost"}}.dump();
   auto w = st::RunWriter::begin(path, h);
   if (!w) qFatal("%s", w.error().message.c_str());
   const planner::CostModel cm(model, cluster, planner::CostConstants::from(cluster, &truth));
-  const planner::Grid grid = planner::makeGrid(plan.world_size, plan.gpus_per_node, plan.sharding_group_size, plan.layout);
+  const planner::Grid grid =
+      planner::makeGrid(plan.world_size, plan.gpus_per_node, plan.sharding_group_size, plan.layout);
   const planner::GridCosts gc = cm.gridCosts(grid);
   std::uint64_t n = static_cast<std::uint64_t>(static_cast<std::int64_t>(w->run())) * 1000;
   for (std::uint32_t gr = 0; gr < plan.sharding_group_size; ++gr) {
@@ -139,8 +142,8 @@ st::RunId writeModelledRun(const std::filesystem::path& path, const core::ModelS
           s.end_ns = s.start_ns + total(b);
           if (!w->addSpan(s).ok()) qFatal("addSpan");
         }
-        if (!w->addTableStat({rank, tid, std::llround(c.ids * kSteps), std::llround(c.unique_rows * kSteps),
-                              total(f) + total(b)})
+        if (!w->addTableStat(
+                  {rank, tid, std::llround(c.ids * kSteps), std::llround(c.unique_rows * kSteps), total(f) + total(b)})
                  .ok())
           qFatal("addTableStat");
       }
@@ -163,9 +166,8 @@ st::RunId writeModelledRun(const std::filesystem::path& path, const core::ModelS
 // sharding group takes what the cost model with `truth` gives its shards in
 // sum (times 1 + noise), as step summaries only; no model, cluster or plan
 // in the run, no table statistics (what `import kineto` writes).
-st::RunId writeImportedRun(const std::filesystem::path& path, const core::ModelSpec& model,
-                           const core::ShardPlan& plan, const core::Calibration& truth,
-                           double noise_amplitude = 0.0, int rank_without_bwd = -1) {
+st::RunId writeImportedRun(const std::filesystem::path& path, const core::ModelSpec& model, const core::ShardPlan& plan,
+                           const core::Calibration& truth, double noise_amplitude = 0.0, int rank_without_bwd = -1) {
   const auto cluster = cpu4();
   st::RunHeader h;
   h.kind = st::RunKind::ImportKineto;
@@ -173,7 +175,8 @@ st::RunId writeImportedRun(const std::filesystem::path& path, const core::ModelS
   auto w = st::RunWriter::begin(path, h);
   if (!w) qFatal("%s", w.error().message.c_str());
   const planner::CostModel cm(model, cluster, planner::CostConstants::from(cluster, &truth));
-  const planner::Grid grid = planner::makeGrid(plan.world_size, plan.gpus_per_node, plan.sharding_group_size, plan.layout);
+  const planner::Grid grid =
+      planner::makeGrid(plan.world_size, plan.gpus_per_node, plan.sharding_group_size, plan.layout);
   const planner::GridCosts gc = cm.gridCosts(grid);
   std::uint64_t n = static_cast<std::uint64_t>(static_cast<std::int64_t>(w->run())) * 7919;
   for (std::uint32_t rank = 0; rank < plan.world_size; ++rank) {
@@ -196,7 +199,9 @@ st::RunId writeImportedRun(const std::filesystem::path& path, const core::ModelS
       s.step = step;
       s.rank = static_cast<int>(rank);
       s.emb_fwd_ns = std::llround(fwd_ms * (1.0 + noise(++n, noise_amplitude)) * 1e6);
-      s.emb_bwd_ns = static_cast<int>(rank) == rank_without_bwd ? 0 : std::llround(bwd_ms * (1.0 + noise(++n, noise_amplitude)) * 1e6);
+      s.emb_bwd_ns = static_cast<int>(rank) == rank_without_bwd
+                         ? 0
+                         : std::llround(bwd_ms * (1.0 + noise(++n, noise_amplitude)) * 1e6);
       s.total_ns = 2 * (s.emb_fwd_ns + s.emb_bwd_ns);
       if (!w->addStepSummary(s).ok()) qFatal("addStepSummary");
     }
@@ -378,7 +383,8 @@ class TestCalibrationFit : public QObject {
     if (!r) QFAIL(r.error().message.c_str());
     QVERIFY(r->fit_mape > 0.005 && r->fit_mape < 0.05);
     QVERIFY(near(coefficient(*r, "embedding_bandwidth_gbps"), 5.0, 0.15));
-    for (const char* name : {"embedding_bandwidth_gbps", "backward_scale", "kernel_overhead_us", "lookup_overhead_ns"}) {
+    for (const char* name :
+         {"embedding_bandwidth_gbps", "backward_scale", "kernel_overhead_us", "lookup_overhead_ns"}) {
       const auto& c = r->calibration.coefficients.at(name);  // the truth's terms
       QVERIFY2(c.std_error > 0, name);
       QVERIFY2(c.std_error < c.value, name);
@@ -464,7 +470,8 @@ class TestCalibrationFit : public QObject {
       if (!partial) QFAIL(partial.error().message.c_str());
       QCOMPARE(partial->measured.size(), std::size_t{3});
       bool warned = false;
-      for (const auto& w : partial->warnings) warned = warned || w.find("rank 2 has no embedding backward") != std::string::npos;
+      for (const auto& w : partial->warnings)
+        warned = warned || w.find("rank 2 has no embedding backward") != std::string::npos;
       QVERIFY(warned);
       QVERIFY(partial->fit_mape < 1e-4);  // the other ranks still fit exactly
     }

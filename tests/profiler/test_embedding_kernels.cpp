@@ -133,7 +133,7 @@ struct Case {
 
 // Small tables (many repeats), dims with and without a tail of < 8 columns,
 // and one case large enough for multi-pass parallel sorting and several chunks.
-const Case kCases[] = {{1, 8, 40, 6},      {50, 128, 300, 20}, {7, 13, 100, 9},
+const Case kCases[] = {{1, 8, 40, 6},      {50, 128, 300, 20},   {7, 13, 100, 9},
                        {300, 72, 200, 12}, {5000, 200, 900, 40}, {70000, 32, 3000, 30}};
 
 const KernelIsa kIsas[] = {KernelIsa::Portable, KernelIsa::Avx2F16c};
@@ -193,7 +193,8 @@ class TestEmbeddingKernels : public QObject {
           if (!sameBytes(std::as_bytes(got.momentum()), std::as_bytes(want.momentum()))) {
             QFAIL(qPrintable(QStringLiteral("momentum differs: ") + where));
           }
-          if (!sameBytes(got.weightBytes(), want.weightBytes())) QFAIL(qPrintable(QStringLiteral("weights differ: ") + where));
+          if (!sameBytes(got.weightBytes(), want.weightBytes()))
+            QFAIL(qPrintable(QStringLiteral("weights differ: ") + where));
         }
       }
     }
@@ -339,7 +340,7 @@ class TestEmbeddingKernels : public QObject {
     }
     QCOMPARE(halfToFloat(0x3c00), 1.0f);
     QCOMPARE(halfToFloat(0x7bff), 65504.0f);
-    QCOMPARE(halfToFloat(0x0001), 0x1p-24f);  // smallest subnormal
+    QCOMPARE(halfToFloat(0x0001), 0x1p-24f);    // smallest subnormal
     QCOMPARE(halfToFloat(0x03ff), 0x3ffp-24f);  // largest subnormal
     QVERIFY(std::isinf(halfToFloat(0x7c00)) && halfToFloat(0x7c00) > 0.0f);
     QVERIFY(std::isinf(halfToFloat(0xfc00)) && halfToFloat(0xfc00) < 0.0f);
@@ -358,8 +359,8 @@ class TestEmbeddingKernels : public QObject {
       QCOMPARE(floatToHalf(std::nextafter(mid, 1e9f)), static_cast<std::uint16_t>(h + 1));
       QCOMPARE(floatToHalf(-mid), static_cast<std::uint16_t>(even | 0x8000u));
     }
-    QCOMPARE(floatToHalf(0x1p-25f), std::uint16_t{0});       // half the smallest subnormal: ties to 0
-    QCOMPARE(floatToHalf(0x1.8p-24f), std::uint16_t{2});     // 1.5 ulp: ties to even 2
+    QCOMPARE(floatToHalf(0x1p-25f), std::uint16_t{0});    // half the smallest subnormal: ties to 0
+    QCOMPARE(floatToHalf(0x1.8p-24f), std::uint16_t{2});  // 1.5 ulp: ties to even 2
     QCOMPARE(floatToHalf(1e-30f), std::uint16_t{0});
     QCOMPARE(floatToHalf(-0.0f), std::uint16_t{0x8000});
     QCOMPARE(floatToHalf(65519.0f), std::uint16_t{0x7bff});  // below the midpoint to 2^16
@@ -368,8 +369,8 @@ class TestEmbeddingKernels : public QObject {
     QCOMPARE(floatToHalf(-std::numeric_limits<float>::infinity()), std::uint16_t{0xfc00});
     const std::uint16_t nan = floatToHalf(std::numeric_limits<float>::quiet_NaN());
     QVERIFY((nan & 0x7c00u) == 0x7c00u && (nan & 0x3ffu) != 0);
-    QCOMPARE(floatToHalf(1.0f + 0x1p-11f), std::uint16_t{0x3c00});          // tie to even (down)
-    QCOMPARE(floatToHalf(1.0f + 0x1.8p-10f), std::uint16_t{0x3c02});        // tie to even (up)
+    QCOMPARE(floatToHalf(1.0f + 0x1p-11f), std::uint16_t{0x3c00});    // tie to even (down)
+    QCOMPARE(floatToHalf(1.0f + 0x1.8p-10f), std::uint16_t{0x3c02});  // tie to even (up)
   }
 
   void initializeIsIndependentOfShardSplit() {

@@ -93,11 +93,12 @@ core::ShardPlan handPlan(const core::ModelSpec& m) {
   p.sharding_groups = core::shardingGroups(4, 2, core::RankLayout::Strided);
   p.replica_groups = core::replicaGroups(4, 2, core::RankLayout::Strided);
   using core::ShardingType;
-  p.tables = {{"big", 200'000, 16, ShardingType::RowWise, {shard(0, 0, 120'000, 0, 16), shard(1, 120'000, 80'000, 0, 16)}},
-              {"mid", 20'000, 32, ShardingType::ColumnWise, {shard(0, 0, 20'000, 0, 16), shard(1, 0, 20'000, 16, 16)}},
-              {"small", 1000, 16, ShardingType::TableWise, {shard(1, 0, 1000, 0, 16)}},
-              {"tiny", 8, 8, ShardingType::DataParallel, {shard(0, 0, 8, 0, 8), shard(1, 0, 8, 0, 8)}},
-              {"wide", 5000, 64, ShardingType::TableRowWise, {shard(0, 0, 2500, 0, 64), shard(0, 2500, 2500, 0, 64)}}};
+  p.tables = {
+      {"big", 200'000, 16, ShardingType::RowWise, {shard(0, 0, 120'000, 0, 16), shard(1, 120'000, 80'000, 0, 16)}},
+      {"mid", 20'000, 32, ShardingType::ColumnWise, {shard(0, 0, 20'000, 0, 16), shard(1, 0, 20'000, 16, 16)}},
+      {"small", 1000, 16, ShardingType::TableWise, {shard(1, 0, 1000, 0, 16)}},
+      {"tiny", 8, 8, ShardingType::DataParallel, {shard(0, 0, 8, 0, 8), shard(1, 0, 8, 0, 8)}},
+      {"wide", 5000, 64, ShardingType::TableRowWise, {shard(0, 0, 2500, 0, 64), shard(0, 2500, 2500, 0, 64)}}};
   return p;
 }
 
@@ -159,7 +160,9 @@ StoredRun readRun(const std::filesystem::path& path, store::RunId run) {
                                 std::numeric_limits<std::int64_t>::max() / 2)
                   .value();
   const auto strings = db->strings();
-  const auto keep = [&](store::StringId id) { out.names[static_cast<std::int64_t>(id)] = std::string(strings->at(id)); };
+  const auto keep = [&](store::StringId id) {
+    out.names[static_cast<std::int64_t>(id)] = std::string(strings->at(id));
+  };
   for (const auto& s : out.spans) keep(s.kind), keep(s.name), keep(s.table);
   for (const auto& t : out.tables) keep(t.table);
   return out;
@@ -232,9 +235,13 @@ void checkCompleteRun(const core::ModelSpec& model, const core::ShardPlan& plan,
   const auto stored = storedLookups(run);
   for (const auto& [key, n] : expected) {
     const auto it = stored.find(key);
-    QVERIFY2(it != stored.end(), qPrintable(QString("no table stat for rank %1 table %2").arg(key.first).arg(key.second.c_str())));
+    QVERIFY2(it != stored.end(),
+             qPrintable(QString("no table stat for rank %1 table %2").arg(key.first).arg(key.second.c_str())));
     QVERIFY2(it->second == n, qPrintable(QString("rank %1 table %2: %3 lookups, expected %4")
-                                             .arg(key.first).arg(key.second.c_str()).arg(it->second).arg(n)));
+                                             .arg(key.first)
+                                             .arg(key.second.c_str())
+                                             .arg(it->second)
+                                             .arg(n)));
   }
   QCOMPARE(stored.size(), expected.size());
   // Row-split tables: the group's ranks together serve every id of its samples.
@@ -250,7 +257,8 @@ void checkCompleteRun(const core::ModelSpec& model, const core::ShardPlan& plan,
       std::int64_t ids = 0, served = 0;
       for (std::uint32_t k = o.warmup; k < o.warmup + o.steps; ++k)
         ids += static_cast<std::int64_t>(gen.batch(t, (std::uint64_t{k} * R + g) * M * B, M * B).ids.size());
-      for (std::uint32_t r : plan.sharding_groups[g]) served += stored.count({static_cast<int>(r), tp.name}) ? stored.at({static_cast<int>(r), tp.name}) : 0;
+      for (std::uint32_t r : plan.sharding_groups[g])
+        served += stored.count({static_cast<int>(r), tp.name}) ? stored.at({static_cast<int>(r), tp.name}) : 0;
       QCOMPARE(served, ids);
     }
   }
@@ -294,8 +302,9 @@ class TestEmulate : public QObject {
     for (const auto& s : *r1) QVERIFY(model.tables[s.table].name != "tiny");
     auto r0 = profiler::shardsOfRank(model, plan, 0);
     QVERIFY(r0.ok());
-    QCOMPARE(std::count_if(r0->begin(), r0->end(), [&](const RankShard& s) { return model.tables[s.table].name == "tiny"; }),
-             std::ptrdiff_t{1});
+    QCOMPARE(
+        std::count_if(r0->begin(), r0->end(), [&](const RankShard& s) { return model.tables[s.table].name == "tiny"; }),
+        std::ptrdiff_t{1});
   }
 
   void shardsOfRankNamesTheMismatchedPlanTable() {
@@ -512,7 +521,8 @@ class TestEmulate : public QObject {
     // Folded ids update at most the physical rows.
     for (const auto& rank : r->ranks)
       for (const auto& t : rank.tables)
-        if (t.table == "big") QVERIFY(t.unique_rows_per_step <= static_cast<double>(capped[0].at("physical_rows").get<std::uint64_t>()));
+        if (t.table == "big")
+          QVERIFY(t.unique_rows_per_step <= static_cast<double>(capped[0].at("physical_rows").get<std::uint64_t>()));
   }
 
   void budgetBelowTheStepBuffersIsRefusedBeforeARun() {
@@ -523,7 +533,8 @@ class TestEmulate : public QObject {
     o.memory_budget_bytes = 1000;
     auto r = profiler::runEmulate(model, fourGpus(), handPlan(model), o, path);
     QVERIFY(!r.ok());
-    QVERIFY2(QString::fromStdString(r.error().message).contains("memory budget of 1000 bytes"), r.error().message.c_str());
+    QVERIFY2(QString::fromStdString(r.error().message).contains("memory budget of 1000 bytes"),
+             r.error().message.c_str());
     QVERIFY(!std::filesystem::exists(path));
   }
 

@@ -129,9 +129,16 @@ class TestEngineMpi : public QObject {
 
   QString path(const char* name) const { return dir_.filePath(name); }
   QStringList commonArgs(const QString& store_file, const QString& summary, int sync_interval) const {
-    return {"--model", path("model.json"), "--cluster", path("cluster.json"), "--plan", path("plan.json"),
-            "--store", store_file, "--steps", QString::number(kSteps), "--warmup", "1", "--threads", "1",
-            "--seed", "7", "--sync-interval", QString::number(sync_interval), "--summary-json", summary};
+    return {"--model",         path("model.json"),
+            "--cluster",       path("cluster.json"),
+            "--plan",          path("plan.json"),
+            "--store",         store_file,
+            "--steps",         QString::number(kSteps),
+            "--warmup",        "1",
+            "--threads",       "1",
+            "--seed",          "7",
+            "--sync-interval", QString::number(sync_interval),
+            "--summary-json",  summary};
   }
 
  private slots:
@@ -199,11 +206,11 @@ class TestEngineMpi : public QObject {
     std::map<std::pair<int, std::int64_t>, std::set<QString>> seen;
     for (const store::Span& s : *spans) {
       QVERIFY2(s.step >= 0 && s.step < kSteps, "only measured steps are recorded");
-      seen[{s.rank, s.step}].insert(QString::fromUtf8(strings->at(s.kind).data(),
-                                                       static_cast<qsizetype>(strings->at(s.kind).size())));
+      seen[{s.rank, s.step}].insert(
+          QString::fromUtf8(strings->at(s.kind).data(), static_cast<qsizetype>(strings->at(s.kind).size())));
     }
-    const QStringList every_step = {"step", "input", "a2a_ids", "emb_fwd", "a2a_pooled", "dense", "a2a_grads",
-                                    "emb_bwd", "dp_allreduce", "dense_allreduce"};
+    const QStringList every_step = {"step",  "input",     "a2a_ids", "emb_fwd",      "a2a_pooled",
+                                    "dense", "a2a_grads", "emb_bwd", "dp_allreduce", "dense_allreduce"};
     for (int rank = 0; rank < 4; ++rank)
       for (int step = 0; step < kSteps; ++step) {
         const auto& kinds = seen[{rank, step}];

@@ -248,7 +248,8 @@ class TestEngineTrace : public QObject {
     bytes[kind_at] = std::byte{7};
     auto r = TraceRecorder::deserialize(bytes);
     QVERIFY(!r.ok());
-    QVERIFY2(QString::fromStdString(r.error().message).contains("kind of row 0 is string 7"), r.error().message.c_str());
+    QVERIFY2(QString::fromStdString(r.error().message).contains("kind of row 0 is string 7"),
+             r.error().message.c_str());
   }
 
   void hugeCountIsRefusedWithoutAllocating() {
@@ -277,7 +278,7 @@ class TestEngineTrace : public QObject {
       std::vector<std::byte> bytes = good;
       for (int flips = 1 + static_cast<int>(rng() % 4); flips > 0; --flips)
         bytes[rng() % bytes.size()] = static_cast<std::byte>(rng() & 0xFF);
-      auto r = TraceRecorder::deserialize(bytes);  // may be valid (a changed time); must not crash
+      auto r = TraceRecorder::deserialize(bytes);                  // may be valid (a changed time); must not crash
       if (r.ok()) QVERIFY(r->serialize().size() <= bytes.size());  // equal table totals may merge
     }
   }

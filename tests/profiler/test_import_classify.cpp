@@ -31,20 +31,30 @@ class TestImportClassify : public QObject {
     QTest::addColumn<QString>("cls");
     QTest::newRow("tbe fwd") << "void fbgemm_gpu::split_embedding_codegen_forward_unweighted_kernel<float, float>(...)"
                              << "emb_fwd";
-    QTest::newRow("tbe fwd nobag") << "split_embedding_nobag_codegen_forward_unweighted_small_kernel" << "emb_fwd";
+    QTest::newRow("tbe fwd nobag") << "split_embedding_nobag_codegen_forward_unweighted_small_kernel"
+                                   << "emb_fwd";
     QTest::newRow("tbe bwd") << "split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_warp_per_row_1"
                              << "emb_bwd";
-    QTest::newRow("grad indice weights") << "split_embedding_codegen_grad_indice_weights_kernel" << "emb_bwd";
-    QTest::newRow("nccl sendrecv") << "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)" << "all_to_all";
+    QTest::newRow("grad indice weights") << "split_embedding_codegen_grad_indice_weights_kernel"
+                                         << "emb_bwd";
+    QTest::newRow("nccl sendrecv") << "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"
+                                   << "all_to_all";
     QTest::newRow("nccl allreduce") << "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
                                     << "all_reduce";
-    QTest::newRow("nccl old allreduce") << "ncclKernel_AllReduce_RING_LL_Sum_float" << "all_reduce";
-    QTest::newRow("nccl reduce scatter") << "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL" << "reduce_scatter";
-    QTest::newRow("nccl all gather") << "ncclDevKernel_AllGather_RING_LL" << "all_gather";
-    QTest::newRow("sgemm") << "ampere_sgemm_128x64_tn" << "dense";
-    QTest::newRow("cutlass") << "cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>" << "dense";
-    QTest::newRow("memcpy") << "Memcpy HtoD (Pageable -> Device)" << "memory";
-    QTest::newRow("elementwise") << "void at::native::vectorized_elementwise_kernel<4, ...>" << "other";
+    QTest::newRow("nccl old allreduce") << "ncclKernel_AllReduce_RING_LL_Sum_float"
+                                        << "all_reduce";
+    QTest::newRow("nccl reduce scatter") << "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL"
+                                         << "reduce_scatter";
+    QTest::newRow("nccl all gather") << "ncclDevKernel_AllGather_RING_LL"
+                                     << "all_gather";
+    QTest::newRow("sgemm") << "ampere_sgemm_128x64_tn"
+                           << "dense";
+    QTest::newRow("cutlass") << "cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>"
+                             << "dense";
+    QTest::newRow("memcpy") << "Memcpy HtoD (Pageable -> Device)"
+                            << "memory";
+    QTest::newRow("elementwise") << "void at::native::vectorized_elementwise_kernel<4, ...>"
+                                 << "other";
   }
   void defaults() {
     QFETCH(QString, name);
@@ -92,9 +102,12 @@ class TestImportClassify : public QObject {
   void badRulesFiles_data() {
     QTest::addColumn<QString>("text");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("not json") << "{rules" << "not valid JSON";
-    QTest::newRow("schema") << R"({"schema": "x", "rules": []})" << "/schema: expected \"shardscope.classify/1\"";
-    QTest::newRow("rules") << R"({"schema": "shardscope.classify/1"})" << "/rules: expected an array";
+    QTest::newRow("not json") << "{rules"
+                              << "not valid JSON";
+    QTest::newRow("schema") << R"({"schema": "x", "rules": []})"
+                            << "/schema: expected \"shardscope.classify/1\"";
+    QTest::newRow("rules") << R"({"schema": "shardscope.classify/1"})"
+                           << "/rules: expected an array";
     QTest::newRow("class") << R"({"schema": "shardscope.classify/1", "rules": [{"pattern": "a", "class": "gpu"}]})"
                            << "/rules/0/class: expected one of emb_fwd";
     QTest::newRow("pattern") << R"({"schema": "shardscope.classify/1", "rules": [{"class": "dense"}]})"
@@ -114,9 +127,9 @@ class TestImportClassify : public QObject {
   void invalidRegexNamesItsPath() {
     auto k = profiler::KernelClassifier::fromFile(kData + "bad_rules.json");
     QVERIFY(!k.ok());
-    QVERIFY2(k.error().message.find("bad_rules.json: /rules/1/pattern: invalid regular expression") !=
-                 std::string::npos,
-             k.error().message.c_str());
+    QVERIFY2(
+        k.error().message.find("bad_rules.json: /rules/1/pattern: invalid regular expression") != std::string::npos,
+        k.error().message.c_str());
   }
 
   void classNamesRoundTrip() {

@@ -232,8 +232,8 @@ class TestKinetoImport : public QObject {
              step_ts + R"(, "dur": 100}]})";
     };
     const std::string a = writeText(dir, "a.json", trace(0, "1000")),
-                      near = writeText(dir, "near.json", trace(1, "2500000")),     // 2.5 s later: one job
-                      far = writeText(dir, "far.json", trace(1, "7200001000"));    // 2 h later
+                      near = writeText(dir, "near.json", trace(1, "2500000")),  // 2.5 s later: one job
+        far = writeText(dir, "far.json", trace(1, "7200001000"));               // 2 h later
     const std::string store = dir.filePath("s.sqlite").toStdString();
     auto same = importFiles(store, {a, near});
     QVERIFY(same.status.ok());
@@ -242,8 +242,9 @@ class TestKinetoImport : public QObject {
     QVERIFY(other.status.ok());
     bool flagged = false;
     for (const auto& w : other.sink->warnings())
-      flagged = flagged || w.find("its clock is -120 min away from the first rank's on ProfilerStep#3 start: are "
-                                  "these traces of one job?") != std::string::npos;
+      flagged = flagged || w.find(
+                               "its clock is -120 min away from the first rank's on ProfilerStep#3 start: are "
+                               "these traces of one job?") != std::string::npos;
     QVERIFY(flagged);
   }
 
@@ -291,9 +292,12 @@ class TestKinetoImport : public QObject {
       const std::string op(strings->at(c.op));
       QCOMPARE(std::string(strings->at(c.group)), std::string("0,1"));
       QCOMPARE(c.peers, 1);
-      if (op == "all_reduce") QCOMPARE(c.bytes, std::int64_t{4'000'000});
-      else if (op == "all_to_all") QVERIFY(c.bytes == 16384 || c.bytes == 32768);
-      else QFAIL(("unexpected op " + op).c_str());
+      if (op == "all_reduce")
+        QCOMPARE(c.bytes, std::int64_t{4'000'000});
+      else if (op == "all_to_all")
+        QVERIFY(c.bytes == 16384 || c.bytes == 32768);
+      else
+        QFAIL(("unexpected op " + op).c_str());
       QVERIFY(c.step == 5 || c.step == 6);  // the allreduce runs after the CPU window: its launch decides
       ++per[{op, c.step}];
     }
@@ -318,8 +322,8 @@ class TestKinetoImport : public QObject {
       }
     }
     // Aligned clocks: both ranks' ProfilerStep#5 start at the same time.
-    auto spans = ts->spansInWindow(run, {}, std::numeric_limits<std::int64_t>::min(),
-                                   std::numeric_limits<std::int64_t>::max());
+    auto spans =
+        ts->spansInWindow(run, {}, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max());
     QVERIFY(spans.ok());
     std::map<int, std::int64_t> step5;
     for (const auto& s : *spans) {
@@ -369,14 +373,22 @@ class TestKinetoImport : public QObject {
   void malformedInputsAreErrors_data() {
     QTest::addColumn<QString>("file");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("truncated") << "truncated.json" << "truncated.json: byte ";
-    QTest::newRow("truncated gzip") << "truncated.json.gz" << "truncated.json.gz: byte ";
-    QTest::newRow("wrong json") << "wrong.json" << "wrong.json: byte ";
-    QTest::newRow("no traceEvents") << "no_events.json" << "traceEvents: missing";
-    QTest::newRow("traceEvents object") << "events_object.json" << "traceEvents: expected an array";
-    QTest::newRow("top-level array") << "top_array.json" << "expected a JSON object at the top level";
-    QTest::newRow("no rank") << "no_rank.json" << "distributedInfo.rank: missing";
-    QTest::newRow("missing file") << "does_not_exist.json" << "does_not_exist.json: cannot read";
+    QTest::newRow("truncated") << "truncated.json"
+                               << "truncated.json: byte ";
+    QTest::newRow("truncated gzip") << "truncated.json.gz"
+                                    << "truncated.json.gz: byte ";
+    QTest::newRow("wrong json") << "wrong.json"
+                                << "wrong.json: byte ";
+    QTest::newRow("no traceEvents") << "no_events.json"
+                                    << "traceEvents: missing";
+    QTest::newRow("traceEvents object") << "events_object.json"
+                                        << "traceEvents: expected an array";
+    QTest::newRow("top-level array") << "top_array.json"
+                                     << "expected a JSON object at the top level";
+    QTest::newRow("no rank") << "no_rank.json"
+                             << "distributedInfo.rank: missing";
+    QTest::newRow("missing file") << "does_not_exist.json"
+                                  << "does_not_exist.json: cannot read";
   }
   void malformedInputsAreErrors() {
     QFETCH(QString, file);
@@ -598,15 +610,18 @@ class TestKinetoImport : public QObject {
     QTest::newRow("traceEvents twice")
         << QByteArray(R"({"distributedInfo": {"rank": 0}, "traceEvents": [], "traceEvents": []})")
         << "traceEvents appears twice";
-    QTest::newRow("traceEvents a number") << QByteArray(R"({"traceEvents": 5})")
-                                          << "traceEvents: expected an array of trace events, found a number";
+    QTest::newRow("traceEvents a number")
+        << QByteArray(R"({"traceEvents": 5})") << "traceEvents: expected an array of trace events, found a number";
     QTest::newRow("partial byte order mark") << QByteArray("\xEF\xBB") + ok << "expected byte 0xBF";
     // Found by tests/fuzz/fuzz_kineto_import: valid JSON that is not a Kineto
     // trace is not a syntax error; a NUL byte is not the end of the input.
     QTest::newRow("top-level number (fuzz)")
         << QByteArray("0") << "expected a JSON object at the top level (a Kineto trace), found a number";
     QTest::newRow("NUL after the object (fuzz)")
-        << QByteArray("{\"`on\":3.2850}\0\0\0\x16" "8504", 22)
+        << QByteArray(
+               "{\"`on\":3.2850}\0\0\0\x16"
+               "8504",
+               22)
         << "byte 14: syntax error at line 1, column 15: expected the end of the input after the top-level object, "
            "found byte 0x00";
     QTest::newRow("garbage after a two-pass stop")
@@ -635,8 +650,10 @@ class TestKinetoImport : public QObject {
         const std::string dist = R"("distributedInfo": {"rank": 0})";
         const std::string text = "{" + (dist_first ? dist + ", " + events : events + ", " + dist) + "}";
         const std::string out = importPrinted(writeText(dir, "deep.json", text), 0);
-        if (arrays == 1020) QVERIFY2(out.starts_with("ok "), out.c_str());
-        else QVERIFY2(out.find("nested more than 1024 deep") != std::string::npos, out.c_str());
+        if (arrays == 1020)
+          QVERIFY2(out.starts_with("ok "), out.c_str());
+        else
+          QVERIFY2(out.find("nested more than 1024 deep") != std::string::npos, out.c_str());
       }
     }
   }

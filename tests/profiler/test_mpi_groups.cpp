@@ -43,7 +43,8 @@ class TestMpiGroups : public QObject {
       const auto& group = p.sharding_groups[static_cast<std::size_t>(c->sharding_group)];
       const auto members = membersOf(c->sharding);
       QCOMPARE(members.size(), group.size());
-      for (std::size_t i = 0; i < group.size(); ++i) QCOMPARE(members[i], static_cast<int>(group[i]));  // comm rank = group rank
+      for (std::size_t i = 0; i < group.size(); ++i)
+        QCOMPARE(members[i], static_cast<int>(group[i]));  // comm rank = group rank
       const auto& replicas = p.replica_groups[static_cast<std::size_t>(c->replica_group)];
       const auto rmembers = membersOf(c->replica);
       for (std::size_t i = 0; i < replicas.size(); ++i) QCOMPARE(rmembers[i], static_cast<int>(replicas[i]));

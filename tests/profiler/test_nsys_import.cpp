@@ -164,7 +164,8 @@ class TestNsysImport : public QObject {
       // Every kernel has its launch: a runtime call with the same correlation that starts earlier.
       bool launched = false;
       for (const Recorded& r : sink.events) {
-        launched = launched || (r.kind == TraceEventKind::Runtime && r.correlation == k.correlation && r.start < k.start);
+        launched =
+            launched || (r.kind == TraceEventKind::Runtime && r.correlation == k.correlation && r.start < k.start);
       }
       QVERIFY2(launched, k.name.c_str());
     }
@@ -189,7 +190,8 @@ class TestNsysImport : public QObject {
     const std::vector<std::string> want{"", "send_recv", "", "all_reduce", ""};
     QVERIFY(collectives == want);
 
-    QCOMPARE(profiler::nsysCollectiveFromKernelName("ncclKernel_AllGather_RING_LL_Sum_int8_t"), std::string_view("all_gather"));
+    QCOMPARE(profiler::nsysCollectiveFromKernelName("ncclKernel_AllGather_RING_LL_Sum_int8_t"),
+             std::string_view("all_gather"));
     QCOMPARE(profiler::nsysCollectiveFromKernelName("void ncclDevKernel_ReduceScatter_Sum_bf16_RING_SIMPLE(int)"),
              std::string_view("reduce_scatter"));
     QCOMPARE(profiler::nsysCollectiveFromKernelName("ncclDevKernel_Generic"), std::string_view());
@@ -199,8 +201,9 @@ class TestNsysImport : public QObject {
   void nvtxProfilerStepRangesBecomeSteps() {
     const std::string file = path("steps.sqlite");
     // Not steps: a suffix that is not a number.
-    QVERIFY(makeDb(file, "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES "
-                         "(9500, 9600, 59, 'ProfilerStep#2b', 20703085778), (9700, 9800, 59, 'ProfilerStep#', 1);"));
+    QVERIFY(makeDb(file,
+                   "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES "
+                   "(9500, 9600, 59, 'ProfilerStep#2b', 20703085778), (9700, 9800, 59, 'ProfilerStep#', 1);"));
     RecordingSink sink;
     QVERIFY(profiler::importNsys(file, sink).ok());
     std::vector<std::int64_t> steps;
@@ -233,8 +236,9 @@ class TestNsysImport : public QObject {
     QCOMPARE(sink.info.rank, 5);
 
     const std::string hinted = path("hinted_rank5.sqlite");  // the NVTX hint wins over the file name
-    QVERIFY(makeDb(hinted, "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES "
-                           "(10, NULL, 34, 'rank=3 world_size=8', 1);"));
+    QVERIFY(makeDb(hinted,
+                   "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES "
+                   "(10, NULL, 34, 'rank=3 world_size=8', 1);"));
     profiler::NsysImportReport report;
     profiler::NsysOptions opt;
     opt.report = &report;
@@ -252,8 +256,10 @@ class TestNsysImport : public QObject {
 
   void onlySomeTablesPresentIsFine() {
     const std::string file = path("partial.sqlite");
-    QVERIFY(makeDb(file, "DROP TABLE NVTX_EVENTS; DROP TABLE CUPTI_ACTIVITY_KIND_MEMCPY; DROP TABLE CUPTI_ACTIVITY_KIND_MEMSET;"
-                         "DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME; DROP TABLE TARGET_INFO_SESSION_START_TIME;"));
+    QVERIFY(
+        makeDb(file,
+               "DROP TABLE NVTX_EVENTS; DROP TABLE CUPTI_ACTIVITY_KIND_MEMCPY; DROP TABLE CUPTI_ACTIVITY_KIND_MEMSET;"
+               "DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME; DROP TABLE TARGET_INFO_SESSION_START_TIME;"));
     RecordingSink sink;
     profiler::NsysImportReport report;
     profiler::NsysOptions opt;
@@ -272,12 +278,13 @@ class TestNsysImport : public QObject {
 
   void olderSchemaWithShortNameAndTextIdOnly() {
     const std::string file = path("older.sqlite");
-    QVERIFY(makeDb(file, "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN demangledName;"
-                         "UPDATE NVTX_EVENTS SET textId = 13 WHERE text = 'ProfilerStep#0';"
-                         "INSERT INTO StringIds VALUES (13, 'ProfilerStep#0');"
-                         "UPDATE NVTX_EVENTS SET textId = 14 WHERE text LIKE '## Pooled%';"
-                         "INSERT INTO StringIds VALUES (14, '## PooledEmbeddingsAwaitable wait() ##');"
-                         "ALTER TABLE NVTX_EVENTS DROP COLUMN text;"));
+    QVERIFY(makeDb(file,
+                   "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN demangledName;"
+                   "UPDATE NVTX_EVENTS SET textId = 13 WHERE text = 'ProfilerStep#0';"
+                   "INSERT INTO StringIds VALUES (13, 'ProfilerStep#0');"
+                   "UPDATE NVTX_EVENTS SET textId = 14 WHERE text LIKE '## Pooled%';"
+                   "INSERT INTO StringIds VALUES (14, '## PooledEmbeddingsAwaitable wait() ##');"
+                   "ALTER TABLE NVTX_EVENTS DROP COLUMN text;"));
     RecordingSink sink;
     auto st = profiler::importNsys(file, sink);
     QVERIFY2(st.ok(), st.ok() ? "" : st.error().message.c_str());
@@ -325,9 +332,11 @@ class TestNsysImport : public QObject {
 
   void corruptAndTruncatedFilesAreErrors() {
     // Enough rows that the activity tables span many pages.
-    std::string big = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) "
-                      "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, returnValue) "
-                      "SELECT 10000 + i * 10, 10005 + i * 10, 1, 1, 100 + i, 9, 0 FROM n;";
+    std::string big =
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) "
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
+        "returnValue) "
+        "SELECT 10000 + i * 10, 10005 + i * 10, 1, 1, 100 + i, 9, 0 FROM n;";
     const std::string good = path("good.sqlite");
     QVERIFY(makeDb(good, big));
     const std::string bytes = readFile(good);
@@ -366,12 +375,13 @@ class TestNsysImport : public QObject {
                    "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId, "
                    "demangledName, shortName, registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ, "
                    "staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, localMemoryTotal, gridId) VALUES "
-                   "(7100, 7200, 0, 1, 7, 90, NULL, NULL, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 90),"   // no name
-                   "(7300, 7400, 0, 1, 7, 91, 999, NULL, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 91),"    // id not in StringIds
-                   "(7500, 7450, 0, 1, 7, 92, 12, 12, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 92),"       // end < start
-                   "('soon', 7700, 0, 1, 7, 93, 12, 12, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 93),"     // start not an integer
-                   "(7800, 7900, 0, 1, 7, 94, NULL, 12, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 94);"     // shortName only: kept
-                   "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId) VALUES (7600, 7650, 59, NULL, 1, NULL);"));
+                   "(7100, 7200, 0, 1, 7, 90, NULL, NULL, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 90),"  // no name
+                   "(7300, 7400, 0, 1, 7, 91, 999, NULL, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 91),"   // id not in StringIds
+                   "(7500, 7450, 0, 1, 7, 92, 12, 12, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 92),"      // end < start
+                   "('soon', 7700, 0, 1, 7, 93, 12, 12, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 93),"  // start not an integer
+                   "(7800, 7900, 0, 1, 7, 94, NULL, 12, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 94);"  // shortName only: kept
+                   "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId) VALUES (7600, 7650, 59, "
+                   "NULL, 1, NULL);"));
     RecordingSink sink;
     profiler::NsysImportReport report;
     profiler::NsysOptions opt;
@@ -391,9 +401,11 @@ class TestNsysImport : public QObject {
 
   void cancelStopsTheImport() {
     const std::string file = path("cancel.sqlite");
-    QVERIFY(makeDb(file, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) "
-                         "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, returnValue) "
-                         "SELECT 10000 + i * 10, 10005 + i * 10, 1, 1, 100 + i, 9, 0 FROM n;"));
+    QVERIFY(makeDb(file,
+                   "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) "
+                   "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
+                   "returnValue) "
+                   "SELECT 10000 + i * 10, 10005 + i * 10, 1, 1, 100 + i, 9, 0 FROM n;"));
     std::atomic<bool> cancel{false};
     RecordingSink sink;
     sink.cancel = &cancel;

@@ -94,8 +94,12 @@ st::RunHeader header(const nlohmann::json& config) {
 }
 
 nlohmann::json config() {
-  return {{"schema", "shardscope.engine-run/1"}, {"mode", "mpi"}, {"steps", 2}, {"batch_size_per_gpu", 16},
-          {"ranks_measured", {0, 1, 2, 3}}, {"capped", nlohmann::json::array()}};
+  return {{"schema", "shardscope.engine-run/1"},
+          {"mode", "mpi"},
+          {"steps", 2},
+          {"batch_size_per_gpu", 16},
+          {"ranks_measured", {0, 1, 2, 3}},
+          {"capped", nlohmann::json::array()}};
 }
 
 // Two steps; compute per step: rank 0, 1, 2: 2 ms, rank 3: 4 ms (the straggler).
@@ -104,10 +108,11 @@ void writeRun(const std::filesystem::path& path, const nlohmann::json& cfg, bool
   auto w = st::RunWriter::begin(path, header(cfg));
   if (!w) qFatal("%s", w.error().message.c_str());
   auto id = [&](const char* s) { return w->intern(s).value(); };
-  const std::vector<RankTimes> times = {{0, 1 * kMs, 1 * kMs}, {1, 1 * kMs, 1 * kMs}, {2, 1 * kMs, 1 * kMs},
-                                        {3, 2 * kMs, 2 * kMs}};
+  const std::vector<RankTimes> times = {
+      {0, 1 * kMs, 1 * kMs}, {1, 1 * kMs, 1 * kMs}, {2, 1 * kMs, 1 * kMs}, {3, 2 * kMs, 2 * kMs}};
   const std::map<int, std::int64_t> ids_dur = {{0, 100 * kUs}, {2, 300 * kUs}, {1, 500 * kUs}, {3, 200 * kUs}};
-  const std::map<int, std::vector<std::int64_t>> pooled_dur = {{0, {100 * kUs, 400 * kUs}}, {2, {150 * kUs, 300 * kUs}}};
+  const std::map<int, std::vector<std::int64_t>> pooled_dur = {{0, {100 * kUs, 400 * kUs}},
+                                                               {2, {150 * kUs, 300 * kUs}}};
   const auto plan = plan2x2();
   for (const auto& r : times) {
     const int g = r.rank % 2, gr = r.rank / 2;
@@ -151,8 +156,10 @@ void writeRun(const std::filesystem::path& path, const nlohmann::json& cfg, bool
     const char* table = r.rank / 2 == 0 ? "a" : "b";
     QVERIFY(w->addTableStat({r.rank, id(table), 2 * 64, 2 * 50, r.fwd_ns * 2 + r.bwd_ns * 2}).ok());
   }
-  if (finish) QVERIFY(w->finish().ok());
-  else QVERIFY(w->fail("rank 3 died").ok());
+  if (finish)
+    QVERIFY(w->finish().ok());
+  else
+    QVERIFY(w->fail("rank 3 died").ok());
 }
 
 const profiler::RankAnalysis& rankOf(const profiler::RunAnalysis& a, int rank) {

@@ -18,7 +18,8 @@ using profiler::WorkloadGenerator;
 
 namespace {
 
-core::TableSpec table(std::string name, std::uint64_t rows, core::AccessSpec access = {}, core::PoolingSpec pooling = {}) {
+core::TableSpec table(std::string name, std::uint64_t rows, core::AccessSpec access = {},
+                      core::PoolingSpec pooling = {}) {
   core::TableSpec t;
   t.name = std::move(name);
   t.rows = rows;
@@ -146,12 +147,14 @@ class TestWorkload : public QObject {
     const WorkloadGenerator g(m, 2024);
     const std::vector<Batch> expected = {
         {{3, 2, 3}, {542, 308, 961, 805, 775, 876, 124, 608}},
-        {{9, 12, 6}, {13925271, 14, 220, 484, 287461, 26582193, 8, 1252, 3310, 11, 559072, 4, 304352, 11397,
-                      4982883, 253611688, 12454727, 2569, 54182844, 50, 21755207, 7974, 65, 5, 30, 44539711, 1527789}},
+        {{9, 12, 6}, {13925271, 14,     220,      484,    287461, 26582193, 8,         1252,     3310,
+                      11,       559072, 4,        304352, 11397,  4982883,  253611688, 12454727, 2569,
+                      54182844, 50,     21755207, 7974,   65,     5,        30,        44539711, 1527789}},
         {{3, 3, 3}, {78, 44, 6, 61, 51, 56, 58, 84, 46}},
         {{2, 2, 4}, {116, 89, 855, 609, 238, 698, 28, 108}},
     };
-    for (std::size_t t = 0; t < m.tables.size(); ++t) QVERIFY2(g.batch(t, 17, 3) == expected[t], m.tables[t].name.c_str());
+    for (std::size_t t = 0; t < m.tables.size(); ++t)
+      QVERIFY2(g.batch(t, 17, 3) == expected[t], m.tables[t].name.c_str());
   }
 
   void idsStayInRange() {
@@ -192,7 +195,10 @@ class TestWorkload : public QObject {
     for (std::size_t r = 0; r < count.size(); ++r) {
       QVERIFY(count[r] > 0);
       const double x = std::log(static_cast<double>(r + 1)), y = std::log(count[r]);
-      sx += x; sy += y; sxx += x * x; sxy += x * y;
+      sx += x;
+      sy += y;
+      sxx += x * x;
+      sxy += x * y;
     }
     const double slope = (k * sxy - sx * sy) / (k * sxx - sx * sx);
     QVERIFY2(std::abs(slope + alpha) < 0.08, qPrintable(QString::number(slope)));
@@ -205,11 +211,16 @@ class TestWorkload : public QObject {
       const auto ids = draws(table("z", rows, spec), 400'000, 5);
       const planner::AccessProfile profile(spec, rows);
       for (const std::uint64_t k : {1ULL, 10ULL, 1000ULL, 100'000ULL, 10'000'000ULL}) {
-        const auto hits = static_cast<double>(std::count_if(ids.begin(), ids.end(), [&](std::uint64_t id) { return id < k; }));
+        const auto hits =
+            static_cast<double>(std::count_if(ids.begin(), ids.end(), [&](std::uint64_t id) { return id < k; }));
         const double measured = hits / static_cast<double>(ids.size()), predicted = profile.mass(0, k);
         // Binomial standard error <= 0.0008; the planner's segments are accurate to ~1e-3.
         QVERIFY2(std::abs(measured - predicted) < 0.006,
-                 qPrintable(QStringLiteral("alpha %1 k %2: measured %3 predicted %4").arg(alpha).arg(k).arg(measured).arg(predicted)));
+                 qPrintable(QStringLiteral("alpha %1 k %2: measured %3 predicted %4")
+                                .arg(alpha)
+                                .arg(k)
+                                .arg(measured)
+                                .arg(predicted)));
       }
     }
   }
@@ -219,7 +230,8 @@ class TestWorkload : public QObject {
     const auto spec = hotSet(0.1, 0.9);
     const auto ids = draws(table("h", 1001, spec), 100'000);
     const planner::AccessProfile profile(spec, 1001);
-    const auto hot = static_cast<double>(std::count_if(ids.begin(), ids.end(), [](std::uint64_t id) { return id < 101; }));
+    const auto hot =
+        static_cast<double>(std::count_if(ids.begin(), ids.end(), [](std::uint64_t id) { return id < 101; }));
     QVERIFY(std::abs(profile.mass(0, 101) - 0.9) < 1e-12);
     QVERIFY2(std::abs(hot / static_cast<double>(ids.size()) - 0.9) < 0.006, qPrintable(QString::number(hot)));
     // Inside the hot set, rows are equally likely: row 0 and row 100 both get ~0.9/101.
@@ -250,7 +262,8 @@ class TestWorkload : public QObject {
     // 3 degrees of freedom: P(chi2 > 25) ~ 1.6e-5.
     QVERIFY2(chi2 < 25, qPrintable(QString::number(chi2)));
     // Rows inside a bucket are equally likely: both halves of bucket 0 (rows [0, 201)) get ~half.
-    const auto low = static_cast<double>(std::count_if(ids.begin(), ids.end(), [](std::uint64_t id) { return id < 100; }));
+    const auto low =
+        static_cast<double>(std::count_if(ids.begin(), ids.end(), [](std::uint64_t id) { return id < 100; }));
     QVERIFY2(std::abs(low / observed[0] - 100.0 / 201.0) < 0.02, qPrintable(QString::number(low)));
   }
 
@@ -272,7 +285,8 @@ class TestWorkload : public QObject {
   }
 
   void uniformPoolingCoversItsRange() {
-    const WorkloadGenerator g(model({table("t", 100, {}, uniformPooling(10, 4)), table("f", 100, {}, uniformPooling(2.5, 1.5))}), 1);
+    const WorkloadGenerator g(
+        model({table("t", 100, {}, uniformPooling(10, 4)), table("f", 100, {}, uniformPooling(2.5, 1.5))}), 1);
     const Batch b = g.batch(0, 0, 20'000);
     std::vector<int> seen(20, 0);
     double sum = 0;
@@ -331,7 +345,8 @@ class TestWorkload : public QObject {
       const auto r = profiler::readIdTrace(p, m);
       if (r.ok()) return QStringLiteral("accepted");
       const std::string& msg = r.error().message;
-      if (msg.rfind(p + ": offset ", 0) != 0 || msg.find(needle) == std::string::npos) return QString::fromStdString(msg);
+      if (msg.rfind(p + ": offset ", 0) != 0 || msg.find(needle) == std::string::npos)
+        return QString::fromStdString(msg);
       return QString();
     };
     // Every truncation is an error, never a shorter trace.

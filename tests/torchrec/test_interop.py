@@ -208,13 +208,16 @@ def placement_errors(sharded, ref, plan, group_rank: int, swapped: bool) -> List
         local = local.detach() if local is not None else torch.empty(0)
         if not shards:
             if local.numel() != 0:
-                errors.append(f"{name}: the plan puts nothing on group rank {group_rank}, it holds {tuple(local.shape)}")
+                errors.append(f"{name}: the plan puts nothing on group rank {group_rank}, "
+                              f"it holds {tuple(local.shape)}")
             continue
         if len(shards) != 1:
             errors.append(f"{name}: {len(shards)} shards on one rank (not produced by ShardScope)")
             continue
         s = shards[0]
-        want = ref_weights[name][s["row_offset"]:s["row_offset"] + s["rows"], s["col_offset"]:s["col_offset"] + s["cols"]]
+        rows = slice(s["row_offset"], s["row_offset"] + s["rows"])
+        cols = slice(s["col_offset"], s["col_offset"] + s["cols"])
+        want = ref_weights[name][rows, cols]
         if tuple(local.shape) != tuple(want.shape) or not torch.equal(local, want):
             errors.append(f"{name}: group rank {group_rank} should hold rows [{s['row_offset']}, "
                           f"{s['row_offset'] + s['rows']}) x cols [{s['col_offset']}, {s['col_offset'] + s['cols']}), "
@@ -270,7 +273,8 @@ def worker(rank: int, world: int, port: int, local_world: int, two_d: bool, case
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), LOCAL_WORLD_SIZE=str(local_world),
                       RANK=str(rank), WORLD_SIZE=str(world))
     # A rank that fails mid-collective must not leave the others waiting forever.
-    dist.init_process_group("gloo", rank=rank, world_size=world, timeout=datetime.timedelta(seconds=COLLECTIVE_TIMEOUT_S))
+    dist.init_process_group("gloo", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=COLLECTIVE_TIMEOUT_S))
     results = {}
     for case in cases:
         if rank == 0:
@@ -329,7 +333,8 @@ def judge(phase: str, cases: List[Dict[str, Any]], out_dir: str, world: int) -> 
             if not any(": t_rw:" in p for p in placement):
                 problems.append(f"{phase} {name}: the swapped row_wise blocks went unnoticed")
             if "t_grid" not in bad:
-                problems.append(f"{phase} {name}: the swapped grid blocks gave exact embeddings ({worst.get('t_grid')})")
+                problems.append(f"{phase} {name}: the swapped grid blocks gave exact embeddings "
+                                f"({worst.get('t_grid')})")
         else:
             if bad:
                 problems.append(f"{phase} {name}: pooled embeddings differ from the reference: {bad}")
@@ -357,7 +362,8 @@ def main() -> int:
 
     problems: List[str] = []
     with tempfile.TemporaryDirectory() as tmp:
-        model, constraints = os.path.join(DATA, "every_type.model.json"), os.path.join(DATA, "every_type.constraints.json")
+        model = os.path.join(DATA, "every_type.model.json")
+        constraints = os.path.join(DATA, "every_type.constraints.json")
         skewed = os.path.join(DATA, "skewed.model.json")
         for phase, cluster in (("1d", "cpu4"), ("2d", "cpu8")):
             cluster_file = os.path.join(DATA, cluster + ".cluster.json")
@@ -369,7 +375,8 @@ def main() -> int:
             check(any(s["rows"] == 0 for s in rw["shards"]), f"{phase}: t_rw_empty has no empty block: {rw}")
             optimized = plan_with_cli(args.cli, os.path.join(tmp, f"skewed_{phase}.json"), skewed, cluster_file)
             print(f"{phase}: optimizer's plan for the skewed model: {describe(optimized)}", flush=True)
-            check(len(set(describe(optimized).values())) >= 3, f"{phase}: optimizer plan too plain: {describe(optimized)}")
+            check(len(set(describe(optimized).values())) >= 3,
+                  f"{phase}: optimizer plan too plain: {describe(optimized)}")
             problems += priced_as_run(args.cli, every, model, cluster_file, tmp)
             cases = [{"name": "every sharding type", "model": model, "plan": every},
                      {"name": "optimizer plan", "model": skewed, "plan": optimized}]

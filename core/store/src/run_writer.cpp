@@ -92,8 +92,8 @@ struct RunWriter::State {
       return *broken;
     }
     if (closed) {
-      return Error{detail::storeName(db->path()) + ": run " +
-                   std::to_string(static_cast<std::int64_t>(run)) + " is already finished"};
+      return Error{detail::storeName(db->path()) + ": run " + std::to_string(static_cast<std::int64_t>(run)) +
+                   " is already finished"};
     }
     return Ok{};
   }
@@ -129,9 +129,8 @@ void RunWriter::State::sortByRankAndStart() {
   }
   const auto range = static_cast<std::int64_t>(hi) - lo + 1;
   if (range > static_cast<std::int64_t>(spans.size()) + 65536) {  // sparse ranks
-    std::sort(spans.begin(), spans.end(), [&byStart](const Span& a, const Span& b) {
-      return a.rank != b.rank ? a.rank < b.rank : byStart(a, b);
-    });
+    std::sort(spans.begin(), spans.end(),
+              [&byStart](const Span& a, const Span& b) { return a.rank != b.rank ? a.rank < b.rank : byStart(a, b); });
     return;
   }
   std::vector<std::size_t> offset(static_cast<std::size_t>(range) + 1, 0);
@@ -403,8 +402,7 @@ RunWriter::~RunWriter() {
   }
 }
 
-Result<RunWriter> RunWriter::begin(const std::filesystem::path& path, const RunHeader& header,
-                                   WriterOptions options) {
+Result<RunWriter> RunWriter::begin(const std::filesystem::path& path, const RunHeader& header, WriterOptions options) {
   auto opened = detail::openValidated(path, OpenMode::Create);
   if (!opened) {
     return opened.error();
@@ -456,7 +454,8 @@ Result<RunWriter> RunWriter::begin(const std::filesystem::path& path, const RunH
 
   auto insertRun = db.prepare(std::string("INSERT INTO runs(kind, status, label, model_json, "
                                           "cluster_json, plan_json, config_json, created_at) VALUES "
-                                          "(?1, 'running', ?2, ?3, ?4, ?5, ?6, ") + kNow + ")");
+                                          "(?1, 'running', ?2, ?3, ?4, ?5, ?6, ") +
+                              kNow + ")");
   if (!insertRun) {
     return insertRun.error();
   }

@@ -180,8 +180,9 @@ Status checkFileHeader(const fs::path& path) {
     if (fileSizeOr0(fs::path(path.string() + "-wal")) > 0) {
       return Ok{};
     }
-    return Error{name + " is empty (0 bytes); it is not a ShardScope trace store. "
-                        "Delete it, or choose another path to create a new store"};
+    return Error{name +
+                 " is empty (0 bytes); it is not a ShardScope trace store. "
+                 "Delete it, or choose another path to create a new store"};
   }
   std::array<unsigned char, 100> header{};
   std::ifstream in(path, std::ios::binary);
@@ -206,8 +207,8 @@ Status checkFileHeader(const fs::path& path) {
   // The in-header page count is trustworthy only when validFor matches the
   // change counter (SQLite >= 3.7.0 keeps them in step).
   if (validFor == changeCounter && pageCount > 0 && size < pageSize * pageCount) {
-    return Error{name + " is corrupt: the file is truncated (" + std::to_string(size) +
-                 " bytes; its header says " + std::to_string(pageSize * pageCount) + ")"};
+    return Error{name + " is corrupt: the file is truncated (" + std::to_string(size) + " bytes; its header says " +
+                 std::to_string(pageSize * pageCount) + ")"};
   }
   return Ok{};
 }
@@ -269,11 +270,10 @@ Status initialiseSchema(Database& db) {
   if (auto s = db.exec(pragmas.c_str()); !s) {
     return fail(s);
   }
-  const std::string meta =
-      "INSERT INTO meta(key, value) VALUES ('schema_version', '" + std::to_string(kSchemaVersion) +
-      "'), ('application_id', '" + std::to_string(kApplicationId) +
-      "'), ('application', 'ShardScope trace store'), "
-      "('created_at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));";
+  const std::string meta = "INSERT INTO meta(key, value) VALUES ('schema_version', '" + std::to_string(kSchemaVersion) +
+                           "'), ('application_id', '" + std::to_string(kApplicationId) +
+                           "'), ('application', 'ShardScope trace store'), "
+                           "('created_at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));";
   if (auto s = db.exec(meta.c_str()); !s) {
     return fail(s);
   }
@@ -327,8 +327,8 @@ Result<int> validateSchema(Database& db) {
   }
   const std::string metaVersion = rc == SQLITE_ROW ? stmt->text(0) : std::string("(none)");
   if (metaVersion != std::to_string(*version)) {
-    return Error{name + " is corrupt: its meta table says schema " + metaVersion +
-                 " but its header says " + std::to_string(*version)};
+    return Error{name + " is corrupt: its meta table says schema " + metaVersion + " but its header says " +
+                 std::to_string(*version)};
   }
   return static_cast<int>(*version);
 }
@@ -350,10 +350,9 @@ Result<int> migrate(Database& db) {
     }
     return static_cast<int>(*version);
   }
-  const std::string sql = std::string(
-      "ALTER TABLE runs ADD COLUMN config_json TEXT NOT NULL DEFAULT '';") +
-      "PRAGMA user_version=" + std::to_string(kSchemaVersion) + ";" +
-      "UPDATE meta SET value = '" + std::to_string(kSchemaVersion) + "' WHERE key = 'schema_version';";
+  const std::string sql = std::string("ALTER TABLE runs ADD COLUMN config_json TEXT NOT NULL DEFAULT '';") +
+                          "PRAGMA user_version=" + std::to_string(kSchemaVersion) + ";" + "UPDATE meta SET value = '" +
+                          std::to_string(kSchemaVersion) + "' WHERE key = 'schema_version';";
   if (auto s = db.exec(sql.c_str()); !s) {
     (void)db.exec("ROLLBACK");
     return s.error();
@@ -413,9 +412,8 @@ Result<OpenedStore> openValidated(const fs::path& path, OpenMode mode) {
     if (*version < kSchemaVersion) {
       auto migrated = migrate(**db);
       if (!migrated) {
-        return Error{storeName(path) + " could not be migrated from schema " + std::to_string(*version) +
-                     " to " + std::to_string(kSchemaVersion) + ": " + migrated.error().message +
-                     " (the file is unchanged)"};
+        return Error{storeName(path) + " could not be migrated from schema " + std::to_string(*version) + " to " +
+                     std::to_string(kSchemaVersion) + ": " + migrated.error().message + " (the file is unchanged)"};
       }
       version = *migrated;
     }

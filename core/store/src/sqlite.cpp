@@ -6,8 +6,7 @@ namespace shardscope::core::sqlite {
 
 namespace {
 // SQLITE_TRANSIENT spelled without the macro's C-style cast.
-const sqlite3_destructor_type kTransient =
-    reinterpret_cast<sqlite3_destructor_type>(static_cast<std::intptr_t>(-1));
+const sqlite3_destructor_type kTransient = reinterpret_cast<sqlite3_destructor_type>(static_cast<std::intptr_t>(-1));
 }  // namespace
 
 Statement& Statement::operator=(Statement&& other) noexcept {
@@ -37,9 +36,7 @@ Opened Connection::open(const std::filesystem::path& path, int flags) {
   return Opened{Connection(raw, path), rc};
 }
 
-std::string Connection::message(int code) const {
-  return db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(code);
-}
+std::string Connection::message(int code) const { return db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(code); }
 
 Connection::Prepared Connection::prepare(std::string_view sql, bool persistent) const {
   sqlite3_stmt* stmt = nullptr;

@@ -5,9 +5,7 @@
 
 namespace shardscope::core::store::detail {
 
-std::string storeName(const std::filesystem::path& path) {
-  return "trace store '" + path.string() + "'";
-}
+std::string storeName(const std::filesystem::path& path) { return "trace store '" + path.string() + "'"; }
 
 Status Database::exec(const char* sql) {
   char* msg = nullptr;
@@ -42,9 +40,7 @@ Result<std::int64_t> Database::queryInt(const char* sql) const {
   return error(std::string("running '") + sql + "'", rc);
 }
 
-Error Database::error(std::string_view what) const {
-  return error(what, sqlite3_extended_errcode(handle()));
-}
+Error Database::error(std::string_view what) const { return error(what, sqlite3_extended_errcode(handle())); }
 
 Error Database::error(std::string_view what, int code) const {
   const std::string name = storeName(path());

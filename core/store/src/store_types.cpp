@@ -4,20 +4,28 @@ namespace shardscope::core::store {
 
 std::string_view toText(RunKind kind) {
   switch (kind) {
-    case RunKind::Emulate: return "emulate";
-    case RunKind::Mpi: return "mpi";
-    case RunKind::ImportKineto: return "import-kineto";
-    case RunKind::ImportNsys: return "import-nsys";
-    case RunKind::Unknown: break;
+    case RunKind::Emulate:
+      return "emulate";
+    case RunKind::Mpi:
+      return "mpi";
+    case RunKind::ImportKineto:
+      return "import-kineto";
+    case RunKind::ImportNsys:
+      return "import-nsys";
+    case RunKind::Unknown:
+      break;
   }
   return "unknown";
 }
 
 std::string_view toText(RunStatus status) {
   switch (status) {
-    case RunStatus::Running: return "running";
-    case RunStatus::Complete: return "complete";
-    case RunStatus::Failed: return "failed";
+    case RunStatus::Running:
+      return "running";
+    case RunStatus::Complete:
+      return "complete";
+    case RunStatus::Failed:
+      return "failed";
   }
   return "running";
 }

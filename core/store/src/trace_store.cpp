@@ -17,8 +17,9 @@ namespace {
 
 // Schema 1 has no config_json column; read it as ''.
 std::string runColumns(int schemaVersion) {
-  return std::string("SELECT id, kind, status, label, model_json, cluster_json, plan_json, created_at, "
-                     "coalesce(finished_at, ''), coalesce(error, ''), ") +
+  return std::string(
+             "SELECT id, kind, status, label, model_json, cluster_json, plan_json, created_at, "
+             "coalesce(finished_at, ''), coalesce(error, ''), ") +
          (schemaVersion >= 2 ? "config_json" : "''") + " FROM runs";
 }
 
@@ -41,8 +42,7 @@ RunRecord readRun(const Statement& s) {
 
 // Steps `stmt` to the end, appending readRow(stmt) for each row.
 template <class T, class ReadRow>
-Status collectRows(const Database& db, Statement& stmt, std::vector<T>& out, ReadRow readRow,
-                   std::string_view what) {
+Status collectRows(const Database& db, Statement& stmt, std::vector<T>& out, ReadRow readRow, std::string_view what) {
   int rc = 0;
   while ((rc = stmt.step()) == SQLITE_ROW) {
     out.push_back(readRow(stmt));
@@ -112,14 +112,12 @@ Result<std::vector<RunRecord>> TraceStore::listRuns() const {
 }
 
 Result<RunRecord> TraceStore::run(RunId id) const {
-  auto rows = queryRows<RunRecord>(*db_, runColumns(schemaVersion_) + " WHERE id = ?1", id, readRun,
-                                   "reading a run");
+  auto rows = queryRows<RunRecord>(*db_, runColumns(schemaVersion_) + " WHERE id = ?1", id, readRun, "reading a run");
   if (!rows) {
     return rows.error();
   }
   if (rows->empty()) {
-    return Error{detail::storeName(path()) + " has no run " +
-                 std::to_string(static_cast<std::int64_t>(id))};
+    return Error{detail::storeName(path()) + " has no run " + std::to_string(static_cast<std::int64_t>(id))};
   }
   return std::move(rows->front());
 }
@@ -134,9 +132,7 @@ Status TraceStore::requireRun(RunId id) const {
 
 Result<std::vector<RankInfo>> TraceStore::ranks(RunId run) const {
   return queryRows<RankInfo>(
-      *db_,
-      "SELECT rank, host, device, sharding_group, replica_group FROM ranks WHERE run = ?1 ORDER BY rank",
-      run,
+      *db_, "SELECT rank, host, device, sharding_group, replica_group FROM ranks WHERE run = ?1 ORDER BY rank", run,
       [](const Statement& s) {
         return RankInfo{s.int32(0), s.text(1), s.int32(2), s.int32(3), s.int32(4)};
       },
@@ -167,8 +163,8 @@ Result<std::int64_t> TraceStore::spanCount(RunId run) const {
   return n;
 }
 
-Result<std::vector<Span>> TraceStore::spansInWindow(RunId run, std::span<const int> ranks,
-                                                    std::int64_t t0Ns, std::int64_t t1Ns) const {
+Result<std::vector<Span>> TraceStore::spansInWindow(RunId run, std::span<const int> ranks, std::int64_t t0Ns,
+                                                    std::int64_t t1Ns) const {
   std::vector<Span> out;
   if (t1Ns <= t0Ns) {
     return out;
@@ -179,7 +175,10 @@ Result<std::vector<Span>> TraceStore::spansInWindow(RunId run, std::span<const i
   {
     auto rows = queryRows<std::pair<int, std::int64_t>>(
         *db_, "SELECT rank, max_block_ns FROM span_extent WHERE run = ?1 ORDER BY rank", run,
-        [](const Statement& s) { return std::pair{s.int32(0), s.int64(1)}; }, "reading span extents");
+        [](const Statement& s) {
+          return std::pair{s.int32(0), s.int64(1)};
+        },
+        "reading span extents");
     if (!rows) {
       return rows.error();
     }
@@ -206,8 +205,8 @@ Result<std::vector<Span>> TraceStore::spansInWindow(RunId run, std::span<const i
     return spans.error();
   }
   const auto readSpan = [](const Statement& r) {
-    return Span{r.int32(0), r.int32(1), StringId{r.int64(2)}, StringId{r.int64(3)},
-                r.int64(4), r.int64(5), r.int64(6), r.int64(7), r.int64(8), StringId{r.int64(9)}};
+    return Span{r.int32(0), r.int32(1), StringId{r.int64(2)}, StringId{r.int64(3)}, r.int64(4),
+                r.int64(5), r.int64(6), r.int64(7),           r.int64(8),           StringId{r.int64(9)}};
   };
   const auto byStart = [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; };
   std::vector<std::pair<std::int64_t, std::int64_t>> idRanges;
@@ -224,9 +223,12 @@ Result<std::vector<Span>> TraceStore::spansInWindow(RunId run, std::span<const i
     blocks->bind(4, t1Ns);
     blocks->bind(5, t0Ns);
     idRanges.clear();
-    auto s = collectRows(*db_, *blocks, idRanges,
-                         [](const Statement& r) { return std::pair{r.int64(0), r.int64(1)}; },
-                         "reading span blocks");
+    auto s = collectRows(
+        *db_, *blocks, idRanges,
+        [](const Statement& r) {
+          return std::pair{r.int64(0), r.int64(1)};
+        },
+        "reading span blocks");
     if (!s) {
       return s.error();
     }
@@ -282,8 +284,9 @@ Result<std::vector<Collective>> TraceStore::collectives(RunId run) const {
       "WHERE run = ?1 ORDER BY rank, start_ns, id",
       run,
       [](const Statement& s) {
-        return Collective{s.int32(0), s.int64(1), StringId{s.int64(2)}, StringId{s.int64(3)},
-                          StringId{s.int64(4)}, s.int64(5), s.int32(6), s.int64(7), s.int64(8)};
+        return Collective{s.int32(0),           s.int64(1),           StringId{s.int64(2)},
+                          StringId{s.int64(3)}, StringId{s.int64(4)}, s.int64(5),
+                          s.int32(6),           s.int64(7),           s.int64(8)};
       },
       "reading collectives");
 }
@@ -325,8 +328,7 @@ Result<BookmarkId> TraceStore::addBookmark(RunId run, std::int64_t tsNs, std::st
 
 Result<std::vector<Bookmark>> TraceStore::bookmarks(RunId run) const {
   return queryRows<Bookmark>(
-      *db_, "SELECT id, run, ts_ns, label, created_at FROM bookmarks WHERE run = ?1 ORDER BY ts_ns, id",
-      run,
+      *db_, "SELECT id, run, ts_ns, label, created_at FROM bookmarks WHERE run = ?1 ORDER BY ts_ns, id", run,
       [](const Statement& s) {
         return Bookmark{BookmarkId{s.int64(0)}, RunId{s.int64(1)}, s.int64(2), s.text(3), s.text(4)};
       },
@@ -337,8 +339,8 @@ Result<NoteId> TraceStore::addNote(RunId run, std::string_view text) {
   if (auto s = requireRun(run); !s) {
     return s.error();
   }
-  auto stmt = db_->prepare(
-      "INSERT INTO notes(run, text, created_at) VALUES (?1, ?2, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
+  auto stmt =
+      db_->prepare("INSERT INTO notes(run, text, created_at) VALUES (?1, ?2, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
   if (!stmt) {
     return stmt.error();
   }
@@ -353,7 +355,9 @@ Result<NoteId> TraceStore::addNote(RunId run, std::string_view text) {
 Result<std::vector<Note>> TraceStore::notes(RunId run) const {
   return queryRows<Note>(
       *db_, "SELECT id, run, text, created_at FROM notes WHERE run = ?1 ORDER BY id", run,
-      [](const Statement& s) { return Note{NoteId{s.int64(0)}, RunId{s.int64(1)}, s.text(2), s.text(3)}; },
+      [](const Statement& s) {
+        return Note{NoteId{s.int64(0)}, RunId{s.int64(1)}, s.text(2), s.text(3)};
+      },
       "reading notes");
 }
 

@@ -232,7 +232,8 @@ def _validate(doc: Any) -> Tuple[Dict[str, Any], List[str]]:
             t["sharding_type"] = st
             if t["name"] is not None:
                 if t["name"] in seen:
-                    r.fail(f"{tpath}/name", f'expected a unique table name, "{t["name"]}" is also at /tables/{seen[t["name"]]}')
+                    r.fail(f"{tpath}/name",
+                           f'expected a unique table name, "{t["name"]}" is also at /tables/{seen[t["name"]]}')
                 seen.setdefault(t["name"], ti)
             t["shards"] = []
             shards = r.member(tj, tpath, "shards", "an array of shards")
@@ -253,9 +254,11 @@ def _validate(doc: Any) -> Tuple[Dict[str, Any], List[str]]:
                                                 f"grid_shard row blocks may be empty), got 0 for a {st} table")
                     if None not in s.values() and t["rows"] and t["dim"]:
                         if s["row_offset"] + s["rows"] > t["rows"]:
-                            r.fail(spath, f"expected rows [row_offset, row_offset + rows) inside the table's {t['rows']} rows")
+                            r.fail(spath, "expected rows [row_offset, row_offset + rows) inside the table's "
+                                          f"{t['rows']} rows")
                         if s["col_offset"] + s["cols"] > t["dim"]:
-                            r.fail(spath, f"expected columns [col_offset, col_offset + cols) inside the table's dim {t['dim']}")
+                            r.fail(spath, "expected columns [col_offset, col_offset + cols) inside the table's "
+                                          f"dim {t['dim']}")
                     t["shards"].append(s)
             if len(r.problems) == before and m:
                 if st == "data_parallel":

@@ -101,7 +101,8 @@ class LoadPlanTest(unittest.TestCase):
     def test_rejects_grid_that_does_not_multiply(self):
         doc = plan_doc()
         doc["grid"]["replicas"] = 3
-        with self.assertRaisesRegex(ValueError, r"/grid: expected sharding_group_size x replicas = world_size, got 8 x 3 != 32"):
+        with self.assertRaisesRegex(ValueError,
+                                    r"/grid: expected sharding_group_size x replicas = world_size, got 8 x 3 != 32"):
             load_plan(doc)
 
     def test_rejects_groups_that_are_not_the_layouts(self):
@@ -113,7 +114,8 @@ class LoadPlanTest(unittest.TestCase):
     def test_rejects_a_gap(self):
         doc = plan_doc()
         del doc["tables"][2]["shards"][1]
-        with self.assertRaisesRegex(ValueError, r'/tables/2/shards: expected shards to cover table "cat_2" exactly once: '
+        with self.assertRaisesRegex(ValueError,
+                                    r'/tables/2/shards: expected shards to cover table "cat_2" exactly once: '
                                                 r"rows \[2, 4\) of columns \[0, 128\) are not covered"):
             load_plan(doc)
 
@@ -209,7 +211,8 @@ class ParameterShardingsTest(unittest.TestCase):
         ps = self.plan.parameter_shardings("cpu")
         self.assertEqual(ps["cat_0"]["compute_kernel"], "dense")
         self.assertEqual(ps["cat_0"]["shards"][2]["placement"], "rank:2/cpu")
-        self.assertEqual(self.plan.parameter_shardings("cpu", compute_kernel="fused")["cat_0"]["compute_kernel"], "fused")
+        shardings = self.plan.parameter_shardings("cpu", compute_kernel="fused")
+        self.assertEqual(shardings["cat_0"]["compute_kernel"], "fused")
 
     def test_placement_names_the_group_rank_and_its_local_device(self):
         # Strided 8 x 4: group rank i is global rank 4i in sharding group 0, device 4i % 8.

@@ -173,7 +173,7 @@ class TestCli : public QObject {
   }
 
   void planRejectsBadArguments() {
-    QCOMPARE(cli({"plan", "--grid", "7"}).code, 2);            // 7 does not divide 64
+    QCOMPARE(cli({"plan", "--grid", "7"}).code, 2);  // 7 does not divide 64
     QCOMPARE(cli({"plan", "--layout", "diagonal"}).code, 2);
     QCOMPARE(cli({"plan", "--algorithm", "genetic"}).code, 2);
     QCOMPARE(cli({"plan", "--sync-interval", "0"}).code, 2);
@@ -186,8 +186,8 @@ class TestCli : public QObject {
     QTemporaryDir dir;
     const QString cons = writeFile(dir, "c.json", R"({"schema": "shardscope.constraints/1",
       "tables": [{"table": "cat_1", "pin_ranks": [99]}]})");
-    const Run r = cli({"plan", "--cluster", "h100x8", "--grid", "8", "--layout", "strided", "--algorithm", "size_greedy",
-                       "--constraints", cons});
+    const Run r = cli({"plan", "--cluster", "h100x8", "--grid", "8", "--layout", "strided", "--algorithm",
+                       "size_greedy", "--constraints", cons});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QVERIFY(r.out.contains("size_greedy"));
     QVERIFY(r.out.contains("table cat_1: pin to group rank 99 cannot be met"));
@@ -195,7 +195,8 @@ class TestCli : public QObject {
 
   void evaluateComparesAGivenPlanWithTheOptimizedOne() {
     const QString plan = QString(SHARDSCOPE_TEST_DATA_DIR) + "/plans/strided_8x4.json";
-    const Run r = cli({"evaluate", "--plan", plan, "--model", QString(SHARDSCOPE_TEST_DATA_DIR) + "/models/strided_8x4_model.json"});
+    const Run r = cli(
+        {"evaluate", "--plan", plan, "--model", QString(SHARDSCOPE_TEST_DATA_DIR) + "/models/strided_8x4_model.json"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QVERIFY(r.out.contains("given plan"));
     QVERIFY(r.out.contains("Optimized plan for the same grid"));
@@ -211,14 +212,16 @@ class TestCli : public QObject {
     // DCNv2's cat_2 has 17,295 rows; the fixture's has 10.
     const Run other = cli({"evaluate", "--plan", plan, "--model", "dcnv2"});
     QCOMPARE(other.code, 1);
-    QVERIFY2(other.err.contains("/tables/2: expected table \"cat_2\" as model \"DLRM-DCNv2 (MLPerf, Criteo 1TB)\" has it "
-                                "(17295 rows x dim 128), the plan has 10 rows x dim 128"),
-             qPrintable(other.err));
+    QVERIFY2(
+        other.err.contains("/tables/2: expected table \"cat_2\" as model \"DLRM-DCNv2 (MLPerf, Criteo 1TB)\" has it "
+                           "(17295 rows x dim 128), the plan has 10 rows x dim 128"),
+        qPrintable(other.err));
   }
 
   void evaluateReadsTorchRecPlans() {
-    const Run r = cli({"evaluate", "--plan", QString(SHARDSCOPE_TEST_DATA_DIR) + "/torchrec/from_strided_8x4.json",
-                       "--world-size", "32", "--model", QString(SHARDSCOPE_TEST_DATA_DIR) + "/models/strided_8x4_model.json"});
+    const Run r =
+        cli({"evaluate", "--plan", QString(SHARDSCOPE_TEST_DATA_DIR) + "/torchrec/from_strided_8x4.json",
+             "--world-size", "32", "--model", QString(SHARDSCOPE_TEST_DATA_DIR) + "/models/strided_8x4_model.json"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QVERIFY(r.out.contains("Grid M = 8, R = 4"));
   }

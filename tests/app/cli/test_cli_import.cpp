@@ -36,7 +36,9 @@ struct TrainerJob {
 };
 TrainerJob writeTrainerJob(const QTemporaryDir& dir) {
   TrainerJob job;
-  nlohmann::json model = {{"schema", "shardscope.model/1"}, {"name", "four tables"}, {"batch_size_per_gpu", 512},
+  nlohmann::json model = {{"schema", "shardscope.model/1"},
+                          {"name", "four tables"},
+                          {"batch_size_per_gpu", 512},
                           {"optimizer", "rowwise_adagrad"},
                           {"dense", {{"parameters", 100000}, {"flops_per_sample", 100000}}},
                           {"tables", nlohmann::json::array()}};
@@ -61,16 +63,30 @@ TrainerJob writeTrainerJob(const QTemporaryDir& dir) {
     nlohmann::json events = nlohmann::json::array();
     for (int step = 1; step <= 3; ++step) {
       const double t0 = 1000.0 * step * 10;
-      events.push_back({{"ph", "X"}, {"cat", "user_annotation"}, {"name", QString("ProfilerStep#%1").arg(step).toStdString()},
-                        {"pid", 1}, {"tid", 1}, {"ts", t0}, {"dur", 9000}});
-      events.push_back({{"ph", "X"}, {"cat", "kernel"},
+      events.push_back({{"ph", "X"},
+                        {"cat", "user_annotation"},
+                        {"name", QString("ProfilerStep#%1").arg(step).toStdString()},
+                        {"pid", 1},
+                        {"tid", 1},
+                        {"ts", t0},
+                        {"dur", 9000}});
+      events.push_back({{"ph", "X"},
+                        {"cat", "kernel"},
                         {"name", "void fbgemm_gpu::split_embedding_codegen_forward_unweighted_kernel<float>()"},
-                        {"pid", 0}, {"tid", 7}, {"ts", t0 + 100}, {"dur", 150 + 90 * r + 40 * r * r},
+                        {"pid", 0},
+                        {"tid", 7},
+                        {"ts", t0 + 100},
+                        {"dur", 150 + 90 * r + 40 * r * r},
                         {"args", {{"device", 0}, {"stream", 7}}}});
-      events.push_back({{"ph", "X"}, {"cat", "kernel"},
-                        {"name", "void fbgemm_gpu::split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_"
-                                 "warp_per_row_1<float>()"},
-                        {"pid", 0}, {"tid", 7}, {"ts", t0 + 5000}, {"dur", 300 + 200 * r + 60 * r * r},
+      events.push_back({{"ph", "X"},
+                        {"cat", "kernel"},
+                        {"name",
+                         "void fbgemm_gpu::split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_"
+                         "warp_per_row_1<float>()"},
+                        {"pid", 0},
+                        {"tid", 7},
+                        {"ts", t0 + 5000},
+                        {"dur", 300 + 200 * r + 60 * r * r},
                         {"args", {{"device", 0}, {"stream", 7}}}});
     }
     nlohmann::json trace = {{"schemaVersion", 1},
@@ -132,8 +148,8 @@ class TestCliImport : public QObject {
     fs::copy_file(kData.toStdString() + "rank0.json", traces / "rank0.json");
     fs::copy_file(kData.toStdString() + "rank1.json.gz", traces / "rank1.json.gz");
     const QString store = dir.filePath("s.sqlite");
-    auto r = cli({"import", "kineto", QString::fromStdString(traces.string()), "--store", store, "--json",
-                  "--label", "job 7"});
+    auto r = cli(
+        {"import", "kineto", QString::fromStdString(traces.string()), "--store", store, "--json", "--label", "job 7"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     const auto j = nlohmann::json::parse(r.out.toStdString(), nullptr, false);
     if (j.is_discarded()) QFAIL("import --json did not print JSON");
@@ -156,9 +172,9 @@ class TestCliImport : public QObject {
     auto rules = cli({"import", "kineto", kData + "rank0.json", "--store", store, "--rules", kData + "bad_rules.json"});
     QCOMPARE(rules.code, 1);
     QVERIFY2(rules.err.contains("/rules/1/pattern: invalid regular expression"), qPrintable(rules.err));
-    QCOMPARE(cli({"import", "kineto", kData + "rank0.json"}).code, 2);             // no --store
+    QCOMPARE(cli({"import", "kineto", kData + "rank0.json"}).code, 2);  // no --store
     QCOMPARE(cli({"import", "perfetto", kData + "rank0.json", "--store", store}).code, 2);
-    QCOMPARE(cli({"import", "kineto", "--store", store}).code, 2);                 // no file
+    QCOMPARE(cli({"import", "kineto", "--store", store}).code, 2);  // no file
     QCOMPARE(cli({"import", "kineto", kData + "rank0.json", "--store", store, "--bogus"}).code, 2);
     auto missing = cli({"import", "kineto", kData + "nope.json", "--store", store});
     QCOMPARE(missing.code, 1);
@@ -190,7 +206,8 @@ class TestCliImport : public QObject {
     QVERIFY(j["prediction_mape"]["model"].is_number());
     // A calibration from the imported run, which the planner reads.
     const QString cal = dir.filePath("cal.json");
-    auto c = cli({"calibrate", "--store", store, "--runs", "1", "--plan", job.plan, "--model", job.model, "--out", cal});
+    auto c =
+        cli({"calibrate", "--store", store, "--runs", "1", "--plan", job.plan, "--model", job.model, "--out", cal});
     QVERIFY2(c.code == 0, qPrintable(c.err + c.out));
     QVERIFY2(c.out.contains("imported runs 1"), qPrintable(c.out));
     QVERIFY2(c.out.contains("4 whole ranks"), qPrintable(c.out));
@@ -198,8 +215,8 @@ class TestCliImport : public QObject {
     auto plan = cli({"plan", "--model", job.model, "--cluster", "h100x8", "--calibration", cal});
     QVERIFY2(plan.code == 0, qPrintable(plan.err));
     // The calibrated model prices the measured ranks better than the defaults.
-    auto calibrated = cli({"report", "--store", store, "--plan", job.plan, "--model", job.model, "--calibration", cal,
-                           "--json"});
+    auto calibrated =
+        cli({"report", "--store", store, "--plan", job.plan, "--model", job.model, "--calibration", cal, "--json"});
     QVERIFY2(calibrated.code == 0, qPrintable(calibrated.err));
     const auto jc = nlohmann::json::parse(calibrated.out.toStdString(), nullptr, false);
     QVERIFY(jc["prediction_mape"]["model"].get<double>() < j["prediction_mape"]["model"].get<double>());

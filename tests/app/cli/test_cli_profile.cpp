@@ -64,18 +64,25 @@ class TestCliProfile : public QObject {
     Run r = cli({"profile", "--model", kModel, "--cluster", kCluster});
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("--store F is required"), qPrintable(r.err));
-    r = cli(base(store) << "--mode" << "gpu");
+    r = cli(base(store) << "--mode"
+                        << "gpu");
     QCOMPARE(r.code, 2);
     QVERIFY(r.err.contains("--mode must be emulate or mpi"));
-    r = cli(base(store) << "--grid" << "3");
+    r = cli(base(store) << "--grid"
+                        << "3");
     QCOMPARE(r.code, 2);
     QVERIFY(r.err.contains("--grid must be a divisor of N = 4"));
-    r = cli(base(store) << "--memory-budget" << "lots");
+    r = cli(base(store) << "--memory-budget"
+                        << "lots");
     QCOMPARE(r.code, 2);
     QVERIFY(r.err.contains("--memory-budget must be a size"));
-    r = cli(base(store) << "--steps" << "0");
+    r = cli(base(store) << "--steps"
+                        << "0");
     QCOMPARE(r.code, 2);
-    r = cli(base(store) << "--plan" << "p.json" << "--grid" << "2");
+    r = cli(base(store) << "--plan"
+                        << "p.json"
+                        << "--grid"
+                        << "2");
     QCOMPARE(r.code, 2);
     r = cli(base(store) << "--bogus");
     QCOMPARE(r.code, 2);
@@ -97,7 +104,12 @@ class TestCliProfile : public QObject {
   void emulateRunIsStoredAndReported() {
     QTemporaryDir dir;
     const QString store = dir.filePath("s.sqlite");
-    const Run r = cli(base(store) << "--grid" << "2" << "--steps" << "2" << "--label" << "first");
+    const Run r = cli(base(store) << "--grid"
+                                  << "2"
+                                  << "--steps"
+                                  << "2"
+                                  << "--label"
+                                  << "first");
     QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
     auto opened = st::openStore(store.toStdString());
     QVERIFY(opened.ok());
@@ -121,7 +133,13 @@ class TestCliProfile : public QObject {
     QTemporaryDir dir;
     const QString store = dir.filePath("s.sqlite");
     const QString cal = dir.filePath("cal.json");
-    const Run r = cli(base(store) << "--grid" << "4" << "--steps" << "2" << "--json" << "--quiet" << "--calibrate"
+    const Run r = cli(base(store) << "--grid"
+                                  << "4"
+                                  << "--steps"
+                                  << "2"
+                                  << "--json"
+                                  << "--quiet"
+                                  << "--calibrate"
                                   << "--calibration-out" << cal,
                       300000);
     QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
@@ -145,9 +163,20 @@ class TestCliProfile : public QObject {
   void ctrlCMarksTheRunFailedAndKeepsOtherRuns() {
     QTemporaryDir dir;
     const QString store = dir.filePath("s.sqlite");
-    QCOMPARE(cli(base(store) << "--grid" << "2" << "--steps" << "1" << "--quiet").code, 0);
+    QCOMPARE(cli(base(store) << "--grid"
+                             << "2"
+                             << "--steps"
+                             << "1"
+                             << "--quiet")
+                 .code,
+             0);
     QProcess p;
-    p.start(SHARDSCOPE_CLI, base(store) << "--grid" << "2" << "--steps" << "100000" << "--batch" << "1024");
+    p.start(SHARDSCOPE_CLI, base(store) << "--grid"
+                                        << "2"
+                                        << "--steps"
+                                        << "100000"
+                                        << "--batch"
+                                        << "1024");
     QVERIFY(p.waitForStarted());
     // Wait for the first progress line, then Ctrl-C.
     QElapsedTimer t;
@@ -174,10 +203,16 @@ class TestCliProfile : public QObject {
   void launcherThatCannotStartOrFailsIsARuntimeError() {
     QTemporaryDir dir;
     const QString store = dir.filePath("s.sqlite");
-    Run r = cli(base(store) << "--mode" << "mpi" << "--launcher" << "/nonexistent/launcher -n {N}");
+    Run r = cli(base(store) << "--mode"
+                            << "mpi"
+                            << "--launcher"
+                            << "/nonexistent/launcher -n {N}");
     QCOMPARE(r.code, 3);
     QVERIFY2(r.err.contains("/nonexistent/launcher"), qPrintable(r.err));
-    r = cli(base(store) << "--mode" << "mpi" << "--launcher" << "false");
+    r = cli(base(store) << "--mode"
+                        << "mpi"
+                        << "--launcher"
+                        << "false");
     QCOMPARE(r.code, 3);
     QVERIFY2(r.err.contains("exited with status 1"), qPrintable(r.err));
   }
@@ -186,8 +221,14 @@ class TestCliProfile : public QObject {
   void mpiRunThroughMpirun() {
     QTemporaryDir dir;
     const QString store = dir.filePath("s.sqlite");
-    const Run r = cli(base(store) << "--mode" << "mpi" << "--grid" << "2" << "--steps" << "2" << "--engine"
-                                  << SHARDSCOPE_ENGINE << "--launcher" << "mpirun -np {N} --oversubscribe",
+    const Run r = cli(base(store) << "--mode"
+                                  << "mpi"
+                                  << "--grid"
+                                  << "2"
+                                  << "--steps"
+                                  << "2"
+                                  << "--engine" << SHARDSCOPE_ENGINE << "--launcher"
+                                  << "mpirun -np {N} --oversubscribe",
                       240000);
     QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
     auto opened = st::openStore(store.toStdString());
@@ -203,8 +244,14 @@ class TestCliProfile : public QObject {
     const QString store = dir.filePath("s.sqlite");
     QProcess p;
     p.setProcessEnvironment(mpiEnvironment());
-    p.start(SHARDSCOPE_CLI, base(store) << "--mode" << "mpi" << "--grid" << "2" << "--steps" << "100000" << "--engine"
-                                        << SHARDSCOPE_ENGINE << "--launcher" << "mpirun -np {N} --oversubscribe");
+    p.start(SHARDSCOPE_CLI, base(store) << "--mode"
+                                        << "mpi"
+                                        << "--grid"
+                                        << "2"
+                                        << "--steps"
+                                        << "100000"
+                                        << "--engine" << SHARDSCOPE_ENGINE << "--launcher"
+                                        << "mpirun -np {N} --oversubscribe");
     QVERIFY(p.waitForStarted());
     QElapsedTimer t;
     t.start();

@@ -71,7 +71,8 @@ void writeRun(const std::filesystem::path& path, std::uint32_t batch, std::uint3
   truth.source = "truth";
   truth.coefficients["embedding_bandwidth_gbps"] = {4.0, 0};
   truth.coefficients["kernel_overhead_us"] = {30.0, 0};
-  st::RunHeader h{st::RunKind::Emulate, "fixture", core::toJson(m).dump(), core::toJson(cluster).dump(),
+  st::RunHeader h{st::RunKind::Emulate,      "fixture",
+                  core::toJson(m).dump(),    core::toJson(cluster).dump(),
                   core::toJson(plan).dump(), R"({"schema": "shardscope.engine-run/1", "mode": "emulate"})"};
   auto w = st::RunWriter::begin(path, h);
   if (!w) qFatal("%s", w.error().message.c_str());
@@ -105,8 +106,8 @@ void writeRun(const std::filesystem::path& path, std::uint32_t batch, std::uint3
           s.end_ns = t += b;
           if (!w->addSpan(s).ok()) qFatal("span");
         }
-        if (!w->addTableStat({rank, tid, std::llround(c.ids * kSteps), std::llround(c.unique_rows * kSteps),
-                              (f + b) * kSteps})
+        if (!w->addTableStat(
+                  {rank, tid, std::llround(c.ids * kSteps), std::llround(c.unique_rows * kSteps), (f + b) * kSteps})
                  .ok())
           qFatal("stat");
       }
@@ -252,7 +253,8 @@ class TestCliReport : public QObject {
     QCOMPARE(unknown.code, 1);
     QVERIFY(unknown.err.contains("7"));
     QCOMPARE(cli({"calibrate", "--store", s.dir.filePath("none.db"), "--runs", "1"}).code, 1);
-    const Run unwritable = cli({"calibrate", "--store", s.path, "--runs", "1", "--out", s.dir.filePath("no/such/dir/cal.json")});
+    const Run unwritable =
+        cli({"calibrate", "--store", s.path, "--runs", "1", "--out", s.dir.filePath("no/such/dir/cal.json")});
     QCOMPARE(unwritable.code, 3);
   }
 };

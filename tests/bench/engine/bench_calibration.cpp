@@ -4,10 +4,9 @@
 // "cluster" of 4 ranks; plans from planner::sweep at several grids and batch
 // sizes, run in emulate mode into a temporary store. The fit uses some plans
 // of both models; the held-out runs are other grids and batch sizes of both
-// (--unseen-model: fit on model A only, hold out every plan of model B). Prints the coefficients, the fit error, and the held-out
-// MAPE of the planner's per-rank compute prediction, calibrated and with the
-// default constants. The bar: calibrated held-out MAPE within 10%.
-// No assertions; --json FILE writes the figures.
+// (--unseen-model: fit on model A only, hold out every plan of model B). Prints the coefficients, the fit error, and
+// the held-out MAPE of the planner's per-rank compute prediction, calibrated and with the default constants. The bar:
+// calibrated held-out MAPE within 10%. No assertions; --json FILE writes the figures.
 //
 //   bench_calibration [--steps S] [--threads T] [--unseen-model] [--json FILE] [--keep-store F]
 #include <chrono>
@@ -59,12 +58,18 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) die(std::string("missing value after ") += a);
       return argv[++i];
     };
-    if (a == "--unseen-model") o.unseen_model = true;
-    else if (a == "--steps") o.steps = static_cast<std::uint32_t>(std::stoul(value()));
-    else if (a == "--threads") o.threads = static_cast<unsigned>(std::stoul(value()));
-    else if (a == "--json") o.json = value();
-    else if (a == "--keep-store") o.keep_store = value();
-    else die(std::string("unknown option ") += a);
+    if (a == "--unseen-model")
+      o.unseen_model = true;
+    else if (a == "--steps")
+      o.steps = static_cast<std::uint32_t>(std::stoul(value()));
+    else if (a == "--threads")
+      o.threads = static_cast<unsigned>(std::stoul(value()));
+    else if (a == "--json")
+      o.json = value();
+    else if (a == "--keep-store")
+      o.keep_store = value();
+    else
+      die(std::string("unknown option ") += a);
   }
   if (o.steps == 0 || o.threads == 0) die("--steps and --threads must be >= 1");
   return o;
@@ -86,10 +91,10 @@ core::TableSpec table(const std::string& name, std::uint64_t rows, std::uint32_t
 core::ModelSpec modelA() {
   core::ModelSpec m;
   m.name = "bench A";
-  m.tables = {table("a_u2m_32", 2'000'000, 32, 4, 0),    table("a_z1m_64", 1'000'000, 64, 20, 1.05),
-              table("a_u500k_128", 500'000, 128, 2, 0),  table("a_z200k_256", 200'000, 256, 8, 0.9),
-              table("a_u100k_64", 100'000, 64, 40, 0),   table("a_z50k_32", 50'000, 32, 12, 1.2),
-              table("a_u300k_96", 300'000, 96, 1, 0),    table("a_z800k_128", 800'000, 128, 6, 1.05)};
+  m.tables = {table("a_u2m_32", 2'000'000, 32, 4, 0),   table("a_z1m_64", 1'000'000, 64, 20, 1.05),
+              table("a_u500k_128", 500'000, 128, 2, 0), table("a_z200k_256", 200'000, 256, 8, 0.9),
+              table("a_u100k_64", 100'000, 64, 40, 0),  table("a_z50k_32", 50'000, 32, 12, 1.2),
+              table("a_u300k_96", 300'000, 96, 1, 0),   table("a_z800k_128", 800'000, 128, 6, 1.05)};
   m.batch_size_per_gpu = 256;
   m.dense.parameters = 100'000;
   m.dense.flops_per_sample = 1e5;
@@ -99,9 +104,9 @@ core::ModelSpec modelA() {
 core::ModelSpec modelB() {
   core::ModelSpec m;
   m.name = "bench B";
-  m.tables = {table("b_z1500k_48", 1'500'000, 48, 10, 1.1),  table("b_u600k_160", 600'000, 160, 3, 0),
-              table("b_z250k_256", 250'000, 256, 5, 1.05),   table("b_u80k_32", 80'000, 32, 30, 0),
-              table("b_z400k_96", 400'000, 96, 15, 0.95),    table("b_u1m_64", 1'000'000, 64, 1, 0)};
+  m.tables = {table("b_z1500k_48", 1'500'000, 48, 10, 1.1), table("b_u600k_160", 600'000, 160, 3, 0),
+              table("b_z250k_256", 250'000, 256, 5, 1.05),  table("b_u80k_32", 80'000, 32, 30, 0),
+              table("b_z400k_96", 400'000, 96, 15, 0.95),   table("b_u1m_64", 1'000'000, 64, 1, 0)};
   m.batch_size_per_gpu = 256;
   m.dense.parameters = 100'000;
   m.dense.flops_per_sample = 1e5;
@@ -143,14 +148,14 @@ int main(int argc, char** argv) {
           ? std::vector<Case>{{"fit", false, 4, 128},      {"fit", false, 4, 512},     {"fit", false, 2, 256},
                               {"holdout", false, 2, 1024}, {"holdout", false, 1, 256}, {"holdout", false, 4, 256},
                               {"holdout", true, 4, 256},   {"holdout", true, 2, 512},  {"holdout", true, 4, 1024}}
-          : std::vector<Case>{{"fit", false, 4, 128},      {"fit", false, 4, 512},     {"fit", false, 2, 256},
-                              {"fit", true, 4, 256},       {"fit", true, 2, 1024},     {"holdout", false, 2, 1024},
-                              {"holdout", false, 1, 256},  {"holdout", false, 4, 256}, {"holdout", true, 4, 1024},
-                              {"holdout", true, 2, 512},   {"holdout", true, 1, 256}};
+          : std::vector<Case>{{"fit", false, 4, 128},     {"fit", false, 4, 512},     {"fit", false, 2, 256},
+                              {"fit", true, 4, 256},      {"fit", true, 2, 1024},     {"holdout", false, 2, 1024},
+                              {"holdout", false, 1, 256}, {"holdout", false, 4, 256}, {"holdout", true, 4, 1024},
+                              {"holdout", true, 2, 512},  {"holdout", true, 1, 256}};
   std::vector<st::RunId> fit, holdout;
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
-  std::printf("bench_calibration: %zu emulate runs, %u steps, %u threads, store %s\n", cases.size(), o.steps,
-              o.threads, store.string().c_str());
+  std::printf("bench_calibration: %zu emulate runs, %u steps, %u threads, store %s\n", cases.size(), o.steps, o.threads,
+              store.string().c_str());
   for (const auto& c : cases) {
     core::ModelSpec model = c.model_b ? modelB() : modelA();
     model.batch_size_per_gpu = c.batch;
@@ -168,10 +173,15 @@ int main(int argc, char** argv) {
     if (!r) die(r.error().message);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     (std::string(c.role) == "fit" ? fit : holdout).push_back(r->run);
-    std::printf("  run %3lld  %-7s %s M=%u batch %5u  %zu capped shard(s)  %.1f s\n",
-                static_cast<long long>(r->run), c.role, model.name.c_str(), c.M, c.batch, r->capped.size(), secs);
-    runs.push_back({{"run", static_cast<std::int64_t>(r->run)}, {"role", c.role}, {"model", model.name},
-                    {"M", c.M}, {"batch", c.batch}, {"capped", r->capped.size()}, {"seconds", secs}});
+    std::printf("  run %3lld  %-7s %s M=%u batch %5u  %zu capped shard(s)  %.1f s\n", static_cast<long long>(r->run),
+                c.role, model.name.c_str(), c.M, c.batch, r->capped.size(), secs);
+    runs.push_back({{"run", static_cast<std::int64_t>(r->run)},
+                    {"role", c.role},
+                    {"model", model.name},
+                    {"M", c.M},
+                    {"batch", c.batch},
+                    {"capped", r->capped.size()},
+                    {"seconds", secs}});
   }
   auto rep = sp::calibrateFromRuns(store, fit, holdout);
   if (!rep) die(rep.error().message);

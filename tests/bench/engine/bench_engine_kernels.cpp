@@ -212,8 +212,7 @@ struct Row {
 };
 
 Row forwardRow(const Options& o, sp::ThreadPool& pool, std::uint32_t dim, sp::WeightType type, sp::KernelIsa isa,
-               const std::string& name, std::vector<float>* out_keep, Inputs* in_keep,
-               sp::EmbeddingShard* shard_keep) {
+               const std::string& name, std::vector<float>* out_keep, Inputs* in_keep, sp::EmbeddingShard* shard_keep) {
   // Tables of other dims keep the main table's byte size, so all are equally far past the caches.
   const std::size_t elem = type == sp::WeightType::F32 ? 4 : 2;
   const std::uint64_t rows = std::max<std::uint64_t>(1, o.rows * o.dim * 4 / (std::uint64_t{dim} * elem));
@@ -224,8 +223,10 @@ Row forwardRow(const Options& o, sp::ThreadPool& pool, std::uint32_t dim, sp::We
   std::vector<float> out(o.bags * dim);
   const Timing plain = plainGather(o, shard, in, pool);
   double bound_s = plain.best;
-  for (std::uint32_t distance : {0u, 4u, 8u, 16u}) bound_s = std::min(bound_s, touchGather(o, shard, in, pool, distance).best);
-  const Timing fwd = timeIt(o.reps, [&] { sp::embeddingForward(isa, shard, bags, sp::Pooling::Sum, out.data(), dim, &pool); });
+  for (std::uint32_t distance : {0u, 4u, 8u, 16u})
+    bound_s = std::min(bound_s, touchGather(o, shard, in, pool, distance).best);
+  const Timing fwd =
+      timeIt(o.reps, [&] { sp::embeddingForward(isa, shard, bags, sp::Pooling::Sum, out.data(), dim, &pool); });
   const double bytes = static_cast<double>(in.ids.size()) * static_cast<double>(shard.rowBytes());
   Row r;
   r.name = name;
@@ -279,7 +280,8 @@ int main(int argc, char** argv) {
   sp::BackwardStats stats;
   const sp::AdagradConfig config{1e-4f, 1e-8f};
   const Timing bwd = timeIt(o.reps, [&] {
-    stats = sp::embeddingBackwardAdagrad(isa, main_shard, bags, sp::Pooling::Sum, grad.data(), o.dim, config, ws, &pool);
+    stats =
+        sp::embeddingBackwardAdagrad(isa, main_shard, bags, sp::Pooling::Sum, grad.data(), o.dim, config, ws, &pool);
   });
   const double lookups = static_cast<double>(stats.lookups);
   const double bwd_bytes = static_cast<double>(stats.unique_rows) * static_cast<double>(main_shard.rowBytes()) * 2.0;
@@ -289,7 +291,8 @@ int main(int argc, char** argv) {
                               nullptr, nullptr));
     rows.push_back(forwardRow(o, pool, o.dim, sp::WeightType::F16, isa, "fwd f16", nullptr, nullptr, nullptr));
     for (std::uint32_t d : {32u, 64u, 256u}) {
-      if (d != o.dim) rows.push_back(forwardRow(o, pool, d, sp::WeightType::F32, isa, "fwd f32", nullptr, nullptr, nullptr));
+      if (d != o.dim)
+        rows.push_back(forwardRow(o, pool, d, sp::WeightType::F32, isa, "fwd f32", nullptr, nullptr, nullptr));
     }
   }
 
@@ -321,21 +324,23 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(r.rows), r.table_gb, r.ms, r.gbps, r.median_gbps, r.plain_gbps,
                 r.bound_gbps, r.pct);
   }
-  std::printf("\nbwd+adagrad f32 dim %u: %.3f ms (median %.3f), %.1f M lookups/s, %llu unique rows, %.2f GB/s of unique rows read+written\n",
-              o.dim, bwd.best * 1e3, bwd.median * 1e3, lookups / bwd.best / 1e6,
-              static_cast<unsigned long long>(stats.unique_rows), bwd_bytes / bwd.best / 1e9);
+  std::printf(
+      "\nbwd+adagrad f32 dim %u: %.3f ms (median %.3f), %.1f M lookups/s, %llu unique rows, %.2f GB/s of unique rows "
+      "read+written\n",
+      o.dim, bwd.best * 1e3, bwd.median * 1e3, lookups / bwd.best / 1e6,
+      static_cast<unsigned long long>(stats.unique_rows), bwd_bytes / bwd.best / 1e9);
 
   if (!o.json.empty()) {
     std::ostringstream j;
-    j << "{\n  \"schema\": \"shardscope.bench-engine-kernels/1\",\n  \"threads\": " << o.threads
-      << ",\n  \"isa\": \"" << sp::kernelIsaName(isa) << "\",\n  \"bags\": " << o.bags << ",\n  \"pooling\": " << o.pooling
+    j << "{\n  \"schema\": \"shardscope.bench-engine-kernels/1\",\n  \"threads\": " << o.threads << ",\n  \"isa\": \""
+      << sp::kernelIsaName(isa) << "\",\n  \"bags\": " << o.bags << ",\n  \"pooling\": " << o.pooling
       << ",\n  \"reps\": " << o.reps << ",\n  \"copy_gbps\": " << copy_gbps << ",\n  \"forward\": [";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
-      j << (i == 0 ? "\n" : ",\n") << "    {\"name\": \"" << r.name << "\", \"dim\": " << r.dim << ", \"rows\": " << r.rows
-        << ", \"table_gb\": " << r.table_gb << ", \"ms\": " << r.ms << ", \"gbps\": " << r.gbps
-        << ", \"median_gbps\": " << r.median_gbps << ", \"plain_gather_gbps\": " << r.plain_gbps
-        << ", \"gather_bound_gbps\": " << r.bound_gbps
+      j << (i == 0 ? "\n" : ",\n") << "    {\"name\": \"" << r.name << "\", \"dim\": " << r.dim
+        << ", \"rows\": " << r.rows << ", \"table_gb\": " << r.table_gb << ", \"ms\": " << r.ms
+        << ", \"gbps\": " << r.gbps << ", \"median_gbps\": " << r.median_gbps
+        << ", \"plain_gather_gbps\": " << r.plain_gbps << ", \"gather_bound_gbps\": " << r.bound_gbps
         << ", \"pct_of_gather\": " << r.pct << "}";
     }
     j << "\n  ],\n  \"backward\": {\"dim\": " << o.dim << ", \"ms\": " << bwd.best * 1e3

@@ -64,14 +64,21 @@ Options parse(int argc, char** argv) {
       if (v.empty() || *end != '\0' || n == 0) die(a + " expects a positive integer, got \"" + v + "\"");
       return n;
     };
-    if (a == "--rounds") o.rounds = static_cast<int>(number());
-    else if (a == "--steps") o.steps = static_cast<std::uint32_t>(number());
-    else if (a == "--batch") o.batch = static_cast<std::uint32_t>(number());
-    else if (a == "--max-rows") o.max_rows = number();
-    else if (a == "--threads") o.threads = static_cast<unsigned>(number());
-    else if (a == "--json") o.json = value();
+    if (a == "--rounds")
+      o.rounds = static_cast<int>(number());
+    else if (a == "--steps")
+      o.steps = static_cast<std::uint32_t>(number());
+    else if (a == "--batch")
+      o.batch = static_cast<std::uint32_t>(number());
+    else if (a == "--max-rows")
+      o.max_rows = number();
+    else if (a == "--threads")
+      o.threads = static_cast<unsigned>(number());
+    else if (a == "--json")
+      o.json = value();
     else if (a == "--help" || a == "-h") {
-      std::printf("bench_engine_trace [--rounds N] [--steps S] [--batch B] [--max-rows R] [--threads T] [--json FILE]\n");
+      std::printf(
+          "bench_engine_trace [--rounds N] [--steps S] [--batch B] [--max-rows R] [--threads T] [--json FILE]\n");
       std::exit(0);
     } else {
       die("unknown argument " + a);
@@ -107,7 +114,8 @@ Sample measure(const core::ModelSpec& model, const core::ClusterSpec& cluster, c
     for (const auto& t : plan.tables)
       for (const auto& sh : t.shards) shards += sh.group_rank == g ? 1 : 0;
   }
-  span_rows = spans ? o.steps * (2 * plan.sharding_group_size + 2 * shards) : 0;  // step + input per rank, fwd + bwd per shard
+  span_rows =
+      spans ? o.steps * (2 * plan.sharding_group_size + 2 * shards) : 0;  // step + input per rank, fwd + bwd per shard
   return s;
 }
 
@@ -203,7 +211,8 @@ int main(int argc, char** argv) {
   std::printf("\n%-12s %10s %10s %10s %10s\n", "", "step ms", "median", "sd", "emb ms");
   std::printf("%-12s %10.2f %10.2f %10.2f %10.2f\n", "tracing on", mean(on), median(on), stddev(on), mean(on_emb));
   std::printf("%-12s %10.2f %10.2f %10.2f %10.2f\n", "tracing off", mean(off), median(off), stddev(off), mean(off_emb));
-  std::printf("overhead of the means %.2f%%, median of the round pairs %.2f%% (bar < 3%%)\n", overhead, overhead_median);
+  std::printf("overhead of the means %.2f%%, median of the round pairs %.2f%% (bar < 3%%)\n", overhead,
+              overhead_median);
   std::printf("recording alone: %.1f ns per span x %.0f spans per rank-step = %.5f%% of a step\n", span_ns,
               spans_per_rank_step, direct_pct);
 

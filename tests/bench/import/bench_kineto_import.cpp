@@ -32,9 +32,7 @@ using namespace shardscope;
 
 namespace {
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 long peakRssMb() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -71,31 +69,50 @@ std::uint64_t writeTrace(const std::string& path, std::uint64_t target_bytes) {
   for (long step = 0; n < target_bytes; ++step) {
     const double step_start = t;
     const double step_len = 2000.0 * 500 / 100;
-    int len = std::snprintf(buf, sizeof buf,
-                            R"J(%s{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%ld", "pid": 77, "tid": 77, "ts": %.3f, "dur": %.3f, "args": {"External id": 0}})J",
-                            first ? "" : ",\n", step, step_start, step_len);
+    int len =
+        std::snprintf(buf, sizeof buf,
+                      R"J(%s{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%ld", "pid": 77, "tid": 77, )J"
+                      R"J("ts": %.3f, "dur": %.3f, "args": {"External id": 0}})J",
+                      first ? "" : ",\n", step, step_start, step_len);
     first = false;
     put(buf, static_cast<std::size_t>(len));
     for (int i = 0; i < 500 && n < target_bytes; ++i) {
       t += 2.0;
       ++corr;
-      len = std::snprintf(buf, sizeof buf,
-                          ",\n"
-                          R"J({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 77, "tid": 77, "ts": %.3f, "dur": 1.250, "args": {"External id": %ld, "Sequence number": %ld, "Fwd thread id": 0, "Record function id": 0}})J"
-                          ",\n"
-                          R"J({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 77, "tid": 77, "ts": %.3f, "dur": 0.500, "args": {"External id": %ld, "cbid": 211, "correlation": %ld}})J",
-                          t, corr, corr, t + 0.2, corr, corr);
+      len =
+          std::snprintf(buf, sizeof buf,
+                        ",\n"
+                        R"J({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 77, "tid": 77, "ts": %.3f, )J"
+                        R"J("dur": 1.250, "args": {"External id": %ld, "Sequence number": %ld, "Fwd thread id": 0, )J"
+                        R"J("Record function id": 0}})J"
+                        ",\n"
+                        R"J({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 77, "tid": 77, )J"
+                        R"J("ts": %.3f, "dur": 0.500, "args": {"External id": %ld, "cbid": 211, "correlation": %ld}})J",
+                        t, corr, corr, t + 0.2, corr, corr);
       put(buf, static_cast<std::size_t>(len));
       if (i % 50 == 7) {
-        len = std::snprintf(buf, sizeof buf,
-                            ",\n"
-                            R"J({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 7, "ts": %.3f, "dur": 3.000, "args": {"External id": %ld, "device": 0, "stream": 7, "correlation": %ld, "registers per thread": 96, "grid": [8, 1, 1], "block": [640, 1, 1], "Collective name": "all_to_allv", "In msg nelems": 262144, "Out msg nelems": 262144, "Group size": 8, "dtype": "Float", "In split size": "[]", "Out split size": "[]", "Process Group Name": "0", "Process Group Description": "default_pg", "Process Group Ranks": "[0, 1, 2, 3, 4, 5, 6, 7]"}})J",
-                            t + 5.0, corr, corr);
+        len = std::snprintf(
+            buf, sizeof buf,
+            ",\n"
+            R"J({"ph": "X", "cat": "kernel", )J"
+            R"J("name": "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 7, )J"
+            R"J("ts": %.3f, "dur": 3.000, "args": {"External id": %ld, "device": 0, "stream": 7, )J"
+            R"J("correlation": %ld, "registers per thread": 96, "grid": [8, 1, 1], "block": [640, 1, 1], )J"
+            R"J("Collective name": "all_to_allv", "In msg nelems": 262144, "Out msg nelems": 262144, )J"
+            R"J("Group size": 8, "dtype": "Float", "In split size": "[]", "Out split size": "[]", )J"
+            R"J("Process Group Name": "0", "Process Group Description": "default_pg", )J"
+            R"J("Process Group Ranks": "[0, 1, 2, 3, 4, 5, 6, 7]"}})J",
+            t + 5.0, corr, corr);
       } else {
-        len = std::snprintf(buf, sizeof buf,
-                            ",\n"
-                            R"J({"ph": "X", "cat": "kernel", "name": "%s", "pid": 0, "tid": 7, "ts": %.3f, "dur": 1.500, "args": {"External id": %ld, "queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": %ld, "registers per thread": 40, "shared memory": 0, "blocks per SM": 4.5, "warps per SM": 18.0, "grid": [528, 1, 1], "block": [128, 1, 1], "est. achieved occupancy %%": 100}})J",
-                            kKernels[i % 6], t + 5.0, corr, corr);
+        len = std::snprintf(
+            buf, sizeof buf,
+            ",\n"
+            R"J({"ph": "X", "cat": "kernel", "name": "%s", "pid": 0, "tid": 7, "ts": %.3f, "dur": 1.500, )J"
+            R"J("args": {"External id": %ld, "queued": 0, "device": 0, "context": 1, "stream": 7, )J"
+            R"J("correlation": %ld, "registers per thread": 40, "shared memory": 0, "blocks per SM": 4.5, )J"
+            R"J("warps per SM": 18.0, "grid": [528, 1, 1], "block": [128, 1, 1], )J"
+            R"J("est. achieved occupancy %%": 100}})J",
+            kKernels[i % 6], t + 5.0, corr, corr);
       }
       put(buf, static_cast<std::size_t>(len));
     }
@@ -159,10 +176,14 @@ int main(int argc, char** argv) {
   bool store = true, keep = false, count = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--mb" && i + 1 < argc) mb = std::stoull(argv[++i]);
-    else if (a == "--no-store") store = false;
-    else if (a == "--keep") keep = true;
-    else if (a == "--store-only") count = false;
+    if (a == "--mb" && i + 1 < argc)
+      mb = std::stoull(argv[++i]);
+    else if (a == "--no-store")
+      store = false;
+    else if (a == "--keep")
+      keep = true;
+    else if (a == "--store-only")
+      count = false;
     else {
       std::cerr << "usage: bench_kineto_import [--mb N] [--no-store | --store-only] [--keep]\n";
       return 2;
@@ -180,18 +201,18 @@ int main(int argc, char** argv) {
   double parse_mbs = 0, store_mbs = 0, scanner_mbs = 0, nlohmann_mbs = 0;
   long parse_rss = 0, store_rss = 0;
   if (count) {
-  CountingSink counting;
-  t0 = now();
-  auto parsed = profiler::importKineto(trace, counting);
-  dt = now() - t0;
-  if (!parsed) {
-    std::fprintf(stderr, "%s\n", parsed.error().message.c_str());
-    return 1;
-  }
-  parse_mbs = mbytes / dt;
-  parse_rss = peakRssMb();
-  std::printf("importKineto -> counting sink: %.1f MB/s (%.2f s, %llu events), peak RSS %ld MB\n", parse_mbs, dt,
-              static_cast<unsigned long long>(counting.events), parse_rss);
+    CountingSink counting;
+    t0 = now();
+    auto parsed = profiler::importKineto(trace, counting);
+    dt = now() - t0;
+    if (!parsed) {
+      std::fprintf(stderr, "%s\n", parsed.error().message.c_str());
+      return 1;
+    }
+    parse_mbs = mbytes / dt;
+    parse_rss = peakRssMb();
+    std::printf("importKineto -> counting sink: %.1f MB/s (%.2f s, %llu events), peak RSS %ld MB\n", parse_mbs, dt,
+                static_cast<unsigned long long>(counting.events), parse_rss);
   }
 
   if (store) {

@@ -53,9 +53,15 @@ struct Tally {
   int n = 0;
   void add(double ours, double theirs) {
     switch (compare(ours, theirs)) {
-      case Verdict::Win: ++win; break;
-      case Verdict::Tie: ++tie; break;
-      case Verdict::Loss: ++loss; break;
+      case Verdict::Win:
+        ++win;
+        break;
+      case Verdict::Tie:
+        ++tie;
+        break;
+      case Verdict::Loss:
+        ++loss;
+        break;
     }
     if (ours > 0 && theirs > 0) {
       log_ratio_sum += std::log(ours / theirs);
@@ -118,12 +124,13 @@ int main(int argc, char** argv) {
   int fitting = 0;
   const core::Constraints constraints;
 
-  std::printf("bench_planner_quality: %zu instance(s)%s, %s objective, plans for %s; baselines run on the optimized "
-              "sweep's best grid\n\n",
-              ids.size(), quick ? " (--quick)" : "", base.balance_replica_sync ? "step-time" : "compute-balance",
-              core::toString(base.planner.target));
-  std::printf("%3s %5s %5s %5s %-10s %-4s %8s | %-18s %12s %-4s | %12s | %-4s %7s\n", "i", "T", "N", "M", "layout", "fits",
-              "gap", "best baseline", "its max load", "fits", "ours", "vs", "time");
+  std::printf(
+      "bench_planner_quality: %zu instance(s)%s, %s objective, plans for %s; baselines run on the optimized "
+      "sweep's best grid\n\n",
+      ids.size(), quick ? " (--quick)" : "", base.balance_replica_sync ? "step-time" : "compute-balance",
+      core::toString(base.planner.target));
+  std::printf("%3s %5s %5s %5s %-10s %-4s %8s | %-18s %12s %-4s | %12s | %-4s %7s\n", "i", "T", "N", "M", "layout",
+              "fits", "gap", "best baseline", "its max load", "fits", "ours", "vs", "time");
   std::printf("%s\n", std::string(124, '-').c_str());
   const auto suite_start = Clock::now();
   for (const std::uint32_t i : ids) {
@@ -172,7 +179,8 @@ int main(int argc, char** argv) {
   std::printf("gap to the lower bound (max_load / lower_bound - 1), %zu instances:\n", gaps.size());
   std::printf("  min %.3f%%  p25 %.3f%%  median %.3f%%  p75 %.3f%%  p90 %.3f%%  max %.3f%%\n",
               100.0 * bench::quantile(gaps, 0), 100.0 * bench::quantile(gaps, 0.25), 100.0 * bench::quantile(gaps, 0.5),
-              100.0 * bench::quantile(gaps, 0.75), 100.0 * bench::quantile(gaps, 0.9), 100.0 * bench::quantile(gaps, 1));
+              100.0 * bench::quantile(gaps, 0.75), 100.0 * bench::quantile(gaps, 0.9),
+              100.0 * bench::quantile(gaps, 1));
 
   std::printf("\nmax load, optimized vs each baseline on the same grid (win = ours lower by > 1e-9 relative):\n");
   std::printf("  %-22s %5s %5s %5s  %s\n", "baseline", "win", "tie", "loss", "geomean ours/theirs");
@@ -192,8 +200,10 @@ int main(int argc, char** argv) {
   (loss_ok ? passed : failed) += 1;
   std::printf("\nsuite time: %.2f s (%zu instances, sweep + %zu baselines each)\n", suite_ms / 1000.0, gaps.size(),
               baselines.size());
-  std::printf("bar: median gap <= 2%%                           %8.3f%%    %s\n", 100.0 * med, gap_ok ? "PASS" : "FAIL");
-  std::printf("bar: no loss vs the best baseline per instance  %3d loss(es) %s\n", vs_best.loss, loss_ok ? "PASS" : "FAIL");
+  std::printf("bar: median gap <= 2%%                           %8.3f%%    %s\n", 100.0 * med,
+              gap_ok ? "PASS" : "FAIL");
+  std::printf("bar: no loss vs the best baseline per instance  %3d loss(es) %s\n", vs_best.loss,
+              loss_ok ? "PASS" : "FAIL");
   std::printf("bars: %d passed, %d failed\n", passed, failed);
   return 0;
 }

@@ -130,9 +130,9 @@ int main(int argc, char** argv) {
     const bool ok = med < r.bar_ms;
     (ok ? passed : failed) += 1;
     std::printf("%-20s %6zu %5u %5zu | %8.2fms %8.2fms | %8.3fms %8.3fms | %7.1fx | <%6.0fms %-6s | %.3f ms (%s)\n",
-                r.name.c_str(), r.tables, r.gpus, r.opt.grids, bench::minimum(r.opt.ms), med, bench::minimum(r.greedy.ms),
-                gmed, gmed > 0 ? med / gmed : 0.0, r.bar_ms, ok ? "PASS" : "FAIL", r.opt.best_step_ms,
-                r.opt.best_fits ? "fits" : "does not fit");
+                r.name.c_str(), r.tables, r.gpus, r.opt.grids, bench::minimum(r.opt.ms), med,
+                bench::minimum(r.greedy.ms), gmed, gmed > 0 ? med / gmed : 0.0, r.bar_ms, ok ? "PASS" : "FAIL",
+                r.opt.best_step_ms, r.opt.best_fits ? "fits" : "does not fit");
   }
   std::printf("\nbars are judged on the median of the optimized sweep.\n");
   for (const Row& r : rows) {

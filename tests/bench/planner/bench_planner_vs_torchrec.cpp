@@ -14,8 +14,9 @@
 int main(int argc, char** argv) {
   using namespace shardscope;
   const std::string dir = argc > 1 ? argv[1] : std::string(SHARDSCOPE_TEST_DATA_DIR) + "/torchrec/planner";
-  std::printf("| case | M x R | TorchRec topology | TorchRec's plan (ms/step) | ours (ms/step) | ours / TorchRec | "
-              "ours fits | TorchRec planning | our grid planning |\n");
+  std::printf(
+      "| case | M x R | TorchRec topology | TorchRec's plan (ms/step) | ours (ms/step) | ours / TorchRec | "
+      "ours fits | TorchRec planning | our grid planning |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
   double log_sum = 0;
   int n = 0, losses = 0;

@@ -36,9 +36,7 @@ struct Options {
 };
 
 using Clock = std::chrono::steady_clock;
-double secondsSince(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 [[noreturn]] void die(const std::string& msg) {
   std::fprintf(stderr, "bench_store: %s\n", msg.c_str());
@@ -62,8 +60,7 @@ void removeStore(const fs::path& p) {
 // Spans as an emulator emits them: round-robin over ranks, each rank's
 // spans in time order on 4 streams, a few long step-level spans.
 std::vector<st::Span> makeSpans(const Options& o, const std::vector<st::StringId>& names,
-                                const std::vector<st::StringId>& kinds,
-                                const std::vector<st::StringId>& tables) {
+                                const std::vector<st::StringId>& kinds, const std::vector<st::StringId>& tables) {
   std::vector<st::Span> spans;
   spans.reserve(static_cast<std::size_t>(o.spans));
   std::mt19937_64 rng(42);
@@ -133,16 +130,14 @@ double rawInsert(const Options& o, const fs::path& path, const std::vector<st::S
   }
   execRaw(db, ddl.c_str());
   sqlite3_stmt* ins = nullptr;
-  sqlite3_prepare_v2(db,
-                     "INSERT INTO spans VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)", -1,
-                     &ins, nullptr);
+  sqlite3_prepare_v2(db, "INSERT INTO spans VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)", -1, &ins,
+                     nullptr);
   std::vector<st::Span> batch;
   const auto t0 = Clock::now();
   std::int64_t seq = 0;
   for (std::size_t begin = 0; begin < input.size(); begin += o.batch) {
     const std::size_t end = std::min(input.size(), begin + o.batch);
-    batch.assign(input.begin() + static_cast<std::ptrdiff_t>(begin),
-                 input.begin() + static_cast<std::ptrdiff_t>(end));
+    batch.assign(input.begin() + static_cast<std::ptrdiff_t>(begin), input.begin() + static_cast<std::ptrdiff_t>(end));
     if (layout == Layout::ClusteredSorted) {
       std::sort(batch.begin(), batch.end(), [](const st::Span& a, const st::Span& b) {
         return a.rank != b.rank ? a.rank < b.rank : a.start_ns < b.start_ns;
@@ -232,8 +227,8 @@ int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   const fs::path storePath = o.dir / "bench_store_writer.db";
   const fs::path rawPath = o.dir / "bench_store_raw.db";
-  std::printf("bench_store: %lld spans, %d ranks, batch %zu, dir %s, SQLite %s\n",
-              static_cast<long long>(o.spans), o.ranks, o.batch, o.dir.c_str(), sqlite3_libversion());
+  std::printf("bench_store: %lld spans, %d ranks, batch %zu, dir %s, SQLite %s\n", static_cast<long long>(o.spans),
+              o.ranks, o.batch, o.dir.c_str(), sqlite3_libversion());
 
   // Strings are interned up front so the row array holds integers only and
   // both the writer and the raw loop insert exactly the same rows.
@@ -297,8 +292,7 @@ int main(int argc, char** argv) {
 
   const double writerRate = n / writerSecs;
   const double ratio = rawSecs / writerSecs;
-  std::printf("\nwriter: %.0f spans/s (bar >= 1,000,000): %s\n", writerRate,
-              writerRate >= 1e6 ? "PASS" : "FAIL");
+  std::printf("\nwriter: %.0f spans/s (bar >= 1,000,000): %s\n", writerRate, writerRate >= 1e6 ? "PASS" : "FAIL");
   std::printf("writer / raw unindexed: %.0f%% (bar >= 50%%): %s\n", ratio * 100, ratio >= 0.5 ? "PASS" : "FAIL");
 
   // Window queries: 8 consecutive ranks, a window of 1/100 of the run.
@@ -338,8 +332,8 @@ int main(int argc, char** argv) {
   const Percentiles p = percentiles(ms);
   std::printf("\nwindow query, 8 ranks x 1/100 of the run (%lld ns), %d queries, %.0f spans each on average\n",
               static_cast<long long>(width), o.queries, returned / o.queries);
-  std::printf("  first %.2f ms   min %.2f ms   median %.2f ms   p95 %.2f ms   max %.2f ms\n", ms.front(),
-              p.min, p.median, p.p95, p.max);
+  std::printf("  first %.2f ms   min %.2f ms   median %.2f ms   p95 %.2f ms   max %.2f ms\n", ms.front(), p.min,
+              p.median, p.p95, p.max);
   std::printf("window query max %.2f ms (bar < 50 ms): %s\n", p.max, p.max < 50 ? "PASS" : "FAIL");
 
   if (o.keep) {

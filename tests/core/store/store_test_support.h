@@ -61,8 +61,8 @@ struct SampleRun {
   std::vector<st::Span> spans;
 };
 
-inline SampleRun writeSampleRun(const std::filesystem::path& path, int ranks, int perRank,
-                                bool finish = true, std::string label = "sample") {
+inline SampleRun writeSampleRun(const std::filesystem::path& path, int ranks, int perRank, bool finish = true,
+                                std::string label = "sample") {
   SampleRun out;
   st::RunHeader header;
   header.kind = st::RunKind::Emulate;
@@ -105,8 +105,7 @@ inline SampleRun writeSampleRun(const std::filesystem::path& path, int ranks, in
   return out;
 }
 
-inline st::TraceStore openOrDie(const std::filesystem::path& path,
-                                st::OpenMode mode = st::OpenMode::ReadOnly) {
+inline st::TraceStore openOrDie(const std::filesystem::path& path, st::OpenMode mode = st::OpenMode::ReadOnly) {
   auto store = st::openStore(path, mode);
   if (!store) {
     qFatal("%s", store.error().message.c_str());

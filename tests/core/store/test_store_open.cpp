@@ -46,8 +46,7 @@ class TestStoreOpen : public QObject {
     };
     QCOMPARE(queryInt("PRAGMA application_id"), std::int64_t{st::kApplicationId});
     QCOMPARE(queryInt("PRAGMA user_version"), std::int64_t{st::kSchemaVersion});
-    QCOMPARE(queryInt("SELECT value FROM meta WHERE key = 'schema_version'"),
-             std::int64_t{st::kSchemaVersion});
+    QCOMPARE(queryInt("SELECT value FROM meta WHERE key = 'schema_version'"), std::int64_t{st::kSchemaVersion});
     sqlite3_close(db);
   }
 
@@ -56,8 +55,9 @@ class TestStoreOpen : public QObject {
   void schemaOneStoreIsReadAndMigratedOnWrite() {
     const auto path = pathIn(dir_, "v1.db");
     const auto sample = writeSampleRun(path, 2, 5);
-    rawExec(path, "ALTER TABLE runs DROP COLUMN config_json; PRAGMA user_version = 1; "
-                  "UPDATE meta SET value = '1' WHERE key = 'schema_version';");
+    rawExec(path,
+            "ALTER TABLE runs DROP COLUMN config_json; PRAGMA user_version = 1; "
+            "UPDATE meta SET value = '1' WHERE key = 'schema_version';");
     {
       auto ro = st::openStore(path, st::OpenMode::ReadOnly);
       QVERIFY2(ro.ok(), ro.ok() ? "" : ro.error().message.c_str());
@@ -104,8 +104,7 @@ class TestStoreOpen : public QObject {
 
   void textFileIsNotAStore() {
     const auto path = pathIn(dir_, "notes.txt");
-    writeAll(path, QByteArray("model: dlrm\nthis is a plain text file, long enough to hold a header.\n")
-                       .repeated(4));
+    writeAll(path, QByteArray("model: dlrm\nthis is a plain text file, long enough to hold a header.\n").repeated(4));
     auto store = st::openStore(path, st::OpenMode::ReadWrite);
     QVERIFY(!store.ok());
     expectError(path, store.error().message, {"not a ShardScope trace store", "not an SQLite"});
@@ -127,14 +126,15 @@ class TestStoreOpen : public QObject {
     auto store = st::openStore(path, st::OpenMode::ReadOnly);
     QVERIFY(!store.ok());
     expectError(path, store.error().message,
-                {"newer ShardScope", "schema 99", ("this build reads schema <= " + std::to_string(st::kSchemaVersion)).c_str()});
+                {"newer ShardScope", "schema 99",
+                 ("this build reads schema <= " + std::to_string(st::kSchemaVersion)).c_str()});
     QVERIFY(!st::inspectStore(path).ok());
   }
 
   void schemaZeroWithOurApplicationIdIsRefused() {
     const auto path = pathIn(dir_, "zero.db");
-    const std::string sql = "PRAGMA application_id = " + std::to_string(st::kApplicationId) +
-                            "; CREATE TABLE meta(key TEXT, value TEXT);";
+    const std::string sql =
+        "PRAGMA application_id = " + std::to_string(st::kApplicationId) + "; CREATE TABLE meta(key TEXT, value TEXT);";
     rawExec(path, sql.c_str());
     auto store = st::openStore(path, st::OpenMode::ReadOnly);
     QVERIFY(!store.ok());

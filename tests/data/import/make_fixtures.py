@@ -45,7 +45,8 @@ def rank_trace(rank, t0, fwd, bwd, ids_dur, base, cpu_step_cat, dist_last, world
         launch_kernel("ampere_sgemm_128x64_tn", T + 40, T + 4000, 500)
         launch_kernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", T + 5000, T + 6000, 300,
                       **nccl("all_to_all", 4096, "Float"))
-        launch_kernel("void fbgemm_gpu::split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_warp_per_row_1<float>(...)",
+        launch_kernel("void fbgemm_gpu::split_embedding_backward_codegen_rowwise_adagrad_unweighted_"
+                      "kernel_warp_per_row_1<float>(...)",
                       T + 5100, T + 7000, bwd)
         launch_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", T + 9000,
                       T + 10100, 400, **nccl("allreduce", 1000000, "Float"))

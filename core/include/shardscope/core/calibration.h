@@ -22,14 +22,14 @@ struct FittedCoefficient {
 
 struct FitQuality {
   std::uint64_t samples = 0;
-  double mape = 0.0;            // mean absolute percentage error on the fit set
-  double holdout_mape = -1.0;   // < 0 when no held-out check was run
+  double mape = 0.0;           // mean absolute percentage error on the fit set
+  double holdout_mape = -1.0;  // < 0 when no held-out check was run
   bool operator==(const FitQuality&) const = default;
 };
 
 struct Calibration {
-  std::string source;   // what was measured: run id, trace files, machine
-  std::string created;  // ISO 8601 UTC
+  std::string source;                                     // what was measured: run id, trace files, machine
+  std::string created;                                    // ISO 8601 UTC
   std::map<std::string, FittedCoefficient> coefficients;  // names from knownCalibrationCoefficients()
   std::vector<CollectiveCurve> collectives;
   FitQuality fit;

@@ -15,9 +15,9 @@ namespace shardscope::core {
 
 struct TableConstraint {
   std::string table;
-  std::vector<std::uint32_t> pin_ranks;     // group ranks the table's shards must live on (empty: free)
-  std::optional<ShardingType> force;        // the only sharding type allowed
-  std::vector<ShardingType> forbid;         // types not allowed
+  std::vector<std::uint32_t> pin_ranks;  // group ranks the table's shards must live on (empty: free)
+  std::optional<ShardingType> force;     // the only sharding type allowed
+  std::vector<ShardingType> forbid;      // types not allowed
   bool operator==(const TableConstraint&) const = default;
 };
 

@@ -38,10 +38,10 @@ enum class AccessKind {
 
 struct AccessSpec {
   AccessKind kind = AccessKind::Uniform;
-  double alpha = 0.0;            // Zipf
-  double hot_fraction = 0.0;     // HotSet, in (0, 1]
-  double hot_probability = 0.0;  // HotSet, in (0, 1]
-  std::vector<double> histogram; // Histogram, sums to 1 (normalised on load)
+  double alpha = 0.0;             // Zipf
+  double hot_fraction = 0.0;      // HotSet, in (0, 1]
+  double hot_probability = 0.0;   // HotSet, in (0, 1]
+  std::vector<double> histogram;  // Histogram, sums to 1 (normalised on load)
   bool operator==(const AccessSpec&) const = default;
 };
 

@@ -44,7 +44,7 @@ enum class PlanTarget {
 struct Shard {
   std::uint32_t group_rank = 0;  // 0..M-1 inside a sharding group
   std::uint64_t row_offset = 0;
-  std::uint64_t rows = 0;        // 0 only for an empty row block (TorchRec's trailing blocks)
+  std::uint64_t rows = 0;  // 0 only for an empty row block (TorchRec's trailing blocks)
   std::uint32_t col_offset = 0;
   std::uint32_t cols = 0;
   bool operator==(const Shard&) const = default;
@@ -78,7 +78,7 @@ struct PlanPrediction {
 struct Provenance {
   std::string tool;
   std::optional<std::string> calibration;  // the calibration's source, null when defaults were used
-  std::string created;                      // ISO 8601 UTC
+  std::string created;                     // ISO 8601 UTC
   bool operator==(const Provenance&) const = default;
 };
 

@@ -19,7 +19,7 @@ namespace shardscope::core {
 [[nodiscard]] std::string formatCount(double n);
 [[nodiscard]] std::string describeAccess(const AccessSpec& a);
 
-[[nodiscard]] std::string formatModelSummary(const ModelSpec& m);    // multi-line, with a table of tables
+[[nodiscard]] std::string formatModelSummary(const ModelSpec& m);      // multi-line, with a table of tables
 [[nodiscard]] std::string formatClusterSummary(const ClusterSpec& c);  // multi-line
 
 }  // namespace shardscope::core

@@ -36,15 +36,15 @@ struct CostConstants {
   double intra_node_latency_us = 0;
   double inter_node_bandwidth_gbps = 0;
   double inter_node_latency_us = 0;
-  double dense_efficiency = 0.5;        // achieved share of peak dense TFLOP/s
-  double hbm_reserve_fraction = 0.15;   // TorchRec keeps 15% of HBM free
-  std::uint32_t sync_interval = 1;      // replica weight sync every k steps (TorchRec default 1)
+  double dense_efficiency = 0.5;       // achieved share of peak dense TFLOP/s
+  double hbm_reserve_fraction = 0.15;  // TorchRec keeps 15% of HBM free
+  std::uint32_t sync_interval = 1;     // replica weight sync every k steps (TorchRec default 1)
   // Count each shard's share of the replica sync in the load the partitioner
   // balances (the step-time objective, the default; it changes nothing with one
   // replica). Off: load = compute + all-to-all only.
   bool balance_replica_sync = true;
-  int index_bytes = 8;                  // int64 ids
-  int output_bytes = 4;                 // fp32 pooled embeddings and their gradients
+  int index_bytes = 8;   // int64 ids
+  int output_bytes = 4;  // fp32 pooled embeddings and their gradients
 
   // Cluster values, overridden by any coefficient the calibration carries.
   static CostConstants from(const core::ClusterSpec& cluster, const core::Calibration* calibration);
@@ -54,29 +54,29 @@ struct CostConstants {
 // table) on the rank that holds it, for one training step.
 struct ShardCost {
   double fwd_ms = 0;
-  double bwd_ms = 0;        // backward + fused optimizer update
-  double comm_ms = 0;       // all-to-all bytes this shard makes its rank serve (ids in, pooled out, grads in)
-  double ids = 0;           // ids it looks up per step
-  double unique_rows = 0;   // distinct rows it touches per step
+  double bwd_ms = 0;               // backward + fused optimizer update
+  double comm_ms = 0;              // all-to-all bytes this shard makes its rank serve (ids in, pooled out, grads in)
+  double ids = 0;                  // ids it looks up per step
+  double unique_rows = 0;          // distinct rows it touches per step
   std::uint64_t memory_bytes = 0;  // weights + optimizer state
   std::uint64_t buffer_bytes = 0;  // all-to-all buffers for what it serves (ids in, pooled outputs out)
-  double sync_ms = 0;       // its replica-sync share (bandwidth part, amortised), when balance_replica_sync
+  double sync_ms = 0;              // its replica-sync share (bandwidth part, amortised), when balance_replica_sync
   // What the partitioner balances: everything this shard adds to its rank's step.
   [[nodiscard]] double load() const { return fwd_ms + bwd_ms + comm_ms + sync_ms; }
 };
 
 // Costs every rank pays regardless of placement.
 struct GridCosts {
-  double a2a_latency_ms = 0;     // three all-to-alls (ids, pooled fwd, grads bwd): latency part
-  double a2a_own_ms = 0;         // bytes a rank sends/receives for its own samples
+  double a2a_latency_ms = 0;  // three all-to-alls (ids, pooled fwd, grads bwd): latency part
+  double a2a_own_ms = 0;      // bytes a rank sends/receives for its own samples
   double dense_compute_ms = 0;
   double dense_allreduce_ms = 0;
   double seconds_per_byte_group = 0;    // effective all-to-all time per byte inside a sharding group
   double seconds_per_byte_replica = 0;  // ring all-reduce time per byte across replicas
   double replica_latency_ms = 0;
-  std::uint64_t buffer_bytes = 0;       // all-to-all and KJT buffers every rank needs for its own samples
+  std::uint64_t buffer_bytes = 0;  // all-to-all and KJT buffers every rank needs for its own samples
   std::uint64_t dense_reserve_bytes = 0;
-  std::uint64_t hbm_capacity_bytes = 0; // usable per rank: HBM x (1 - reserve) - dense reserve - buffers
+  std::uint64_t hbm_capacity_bytes = 0;  // usable per rank: HBM x (1 - reserve) - dense reserve - buffers
 };
 
 // Weights + optimizer state of `rows` x `cols` of a table: what a shard keeps in HBM
@@ -97,8 +97,8 @@ class CostModel {
 
   // A model-parallel shard: serves the ids of all M x B samples of its group
   // that fall in its rows.
-  [[nodiscard]] ShardCost shardCost(std::size_t table, std::uint64_t row_offset, std::uint64_t rows,
-                                    std::uint32_t cols, const Grid& grid, const GridCosts& gc) const;
+  [[nodiscard]] ShardCost shardCost(std::size_t table, std::uint64_t row_offset, std::uint64_t rows, std::uint32_t cols,
+                                    const Grid& grid, const GridCosts& gc) const;
   // A data-parallel copy: each rank looks up its own B samples; the table's
   // gradients are all-reduced inside the sharding group.
   [[nodiscard]] ShardCost dataParallelCost(std::size_t table, const Grid& grid, const GridCosts& gc) const;
@@ -111,8 +111,8 @@ class CostModel {
 
  private:
   double bytesMs(double bytes, std::uint32_t cols) const;
-  void addCacheMisses(ShardCost& c, std::size_t table, std::uint64_t row_offset, std::uint64_t rows,
-                      std::uint32_t cols, double draws) const;
+  void addCacheMisses(ShardCost& c, std::size_t table, std::uint64_t row_offset, std::uint64_t rows, std::uint32_t cols,
+                      double draws) const;
 
   core::ModelSpec model_;
   core::ClusterSpec cluster_;

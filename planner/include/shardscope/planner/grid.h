@@ -20,16 +20,16 @@ struct GroupTopology {
 };
 
 struct Grid {
-  std::uint32_t world_size = 0;     // N
+  std::uint32_t world_size = 0;  // N
   std::uint32_t gpus_per_node = 0;
-  std::uint32_t group_size = 0;     // M
-  std::uint32_t replicas = 0;       // R = N / M
+  std::uint32_t group_size = 0;  // M
+  std::uint32_t replicas = 0;    // R = N / M
   core::RankLayout layout = core::RankLayout::Strided;
   // Blocks of this many consecutive group ranks sit on one node
   // (core::nodeGroupSize): where table_row_wise and grid_shard go.
   std::uint32_t node_group_size = 1;
-  core::RankGroups sharding_groups;  // R groups of M ranks
-  core::RankGroups replica_groups;   // M groups of R ranks
+  core::RankGroups sharding_groups;              // R groups of M ranks
+  core::RankGroups replica_groups;               // M groups of R ranks
   std::vector<GroupTopology> sharding_topology;  // per sharding group
   std::vector<GroupTopology> replica_topology;   // per replica group
 

@@ -21,12 +21,14 @@ struct RankResult {
   double fwd_ms = 0;
   double bwd_ms = 0;
   double served_comm_ms = 0;  // all-to-all bytes this rank serves for its shards
-  double load_ms = 0;         // fwd + bwd + served comm (+ replica-sync share with balance_replica_sync): what the partitioner balances
-  double sync_ms = 0;         // replica weight + optimizer sync, amortised
-  std::uint64_t state_bytes = 0;   // embedding weights + optimizer state
+  double load_ms =
+      0;  // fwd + bwd + served comm (+ replica-sync share with balance_replica_sync): what the partitioner balances
+  double sync_ms = 0;                     // replica weight + optimizer sync, amortised
+  std::uint64_t state_bytes = 0;          // embedding weights + optimizer state
   std::uint64_t served_buffer_bytes = 0;  // all-to-all buffers for the shards it serves
-  std::uint64_t memory_bytes = 0;  // state + served buffers + own buffers + dense reserve
-  std::uint64_t capacity_bytes = 0;  // usable for state + served buffers (HBM after reserve, own buffers, dense; user caps)
+  std::uint64_t memory_bytes = 0;         // state + served buffers + own buffers + dense reserve
+  std::uint64_t capacity_bytes =
+      0;  // usable for state + served buffers (HBM after reserve, own buffers, dense; user caps)
   std::uint32_t shards = 0;
 };
 
@@ -42,10 +44,10 @@ struct ImbalanceStats {
 [[nodiscard]] ImbalanceStats imbalanceOf(const std::vector<double>& loads);
 
 struct StepBreakdown {
-  double embedding_ms = 0;     // forward + backward embedding compute on the critical rank
-  double all_to_all_ms = 0;    // the critical rank's all-to-alls (served + own bytes + latency)
-  double replica_sync_ms = 0;  // weight + optimizer all-reduce across replicas (amortised)
-  double dense_ms = 0;         // dense compute + the exposed part of the dense all-reduce
+  double embedding_ms = 0;        // forward + backward embedding compute on the critical rank
+  double all_to_all_ms = 0;       // the critical rank's all-to-alls (served + own bytes + latency)
+  double replica_sync_ms = 0;     // weight + optimizer all-reduce across replicas (amortised)
+  double dense_ms = 0;            // dense compute + the exposed part of the dense all-reduce
   double dense_allreduce_ms = 0;  // full dense all-reduce (partly hidden behind embedding backward)
   double step_ms = 0;
 };
@@ -67,9 +69,9 @@ struct GridResult {
   double gap = 0;             // max_load / lower_bound - 1
   double samples_per_second = 0;
   std::uint32_t critical_rank = 0;
-  std::vector<TableLoad> critical_tables;  // the critical rank's tables, heaviest first
-  bool fits = true;                         // every rank's memory within its capacity
-  std::vector<std::string> problems;        // memory and constraint problems, each naming rank/table and numbers
+  std::vector<TableLoad> critical_tables;    // the critical rank's tables, heaviest first
+  bool fits = true;                          // every rank's memory within its capacity
+  std::vector<std::string> problems;         // memory and constraint problems, each naming rank/table and numbers
   std::vector<std::string> unpriced_tables;  // model tables the placement leaves out (also in problems)
   std::vector<std::string> critical_path;
 

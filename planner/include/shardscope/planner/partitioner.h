@@ -41,10 +41,10 @@ struct PlannerOptions {
   // The trainer the plan is for: TorchRec's rank rules, or ShardScope's
   // engine, which also runs permuted row blocks (core::PlanTarget).
   core::PlanTarget target = core::PlanTarget::TorchRec;
-  std::uint64_t seed = 1;                   // for `random`
+  std::uint64_t seed = 1;                       // for `random`
   std::uint32_t max_improvement_steps = 20000;  // moves/swaps/splits per grid (deterministic cap)
-  double time_budget_ms = 2000;             // wall-clock safety cap on improvement per grid (the step cap normally ends it)
-  bool compare_baselines = true;            // Optimized also starts from the best greedy baseline
+  double time_budget_ms = 2000;   // wall-clock safety cap on improvement per grid (the step cap normally ends it)
+  bool compare_baselines = true;  // Optimized also starts from the best greedy baseline
 };
 
 // Lower bound on the slowest rank's load for this grid (see docs/cost-model.md).

@@ -23,7 +23,6 @@ struct PlanComparison {
 
 // `options.target` is taken from the plan; the rest (algorithm, caps) from `options`.
 [[nodiscard]] PlanComparison compareWithOptimized(const CostModel& model, const core::ShardPlan& plan,
-                                                  const core::Constraints& constraints,
-                                                  PlannerOptions options = {});
+                                                  const core::Constraints& constraints, PlannerOptions options = {});
 
 }  // namespace shardscope::planner

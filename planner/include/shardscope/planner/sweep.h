@@ -18,8 +18,8 @@ namespace shardscope::planner {
 
 struct SweepOptions {
   PlannerOptions planner;
-  std::optional<std::uint32_t> only_group_size;     // --grid M
-  std::optional<core::RankLayout> only_layout;      // --layout
+  std::optional<std::uint32_t> only_group_size;  // --grid M
+  std::optional<core::RankLayout> only_layout;   // --layout
   std::uint32_t sync_interval = 1;
   bool balance_replica_sync = true;  // see CostConstants::balance_replica_sync
 };
@@ -27,7 +27,9 @@ struct SweepOptions {
 struct SweepResult {
   std::vector<GridResult> grids;  // ranked: fitting grids by step time, then the ones that do not fit
   bool cancelled = false;
-  [[nodiscard]] const GridResult* best() const { return grids.empty() || !grids.front().fits ? nullptr : &grids.front(); }
+  [[nodiscard]] const GridResult* best() const {
+    return grids.empty() || !grids.front().fits ? nullptr : &grids.front();
+  }
 };
 
 // The cost model sweep() prices with for these inputs (the same constants,

@@ -28,8 +28,7 @@ class RunWriter {
  public:
   // Creates the store when `path` does not exist; an existing file must be a
   // valid store. Inserts the run with status 'running'.
-  [[nodiscard]] static Result<RunWriter> begin(const std::filesystem::path& path,
-                                               const RunHeader& header,
+  [[nodiscard]] static Result<RunWriter> begin(const std::filesystem::path& path, const RunHeader& header,
                                                WriterOptions options = {});
 
   RunWriter(RunWriter&&) noexcept;

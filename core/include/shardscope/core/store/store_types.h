@@ -61,7 +61,7 @@ struct RunRecord {
   std::string config_json;  // "" for runs of schema-1 stores
   std::string created_at;   // ISO 8601 UTC
   std::string finished_at;  // empty while running or after a crash
-  std::string error;       // reason given to fail()
+  std::string error;        // reason given to fail()
   // A run is whole only when its writer called finish(). A crashed writer
   // leaves status Running forever.
   [[nodiscard]] bool isComplete() const { return status == RunStatus::Complete; }
@@ -88,7 +88,7 @@ struct Span {
   std::int64_t step = -1;        // -1: not inside a training step
   std::int64_t correlation = 0;  // 0: none
   std::int64_t bytes = 0;
-  StringId table = kNoString;    // embedding table touched, if any
+  StringId table = kNoString;  // embedding table touched, if any
   friend bool operator==(const Span&, const Span&) = default;
 };
 

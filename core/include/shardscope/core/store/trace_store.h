@@ -31,8 +31,7 @@ class Database;
 class StringTable {
  public:
   StringTable() = default;
-  explicit StringTable(std::unordered_map<std::int64_t, std::string> strings)
-      : strings_(std::move(strings)) {}
+  explicit StringTable(std::unordered_map<std::int64_t, std::string> strings) : strings_(std::move(strings)) {}
   // "" for kNoString and for ids this table does not hold.
   [[nodiscard]] std::string_view at(StringId id) const;
   [[nodiscard]] std::size_t size() const { return strings_.size(); }
@@ -62,8 +61,8 @@ class TraceStore {
   // Spans of `ranks` that overlap [t0Ns, t1Ns): start_ns < t1Ns and
   // (end_ns > t0Ns, or an instant at start_ns >= t0Ns). Sorted by the order of
   // `ranks`, then by start_ns. Empty `ranks` means every rank of the run.
-  [[nodiscard]] Result<std::vector<Span>> spansInWindow(RunId run, std::span<const int> ranks,
-                                                        std::int64_t t0Ns, std::int64_t t1Ns) const;
+  [[nodiscard]] Result<std::vector<Span>> spansInWindow(RunId run, std::span<const int> ranks, std::int64_t t0Ns,
+                                                        std::int64_t t1Ns) const;
 
   [[nodiscard]] Result<std::vector<StepSummary>> stepSummaries(RunId run) const;
   [[nodiscard]] Result<std::vector<TableStat>> tableStats(RunId run) const;
@@ -92,8 +91,7 @@ class TraceStore {
 
 // Opens (or with OpenMode::Create, creates) a store. Errors name the file:
 // missing, empty, not SQLite, not a ShardScope store, newer schema, corrupt.
-[[nodiscard]] Result<TraceStore> openStore(const std::filesystem::path& path,
-                                           OpenMode mode = OpenMode::ReadOnly);
+[[nodiscard]] Result<TraceStore> openStore(const std::filesystem::path& path, OpenMode mode = OpenMode::ReadOnly);
 
 // Everything `store info` prints, read-only. Span counts come from the
 // per-rank extents the writer maintains, so this is fast on large stores.

@@ -36,19 +36,19 @@ struct ShardSample {
   // access profile, not measured (imported runs: traces do not say which
   // table a kernel served); measured_* are then < 0 / 0.
   bool expected = false;
-  double samples_per_step = 0.0;  // S: samples whose ids the shard served (M x B, or B when data-parallel)
-  double lookups_per_step = 0.0;  // k, measured (table_stats)
+  double samples_per_step = 0.0;      // S: samples whose ids the shard served (M x B, or B when data-parallel)
+  double lookups_per_step = 0.0;      // k, measured (table_stats)
   double unique_rows_per_step = 0.0;  // U, measured
-  double penalty = 1.0;           // dimPenalty(cols)
-  double fwd_bytes = 0.0;         // the cost model's byte counts with the measured k and U
+  double penalty = 1.0;               // dimPenalty(cols)
+  double fwd_bytes = 0.0;             // the cost model's byte counts with the measured k and U
   double bwd_bytes = 0.0;
   double measured_fwd_ms = -1.0;  // per step, from emb_fwd spans; < 0 when the run has no spans
   double measured_bwd_ms = -1.0;
-  double measured_ms = 0.0;       // forward + backward per step (table_stats time)
-  double fitted_fwd_ms = 0.0;     // the fitted constants applied to this sample's features
+  double measured_ms = 0.0;    // forward + backward per step (table_stats time)
+  double fitted_fwd_ms = 0.0;  // the fitted constants applied to this sample's features
   double fitted_bwd_ms = 0.0;
   double fitted_ms = 0.0;
-  double default_fwd_ms = 0.0;    // the default constants (the run's cluster), same features
+  double default_fwd_ms = 0.0;  // the default constants (the run's cluster), same features
   double default_bwd_ms = 0.0;
   double default_ms = 0.0;
   // What the cache term needs: the shard's rows in the table's popularity
@@ -56,10 +56,10 @@ struct ShardSample {
   core::AccessSpec access;
   std::uint64_t table_rows = 0;
   std::uint64_t row_offset = 0;
-  double row_bytes = 0.0;        // cols x dtype bytes
-  double draws = 0.0;            // ids drawn from the whole table per step (S x mean pooling)
-  double miss_ids = 0.0;         // share of k outside the cache-resident rows, at the chosen cache size
-  double miss_unique_rows = 0.0; // share of U outside them
+  double row_bytes = 0.0;         // cols x dtype bytes
+  double draws = 0.0;             // ids drawn from the whole table per step (S x mean pooling)
+  double miss_ids = 0.0;          // share of k outside the cache-resident rows, at the chosen cache size
+  double miss_unique_rows = 0.0;  // share of U outside them
 };
 
 // One fitted measurement: a shard's time on a rank (engine runs, table
@@ -98,21 +98,21 @@ struct FitTerm {
 };
 
 struct CalibrationReport {
-  double cache_bytes = 0.0;  // the cache size the fit chose (0: no cache term fitted better)
+  double cache_bytes = 0.0;       // the cache size the fit chose (0: no cache term fitted better)
   core::Calibration calibration;  // what `calibrate --out` writes
   std::vector<core::store::RunId> fit_runs;
   std::vector<core::store::RunId> holdout_runs;
   std::vector<FitTerm> terms;
-  std::vector<ShardSample> samples;  // fit samples, with fitted values
+  std::vector<ShardSample> samples;   // fit samples, with fitted values
   std::vector<Measurement> measured;  // what was fitted, with fitted values
-  std::size_t measurements = 0;      // rows fitted: fwd and bwd per measurement that has both, one total without
-  double fit_mape = 0.0;             // fraction, over the fitted rows
-  double fit_mape_default = 0.0;     // the same rows priced with the default constants
-  std::vector<RankCheck> fit_ranks;  // the same check on the fit runs
+  std::size_t measurements = 0;       // rows fitted: fwd and bwd per measurement that has both, one total without
+  double fit_mape = 0.0;              // fraction, over the fitted rows
+  double fit_mape_default = 0.0;      // the same rows priced with the default constants
+  std::vector<RankCheck> fit_ranks;   // the same check on the fit runs
   double fit_rank_mape = -1.0;
   double fit_rank_mape_default = -1.0;
   std::vector<RankCheck> holdout;
-  double holdout_mape = -1.0;        // calibrated; fraction; < 0 when no held-out run
+  double holdout_mape = -1.0;  // calibrated; fraction; < 0 when no held-out run
   double holdout_mape_default = -1.0;
   std::vector<std::string> dropped;   // coefficients that came out 0 (not written; the planner keeps its default)
   std::vector<std::string> warnings;  // samples skipped, runs not complete, ...

@@ -58,7 +58,7 @@ struct RunInputs {
 
 // Time one rank spent in one kind of collective, mean per measured step.
 struct CommTime {
-  std::string kind;     // span kind: a2a_ids, a2a_pooled, a2a_grads, dp_allreduce, replica_sync, dense_allreduce
+  std::string kind;  // span kind: a2a_ids, a2a_pooled, a2a_grads, dp_allreduce, replica_sync, dense_allreduce
   double ms = 0.0;
   double wait_ms = 0.0;  // duration - the shortest duration of the same call in its group
 };
@@ -67,24 +67,24 @@ struct RankAnalysis {
   int rank = 0;             // global rank
   int sharding_group = -1;  // from the run's ranks table, else the plan
   int replica_group = -1;
-  int group_rank = -1;      // position inside its sharding group (plan); -1 when unknown
-  std::int64_t steps = 0;   // measured steps this rank has summaries for
+  int group_rank = -1;     // position inside its sharding group (plan); -1 when unknown
+  std::int64_t steps = 0;  // measured steps this rank has summaries for
   // Means per measured step, ms.
   double emb_fwd_ms = 0.0;
   double emb_bwd_ms = 0.0;
   double compute_ms = 0.0;  // emb_fwd + emb_bwd: the rank's embedding load
   double dense_ms = 0.0;
-  double comm_ms = 0.0;     // all collectives (step summaries)
-  double wait_ms = 0.0;     // sum of the waits in `comm` (0 without spans)
+  double comm_ms = 0.0;  // all collectives (step summaries)
+  double wait_ms = 0.0;  // sum of the waits in `comm` (0 without spans)
   double step_ms = 0.0;
   std::vector<CommTime> comm;  // kinds the rank has spans of, in a fixed order
   // From spans, means per measured step (< 0 without spans). Work = spans of
   // device work (kernels, copies, the engine's compute and collectives; not
   // CPU ops, runtime calls, annotations or the step span itself).
-  double busy_ms = -1.0;      // union of the step's work spans
-  double idle_ms = -1.0;      // step - busy (0 when work spills past the step window)
+  double busy_ms = -1.0;        // union of the step's work spans
+  double idle_ms = -1.0;        // step - busy (0 when work spills past the step window)
   double comm_union_ms = -1.0;  // union of the step's collective spans
-  double overlap_ms = -1.0;   // time collectives run while compute runs (union intersection)
+  double overlap_ms = -1.0;     // time collectives run while compute runs (union intersection)
   bool straggler = false;
   double predicted_plan_ms = -1.0;   // plan's predicted.ranks[group_rank].compute_ms; < 0 when unknown
   double predicted_model_ms = -1.0;  // the cost model's, re-priced now; < 0 when unknown
@@ -112,13 +112,13 @@ struct TableAnalysis {
 // Collectives of one op in one message-size bin (powers of two of the
 // NCCL-tests "size": docs/analysis.md#bus-bandwidth).
 struct CollectiveBin {
-  std::string op;            // all_to_all, all_reduce, reduce_scatter, all_gather, send_recv, ...
-  int group_size = 0;        // ranks in the call (peers + 1); bins split by it too
-  double size_lo = 0.0;      // bytes, [lo, hi)
+  std::string op;        // all_to_all, all_reduce, reduce_scatter, all_gather, send_recv, ...
+  int group_size = 0;    // ranks in the call (peers + 1); bins split by it too
+  double size_lo = 0.0;  // bytes, [lo, hi)
   double size_hi = 0.0;
-  std::size_t calls = 0;     // distinct calls (one per group, not per rank)
-  double median_bytes = 0.0;       // size of the median call
-  double median_ms = 0.0;          // duration per rank, median over ranks and calls (includes waiting)
+  std::size_t calls = 0;            // distinct calls (one per group, not per rank)
+  double median_bytes = 0.0;        // size of the median call
+  double median_ms = 0.0;           // duration per rank, median over ranks and calls (includes waiting)
   double median_transfer_ms = 0.0;  // per call the shortest duration in its group, median over calls
   double algbw_gbps = 0.0;          // median over calls of size / transfer time
   double busbw_gbps = 0.0;          // algbw x the op's bus factor (docs/analysis.md)
@@ -141,16 +141,16 @@ struct RunAnalysis {
   std::vector<ComputeImbalance> groups;  // one per sharding group present, by group
   double compute_mean_ms = 0.0;
   double compute_median_ms = 0.0;
-  double compute_stddev_ms = 0.0;  // population standard deviation over measured ranks
+  double compute_stddev_ms = 0.0;       // population standard deviation over measured ranks
   double straggler_threshold_ms = 0.0;  // min(mean + 2 sd, 1.10 x median)
-  std::vector<int> stragglers;           // global ranks above the threshold
-  std::string plan_summary;              // "M=4 R=2 strided", empty without a plan
-  std::string model_constants;           // "default constants" or "calibration <source>"; empty when not re-priced
-  double plan_mape = -1.0;               // fractions; < 0 when not available
+  std::vector<int> stragglers;          // global ranks above the threshold
+  std::string plan_summary;             // "M=4 R=2 strided", empty without a plan
+  std::string model_constants;          // "default constants" or "calibration <source>"; empty when not re-priced
+  double plan_mape = -1.0;              // fractions; < 0 when not available
   double model_mape = -1.0;
   std::vector<TableAnalysis> tables;     // heaviest first
   std::vector<CollectiveBin> bandwidth;  // by op, group size, size
-  std::vector<CappedShard> capped;        // config_json capped
+  std::vector<CappedShard> capped;       // config_json capped
   std::vector<std::string> warnings;
 };
 

@@ -52,9 +52,9 @@ class EmbeddingShard {
   [[nodiscard]] WeightType type() const { return type_; }
   [[nodiscard]] std::size_t rowBytes() const;  // dim x 4 or dim x 2
 
-  [[nodiscard]] float* f32Row(std::uint64_t r);              // type F32
+  [[nodiscard]] float* f32Row(std::uint64_t r);  // type F32
   [[nodiscard]] const float* f32Row(std::uint64_t r) const;
-  [[nodiscard]] std::uint16_t* f16Row(std::uint64_t r);      // type F16 (IEEE binary16 bits)
+  [[nodiscard]] std::uint16_t* f16Row(std::uint64_t r);  // type F16 (IEEE binary16 bits)
   [[nodiscard]] const std::uint16_t* f16Row(std::uint64_t r) const;
   [[nodiscard]] std::span<float> momentum() { return momentum_; }
   [[nodiscard]] std::span<const float> momentum() const { return momentum_; }
@@ -120,10 +120,9 @@ struct BackwardStats {
 // Mean), in order of (bag, position); momentum[r] += mean over columns of g^2;
 // row -= learning_rate x g / (sqrt(momentum[r]) + eps). fp16 rows are updated
 // in fp32 and rounded to nearest even.
-BackwardStats embeddingBackwardAdagrad(EmbeddingShard& shard, const Bags& bags, Pooling pooling,
-                                       const float* grad_out, std::size_t grad_stride,
-                                       const AdagradConfig& config, BackwardWorkspace& workspace,
-                                       ThreadPool* pool = nullptr);
+BackwardStats embeddingBackwardAdagrad(EmbeddingShard& shard, const Bags& bags, Pooling pooling, const float* grad_out,
+                                       std::size_t grad_stride, const AdagradConfig& config,
+                                       BackwardWorkspace& workspace, ThreadPool* pool = nullptr);
 
 // Which code path runs the kernels. Both give bit-identical results; the
 // overloads taking a KernelIsa exist so that tests and benchmarks can compare
@@ -135,9 +134,8 @@ enum class KernelIsa { Portable, Avx2F16c };
 void embeddingForward(KernelIsa isa, const EmbeddingShard& shard, const Bags& bags, Pooling pooling, float* out,
                       std::size_t out_stride, ThreadPool* pool = nullptr);
 BackwardStats embeddingBackwardAdagrad(KernelIsa isa, EmbeddingShard& shard, const Bags& bags, Pooling pooling,
-                                       const float* grad_out, std::size_t grad_stride,
-                                       const AdagradConfig& config, BackwardWorkspace& workspace,
-                                       ThreadPool* pool = nullptr);
+                                       const float* grad_out, std::size_t grad_stride, const AdagradConfig& config,
+                                       BackwardWorkspace& workspace, ThreadPool* pool = nullptr);
 
 // IEEE binary16 conversions (round to nearest even), used by the kernels and their tests.
 [[nodiscard]] float halfToFloat(std::uint16_t h);

@@ -43,13 +43,13 @@ struct EmulateOptions {
   const IdTrace* replay = nullptr;  // replay recorded ids instead of generating them; must outlive the call
   std::string label;                // default "emulate <model> M=<M> R=<R>"
   EmulateProgress progress;
-  const std::atomic<bool>* cancel = nullptr;  // checked before every step
+  const std::atomic<bool>* cancel = nullptr;         // checked before every step
   std::optional<std::uint32_t> batch_size_override;  // samples per GPU; default the model's batch_size_per_gpu
 };
 
 struct EmulateTableResult {
   std::string table;
-  double mean_ms = 0;               // forward + backward per measured step, over the rank's shards of the table
+  double mean_ms = 0;  // forward + backward per measured step, over the rank's shards of the table
   double lookups_per_step = 0;
   double unique_rows_per_step = 0;  // rows the backward pass updated
 };
@@ -60,8 +60,8 @@ struct EmulateRankResult {
   std::uint32_t group_rank = 0;  // rank inside it
   double fwd_ms = 0;             // means per measured step
   double bwd_ms = 0;
-  double step_ms = 0;            // the whole step: input generation and routing, forward, backward
-  std::uint64_t state_bytes = 0; // weights + optimizer state allocated (after capping)
+  double step_ms = 0;                      // the whole step: input generation and routing, forward, backward
+  std::uint64_t state_bytes = 0;           // weights + optimizer state allocated (after capping)
   std::vector<EmulateTableResult> tables;  // in plan order
 };
 

@@ -7,8 +7,8 @@
 
 namespace shardscope::profiler {
 
-[[nodiscard]] std::string hostName();            // "localhost" when unknown
-[[nodiscard]] std::string cpuName();             // /proc/cpuinfo "model name", "unknown" when absent
+[[nodiscard]] std::string hostName();                // "localhost" when unknown
+[[nodiscard]] std::string cpuName();                 // /proc/cpuinfo "model name", "unknown" when absent
 [[nodiscard]] std::uint64_t availableMemoryBytes();  // /proc/meminfo MemAvailable, 0 when unknown
 
 }  // namespace shardscope::profiler

@@ -18,7 +18,7 @@ namespace shardscope::profiler {
 
 // One shard held by a rank.
 struct RankShard {
-  std::size_t table = 0;  // index into ModelSpec::tables
+  std::size_t table = 0;      // index into ModelSpec::tables
   std::size_t placement = 0;  // index into ShardPlan::tables
   core::ShardingType type = core::ShardingType::TableWise;
   core::Shard shard;
@@ -31,8 +31,7 @@ struct RankShard {
 // ones), in plan order; tables matched to the model by name. Errors name the
 // plan table that the model lacks or whose rows/dim differ.
 [[nodiscard]] core::Result<std::vector<RankShard>> shardsOfRank(const core::ModelSpec& model,
-                                                                const core::ShardPlan& plan,
-                                                                std::uint32_t group_rank);
+                                                                const core::ShardPlan& plan, std::uint32_t group_rank);
 
 // Caps physical rows so that weights + optimizer state of `shards` fit in
 // `budget_bytes` (0 = no cap): shards that fit keep all rows, the largest are

@@ -57,10 +57,10 @@ class WorkloadGenerator {
  private:
   struct TableSampler {
     core::TableSpec spec;
-    std::uint64_t key = 0;                    // seed and table index, mixed
-    std::uint64_t hot_rows = 0;               // HotSet: rows [0, hot_rows) are hot
-    std::vector<std::uint64_t> seg_begin;     // Histogram: segment starts (the planner's boundaries), plus rows
-    std::vector<double> seg_cdf;              // Histogram: cumulative share up to segment i's end; last = 1
+    std::uint64_t key = 0;                           // seed and table index, mixed
+    std::uint64_t hot_rows = 0;                      // HotSet: rows [0, hot_rows) are hot
+    std::vector<std::uint64_t> seg_begin;            // Histogram: segment starts (the planner's boundaries), plus rows
+    std::vector<double> seg_cdf;                     // Histogram: cumulative share up to segment i's end; last = 1
     double zipf_h_x1 = 0, zipf_h_n = 0, zipf_s = 0;  // Zipf: rejection-inversion constants
     std::vector<std::uint64_t> replay_offsets;       // Replay: first id of each trace sample, plus end
   };

@@ -17,23 +17,23 @@
 namespace shardscope::profiler {
 
 struct DistributedConfig {
-  std::string model;    // preset name or shardscope.model/1 file
-  std::string cluster;  // preset name or shardscope.cluster/1 file
-  std::string plan;     // shardscope.plan/1 file; empty when grid > 0
-  std::uint32_t grid = 0;  // > 0: plan in-process (planner::sweep) for sharding group size M
-  std::string store;    // trace store file, created when missing
-  std::uint32_t steps = 10;   // measured steps
-  std::uint32_t warmup = 1;   // steps run before measuring, not recorded
+  std::string model;         // preset name or shardscope.model/1 file
+  std::string cluster;       // preset name or shardscope.cluster/1 file
+  std::string plan;          // shardscope.plan/1 file; empty when grid > 0
+  std::uint32_t grid = 0;    // > 0: plan in-process (planner::sweep) for sharding group size M
+  std::string store;         // trace store file, created when missing
+  std::uint32_t steps = 10;  // measured steps
+  std::uint32_t warmup = 1;  // steps run before measuring, not recorded
   std::uint64_t seed = 1;
-  unsigned threads = 0;             // kernel threads per rank; 0: hardware threads / ranks on the node
-  std::uint32_t sync_interval = 1;  // replica weight sync after every K-th measured step
+  unsigned threads = 0;                   // kernel threads per rank; 0: hardware threads / ranks on the node
+  std::uint32_t sync_interval = 1;        // replica weight sync after every K-th measured step
   std::uint64_t memory_budget_bytes = 0;  // per process; 0: 60% of MemAvailable / ranks on the node
-  std::uint32_t batch = 0;          // samples per rank per step; 0: the model's batch_size_per_gpu
+  std::uint32_t batch = 0;                // samples per rank per step; 0: the model's batch_size_per_gpu
   float learning_rate = 0.01f;
-  std::string label;                // default "mpi <model> M=<M> R=<R>"
-  bool progress = false;            // rank 0 prints `progress <done> <total>` after every step
-  bool tracing = true;              // false: step summaries and table stats only (no spans/collectives)
-  std::string summary_json;         // rank 0 writes shardscope.engine-summary/1 here when set
+  std::string label;         // default "mpi <model> M=<M> R=<R>"
+  bool progress = false;     // rank 0 prints `progress <done> <total>` after every step
+  bool tracing = true;       // false: step summaries and table stats only (no spans/collectives)
+  std::string summary_json;  // rank 0 writes shardscope.engine-summary/1 here when set
 };
 
 // A completed run: its id in the store (every rank knows it).
@@ -53,7 +53,7 @@ struct DistributedRun {
 // ranks are blocked in a collective and cannot be told otherwise (the run
 // then stays 'running' in the store until someone marks it failed).
 [[nodiscard]] core::Result<DistributedRun> runDistributed(MPI_Comm world, const DistributedConfig& config,
-                                                const std::atomic<bool>& cancel, std::ostream& out);
+                                                          const std::atomic<bool>& cancel, std::ostream& out);
 
 // First global sample of `world_rank`'s batch in step `step` (warm-up steps
 // count: measured step s is step warmup + s): ((step x N) + rank) x batch.

@@ -28,13 +28,13 @@ struct KinetoOptions {
 
 // What one import saw, for the CLI's summary and warnings.
 struct KinetoStats {
-  std::uint64_t bytes_json = 0;            // uncompressed JSON bytes parsed
-  std::uint64_t events = 0;                // events given to the sink
-  std::map<std::string, std::uint64_t> by_cat;         // imported events per category
-  std::map<std::string, std::uint64_t> unknown_cats;   // "X" events of other categories (skipped, warned)
-  std::map<std::string, std::uint64_t> other_phases;   // events with ph != "X" (M, s, f, i, C, ...; skipped)
-  std::uint64_t missing_time = 0;          // "X" events without a valid ts or dur (skipped, warned)
-  bool two_passes = false;                 // distributedInfo followed traceEvents: read twice
+  std::uint64_t bytes_json = 0;                       // uncompressed JSON bytes parsed
+  std::uint64_t events = 0;                           // events given to the sink
+  std::map<std::string, std::uint64_t> by_cat;        // imported events per category
+  std::map<std::string, std::uint64_t> unknown_cats;  // "X" events of other categories (skipped, warned)
+  std::map<std::string, std::uint64_t> other_phases;  // events with ph != "X" (M, s, f, i, C, ...; skipped)
+  std::uint64_t missing_time = 0;                     // "X" events without a valid ts or dur (skipped, warned)
+  bool two_passes = false;                            // distributedInfo followed traceEvents: read twice
   bool rank_from_fallback = false;
 };
 

@@ -21,14 +21,13 @@ namespace shardscope::profiler {
 // cannot use are skipped and counted, never fatal; `warnings` holds one line
 // per non-zero skip count and per absent table, each naming the file.
 struct NsysImportReport {
-  int rank = -1;        // the rank the events were given
+  int rank = -1;  // the rank the events were given
   int world_size = -1;
   // Events handed to the sink, by kind.
   std::uint64_t kernels = 0, memcpys = 0, memsets = 0, runtime_calls = 0, nvtx_ranges = 0, profiler_steps = 0;
   // Rows skipped: no name (NULL name id / NVTX text), a name id missing from
   // StringIds, end < start, a start/end/name column of an unexpected type.
-  std::uint64_t skipped_null_name = 0, skipped_unknown_string = 0, skipped_end_before_start = 0,
-                skipped_bad_type = 0;
+  std::uint64_t skipped_null_name = 0, skipped_unknown_string = 0, skipped_end_before_start = 0, skipped_bad_type = 0;
   std::vector<std::string> absent_tables;  // optional tables the file does not have
   std::vector<std::string> warnings;
 
@@ -45,7 +44,7 @@ struct NsysOptions {
   // table, an NVTX mark/range whose text starts "rank=N" (optionally with
   // "world_size=M"), or "rank<N>" in the file name, else 0.
   int rank = -1;
-  int world_size = -1;  // -1: from the NVTX hint when there is one
+  int world_size = -1;                        // -1: from the NVTX hint when there is one
   const std::atomic<bool>* cancel = nullptr;  // checked every 1024 rows
   // Rows read so far / rows to read (counted up front, only when set).
   std::function<void(std::uint64_t done, std::uint64_t total)> progress;
@@ -61,8 +60,7 @@ struct NsysOptions {
 // use and cached), so it stays bounded by the number of distinct names.
 // SQLite sorts each table by start (exports have no index) in its own
 // temporary storage.
-[[nodiscard]] core::Status importNsys(const std::string& path, TraceEventSink& sink,
-                                      const NsysOptions& options = {});
+[[nodiscard]] core::Status importNsys(const std::string& path, TraceEventSink& sink, const NsysOptions& options = {});
 
 // The collective an NCCL kernel name encodes: "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
 // -> "all_reduce", "ncclDevKernel_SendRecv(...)" -> "send_recv"; also

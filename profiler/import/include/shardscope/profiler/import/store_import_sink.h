@@ -41,10 +41,10 @@ struct ImportedRank {
   std::uint64_t events = 0;
   std::map<std::string, std::uint64_t> spans_by_kind;  // span kind -> count
   std::int64_t collectives = 0;
-  std::int64_t steps = 0;                                // profiler steps seen
-  std::int64_t clock_offset_ns = 0;                      // added to the file's clock
-  std::string clock_reference;                           // "ProfilerStep#3 start", "baseTimeNanoseconds", "none"
-  bool streamed = false;                                 // exceeded max_buffered_events
+  std::int64_t steps = 0;            // profiler steps seen
+  std::int64_t clock_offset_ns = 0;  // added to the file's clock
+  std::string clock_reference;       // "ProfilerStep#3 start", "baseTimeNanoseconds", "none"
+  bool streamed = false;             // exceeded max_buffered_events
 };
 
 class StoreImportSink final : public TraceEventSink {

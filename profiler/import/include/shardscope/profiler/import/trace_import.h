@@ -21,7 +21,7 @@ struct ImportRankInfo {
   std::string source;   // file path
   std::string host;     // when the file says
   int device = -1;
-  std::string backend;  // "nccl", ...
+  std::string backend;            // "nccl", ...
   std::int64_t base_time_ns = 0;  // the file's clock origin (Kineto baseTimeNanoseconds), 0 when absent
 };
 
@@ -41,16 +41,16 @@ struct TraceEvent {
   std::string_view name;
   std::int64_t start_ns = 0;  // on the file's clock
   std::int64_t end_ns = 0;
-  int device = -1;            // GPU events
-  std::int64_t stream = 0;    // GPU: CUDA stream; CPU: thread id
+  int device = -1;               // GPU events
+  std::int64_t stream = 0;       // GPU: CUDA stream; CPU: thread id
   std::int64_t correlation = 0;  // launch <-> kernel, 0 when none
   std::int64_t step = -1;        // ProfilerStep events: N; others: -1 (the sink assigns steps)
   // NCCL kernels, when the trace carries them (Kineto args).
-  std::string_view collective;     // "all_to_all", "allreduce", ... ("" when unknown)
+  std::string_view collective;  // "all_to_all", "allreduce", ... ("" when unknown)
   std::int64_t in_nelems = 0, out_nelems = 0;
-  std::string_view dtype;          // "Float", "BFloat16", ...
+  std::string_view dtype;  // "Float", "BFloat16", ...
   int group_size = 0;
-  std::string_view group_ranks;    // "[0, 2, 4, 6]" as in the trace
+  std::string_view group_ranks;  // "[0, 2, 4, 6]" as in the trace
 };
 
 // Receives one rank's events. Every call may fail (a store error, a limit);

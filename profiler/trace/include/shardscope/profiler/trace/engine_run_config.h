@@ -42,7 +42,7 @@ struct EngineRunConfig {
   std::vector<CappedShard> capped;
   std::string host;
   std::optional<std::vector<std::string>> hosts;  // MPI runs: every rank's host
-  std::string cpu;                                 // the CPU model (profiler::cpuName())
+  std::string cpu;                                // the CPU model (profiler::cpuName())
 };
 
 // The JSON text, with the start time (UTC) added.

@@ -21,13 +21,13 @@ namespace shardscope::profiler {
 // Span kinds (Span::kind) the engine writes; see docs/formats/engine-trace.md.
 namespace span_kind {
 inline constexpr std::string_view kStep = "step";
-inline constexpr std::string_view kInput = "input";          // generating / routing ids (not counted as load)
-inline constexpr std::string_view kEmbFwd = "emb_fwd";       // one shard's pooled lookup; name = table
-inline constexpr std::string_view kEmbBwd = "emb_bwd";       // one shard's backward + fused update; name = table
-inline constexpr std::string_view kA2aIds = "a2a_ids";       // input-id all-to-all
-inline constexpr std::string_view kA2aPooled = "a2a_pooled"; // pooled embeddings all-to-all (forward)
-inline constexpr std::string_view kA2aGrads = "a2a_grads";   // gradient all-to-all (backward)
-inline constexpr std::string_view kDense = "dense";          // dense stand-in (GEMMs)
+inline constexpr std::string_view kInput = "input";           // generating / routing ids (not counted as load)
+inline constexpr std::string_view kEmbFwd = "emb_fwd";        // one shard's pooled lookup; name = table
+inline constexpr std::string_view kEmbBwd = "emb_bwd";        // one shard's backward + fused update; name = table
+inline constexpr std::string_view kA2aIds = "a2a_ids";        // input-id all-to-all
+inline constexpr std::string_view kA2aPooled = "a2a_pooled";  // pooled embeddings all-to-all (forward)
+inline constexpr std::string_view kA2aGrads = "a2a_grads";    // gradient all-to-all (backward)
+inline constexpr std::string_view kDense = "dense";           // dense stand-in (GEMMs)
 inline constexpr std::string_view kReplicaSync = "replica_sync";
 inline constexpr std::string_view kDenseAllreduce = "dense_allreduce";
 inline constexpr std::string_view kDpAllreduce = "dp_allreduce";  // data-parallel tables' gradients in the group
