@@ -121,6 +121,31 @@ const TableSpec* findTable(const ModelSpec* model, const std::string& name) {
 
 // Reads one ParameterSharding; records problems and returns nullopt when the
 // table cannot be used.
+// The table is the extent of its shards (gaps and overlaps are found by the
+// exact-cover check of planFromJson); it must match the model's table when
+// there is a model. False (with the problem added to `r`) when it does not.
+bool takeExtent(JsonReader& r, const std::string& spath, const std::string& name, const TorchRecImportOptions& o,
+                ImportedTable& t) {
+  std::uint64_t rows = 0, dim = 0;
+  for (const auto& s : t.placement.shards) {
+    rows = std::max(rows, s.row_offset + s.rows);
+    dim = std::max(dim, std::uint64_t{s.col_offset} + s.cols);
+  }
+  if (const TableSpec* spec = findTable(o.model, name); spec && (spec->rows != rows || spec->dim != dim)) {
+    r.fail(spath, cat("expected shards spanning table \"", name, "\" of model \"", o.model->name, "\" (", spec->rows,
+                      " rows x dim ", spec->dim, "), they span ", rows, " rows x ", dim, " columns"));
+    return false;
+  }
+  if (dim % 4 != 0 || dim > kMaxCols) {
+    r.fail(spath, cat("expected shards spanning a dim that is a multiple of 4 and at most ", kMaxCols, ", table \"",
+                      name, "\" spans ", dim, " columns"));
+    return false;
+  }
+  t.placement.rows = rows;
+  t.placement.dim = static_cast<std::uint32_t>(dim);
+  return true;
+}
+
 std::optional<ImportedTable> readTable(JsonReader& r, const json& ps, const std::string& path, const std::string& name,
                                        const TorchRecImportOptions& o, std::optional<std::uint64_t>& max_rank) {
   if (!r.expectObject(ps, path)) return std::nullopt;
@@ -224,25 +249,7 @@ std::optional<ImportedTable> readTable(JsonReader& r, const json& ps, const std:
   }
   if (r.problemCount() != before) return std::nullopt;
 
-  // The table is the extent of its shards; gaps and overlaps are found by the
-  // exact-cover check of planFromJson.
-  std::uint64_t rows = 0, dim = 0;
-  for (const auto& s : t.placement.shards) {
-    rows = std::max(rows, s.row_offset + s.rows);
-    dim = std::max(dim, std::uint64_t{s.col_offset} + s.cols);
-  }
-  if (const TableSpec* spec = findTable(o.model, name); spec && (spec->rows != rows || spec->dim != dim)) {
-    r.fail(spath, cat("expected shards spanning table \"", name, "\" of model \"", o.model->name, "\" (", spec->rows,
-                      " rows x dim ", spec->dim, "), they span ", rows, " rows x ", dim, " columns"));
-    return std::nullopt;
-  }
-  if (dim % 4 != 0 || dim > kMaxCols) {
-    r.fail(spath, cat("expected shards spanning a dim that is a multiple of 4 and at most ", kMaxCols, ", table \"",
-                      name, "\" spans ", dim, " columns"));
-    return std::nullopt;
-  }
-  t.placement.rows = rows;
-  t.placement.dim = static_cast<std::uint32_t>(dim);
+  if (!takeExtent(r, spath, name, o, t)) return std::nullopt;
   return t;
 }
 

@@ -108,6 +108,44 @@ std::vector<Piece> piecesOf(const CostModel& model, const Grid& grid, const Grid
 }
 
 namespace {
+// Forced and forbidden types, and pins (a pinned table's pieces must fit its
+// pins), filter `all` into out.options; when nothing is left the constraint
+// is reported and the unconstrained options are used.
+void applyTypeConstraints(std::vector<TableOption> all, const core::TableConstraint* c, const core::TableSpec& spec,
+                          const Grid& grid, std::size_t max_pieces, TableChoices& out) {
+  using core::ShardingType;
+  const std::uint32_t M = grid.group_size;
+  const std::uint32_t L = grid.node_group_size;
+  const auto fitsPins = [&](const TableOption& o) {
+    return out.pins.empty() || !(o.type == ShardingType::DataParallel || o.piece_count > max_pieces ||
+                                 o.type == ShardingType::TableRowWise || o.type == ShardingType::GridShard);
+  };
+  for (auto& o : all) {
+    if (c && c->force && o.type != *c->force) continue;
+    if (c && std::find(c->forbid.begin(), c->forbid.end(), o.type) != c->forbid.end()) continue;
+    if (!fitsPins(o)) continue;
+    out.options.push_back(std::move(o));
+  }
+  if (out.options.empty()) {
+    std::string why = "no sharding type is left";
+    if (c && c->force) {
+      why = std::string("forced ") + core::toString(*c->force) + " is not possible here";
+      if (*c->force == ShardingType::ColumnWise || *c->force == ShardingType::GridShard)
+        why += " (dim " + std::to_string(spec.dim) + " has no column split of width >= 128, or too few ranks)";
+      else if (*c->force == ShardingType::TableRowWise)
+        why += " (node groups of " + std::to_string(L) + " rank(s) in a group of " + std::to_string(M) + ")";
+      else if (!out.pins.empty())
+        why += " with " + std::to_string(out.pins.size()) + " pinned rank(s)";
+    }
+    out.problems.push_back("table " + spec.name + ": constraint cannot be met: " + why +
+                           "; using the unconstrained choice");
+    for (auto& o : all) {
+      if (fitsPins(o)) out.options.push_back(o);
+    }
+    if (out.options.empty()) out.options = std::move(all);
+  }
+}
+
 TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const GridCosts& gc, std::uint32_t t,
                               const core::Constraints& constraints, core::PlanTarget target, std::uint64_t capacity,
                               bool splits, const std::vector<TableOption>* unsplit = nullptr) {
@@ -195,36 +233,7 @@ TableChoices enumerateOptions(const CostModel& model, const Grid& grid, const Gr
     all.push_back(std::move(o));
   }
 
-  // Constraints: forced / forbidden types, pins (a pinned table's pieces must fit its pins).
-  for (auto& o : all) {
-    if (c && c->force && o.type != *c->force) continue;
-    if (c && std::find(c->forbid.begin(), c->forbid.end(), o.type) != c->forbid.end()) continue;
-    if (!out.pins.empty() && (o.type == ShardingType::DataParallel || o.piece_count > max_pieces ||
-                              o.type == ShardingType::TableRowWise || o.type == ShardingType::GridShard))
-      continue;
-    out.options.push_back(std::move(o));
-  }
-  if (out.options.empty()) {
-    std::string why = "no sharding type is left";
-    if (c && c->force) {
-      why = std::string("forced ") + core::toString(*c->force) + " is not possible here";
-      if (*c->force == ShardingType::ColumnWise || *c->force == ShardingType::GridShard)
-        why += " (dim " + std::to_string(spec.dim) + " has no column split of width >= 128, or too few ranks)";
-      else if (*c->force == ShardingType::TableRowWise)
-        why += " (node groups of " + std::to_string(L) + " rank(s) in a group of " + std::to_string(M) + ")";
-      else if (!out.pins.empty())
-        why += " with " + std::to_string(out.pins.size()) + " pinned rank(s)";
-    }
-    out.problems.push_back("table " + spec.name + ": constraint cannot be met: " + why +
-                           "; using the unconstrained choice");
-    for (auto& o : all) {
-      if (!out.pins.empty() && (o.type == ShardingType::DataParallel || o.piece_count > max_pieces ||
-                                o.type == ShardingType::TableRowWise || o.type == ShardingType::GridShard))
-        continue;
-      out.options.push_back(o);
-    }
-    if (out.options.empty()) out.options = std::move(all);
-  }
+  applyTypeConstraints(std::move(all), c, spec, grid, max_pieces, out);
   // Options whose biggest piece cannot fit any rank are kept last (reported when used).
   std::stable_sort(out.options.begin(), out.options.end(), [&](const TableOption& a, const TableOption& b) {
     const bool fa = a.max_piece_memory <= capacity, fb = b.max_piece_memory <= capacity;

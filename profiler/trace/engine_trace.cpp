@@ -4,6 +4,7 @@
 #include "shardscope/profiler/trace/engine_trace.h"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 namespace shardscope::profiler {
@@ -221,25 +222,38 @@ std::vector<std::byte> TraceRecorder::serialize() const {
   return out;
 }
 
+namespace {
+
+// The magic, the format version and the spans-enabled flag; nullopt (and
+// r.failed()) when they are not those of this build's format.
+std::optional<bool> readHeader(ByteReader& r) {
+  for (std::uint8_t b : kMagic) {
+    if (r.u8("the magic \"SSTR\"") != b && !r.failed())
+      r.fail("expected the magic \"SSTR\", this is not an engine trace");
+  }
+  const std::uint32_t version = r.u32("the format version");
+  if (!r.failed() && version != kVersion) {
+    std::ostringstream m;
+    m << "format version " << version << " is not supported (expected " << kVersion << ")";
+    r.fail(m.str());
+  }
+  const std::uint8_t enabled = r.u8("the spans-enabled flag");
+  if (!r.failed() && enabled > 1) r.fail("expected a spans-enabled flag of 0 or 1");
+  if (r.failed()) return std::nullopt;
+  return enabled == 1;
+}
+
+}  // namespace
+
 core::Result<TraceRecorder> TraceRecorder::deserialize(std::span<const std::byte> bytes) {
   ByteReader r(bytes);
   const auto bad = [&r](const std::string& what) -> core::Result<TraceRecorder> {
     r.fail(what);
     return core::Error{r.error()};
   };
-  for (std::uint8_t b : kMagic) {
-    if (r.u8("the magic \"SSTR\"") != b && !r.failed())
-      return bad("expected the magic \"SSTR\", this is not an engine trace");
-  }
-  const std::uint32_t version = r.u32("the format version");
-  if (!r.failed() && version != kVersion) {
-    std::ostringstream m;
-    m << "format version " << version << " is not supported (expected " << kVersion << ")";
-    return bad(m.str());
-  }
-  const std::uint8_t enabled = r.u8("the spans-enabled flag");
-  if (!r.failed() && enabled > 1) return bad("expected a spans-enabled flag of 0 or 1");
-  TraceRecorder rec(enabled == 1);
+  const std::optional<bool> enabled = readHeader(r);
+  if (!enabled) return core::Error{r.error()};
+  TraceRecorder rec(*enabled);
 
   const std::uint32_t string_count = r.u32("the string count");
   if (!r.failed() && (string_count == 0 || string_count > r.left() / 4))
