@@ -68,6 +68,8 @@ CASES: List[Dict] = [
 
 ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
 NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*(?:[eE][-+]?\d+)?")
+# Elapsed and remaining times of progress lines ("41s", "1m05s", "2h03m"): their units depend on the machine's speed.
+DURATION = re.compile(r"\b(?:\d+h)?(?:\d+m)?\d+(?:\.\d+)?[hms]\b")
 
 
 def masked(text: str, mask: str) -> str:
@@ -77,7 +79,7 @@ def masked(text: str, mask: str) -> str:
         # what is compared is the set of lines with numbers and runs of spaces folded.
         # Which ranks are stragglers is measured too: the marker and the list go.
         text = re.sub(r"(Stragglers \(.*?\)): .*", r"\1: <ranks>", text.replace("<- straggler", ""))
-        lines = [re.sub(r" +", " ", NUMBER.sub("N", line)).rstrip() for line in text.splitlines()]
+        lines = [re.sub(r" +", " ", NUMBER.sub("N", DURATION.sub("<t>", line))).rstrip() for line in text.splitlines()]
         text = "\n".join(sorted(lines)) + ("\n" if lines else "")
     return text
 
