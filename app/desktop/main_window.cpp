@@ -26,6 +26,7 @@
 #include "project_document.h"
 #include "project_files.h"
 #include "recent_projects.h"
+#include "runs_page.h"
 
 // Q_INIT_RESOURCE must be used outside any namespace. The resources live in
 // this static library, so whoever makes a window makes sure they are loaded.
@@ -45,19 +46,19 @@ MainWindow::MainWindow(QWidget* parent)
       grid_page_(new GridExplorerPage(session_)),
       plan_page_(new PlanPage(session_)),
       export_page_(new ExportPage(session_)),
+      runs_page_(new RunsPage),
       status_project_(new QLabel),
       status_world_(new QLabel),
-      status_grid_(new QLabel) {
+      status_grid_(new QLabel),
+      status_store_(new QLabel) {
   initShardScopeResources();
   setObjectName(QStringLiteral("ShardScopeMainWindow"));
   setWindowIcon(QIcon(QStringLiteral(":/icons/shardscope.svg")));
   // Sidebar: one entry per page, in the order of Page.
   sidebar_->setObjectName(QStringLiteral("sidebar"));
-  const std::pair<QWidget*, QString> pages[] = {{model_page_, tr("Model")},
-                                                {cluster_page_, tr("Cluster")},
-                                                {grid_page_, tr("Grid Explorer")},
-                                                {plan_page_, tr("Plan")},
-                                                {export_page_, tr("Export")}};
+  const std::pair<QWidget*, QString> pages[] = {{model_page_, tr("Model")},        {cluster_page_, tr("Cluster")},
+                                                {grid_page_, tr("Grid Explorer")}, {plan_page_, tr("Plan")},
+                                                {export_page_, tr("Export")},      {runs_page_, tr("Runs")}};
   for (const auto& [page, title] : pages) {
     pages_->addWidget(page);
     sidebar_->addItem(title);
@@ -80,6 +81,8 @@ MainWindow::MainWindow(QWidget* parent)
   status_world_->setObjectName(QStringLiteral("statusWorldSize"));
   status_grid_->setObjectName(QStringLiteral("statusGrid"));
   statusBar()->addWidget(status_project_, 1);
+  status_store_->setObjectName(QStringLiteral("statusStore"));
+  statusBar()->addPermanentWidget(status_store_);
   statusBar()->addPermanentWidget(status_grid_);
   statusBar()->addPermanentWidget(status_world_);
 
@@ -100,6 +103,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(document_, &ProjectDocument::modifiedChanged, this, &QWidget::setWindowModified);
   connect(session_, &PlanningSession::chosenChanged, this, &MainWindow::updateStatus);
   connect(session_, &PlanningSession::sweepStarted, this, &MainWindow::updateStatus);
+  connect(document_, &ProjectDocument::filePathChanged, this, &MainWindow::followProjectStore);
   connect(recent_, &RecentProjects::changed, this, &MainWindow::rebuildRecentMenu);
   updateTitle();
   updateStatus();
@@ -130,6 +134,9 @@ void MainWindow::createActions() {
   file->addSeparator();
   addMenuAction(file, tr("&Save"), this, &MainWindow::onSave, QKeySequence::Save);
   addMenuAction(file, tr("Save &As\u2026"), this, &MainWindow::onSaveAs, QKeySequence::SaveAs);
+  file->addSeparator();
+  addMenuAction(file, tr("Open Trace S&tore\u2026"), this, &MainWindow::onOpenStore)
+      ->setObjectName(QStringLiteral("actionOpenStore"));
   file->addSeparator();
   // Explicit Ctrl+Q: QKeySequence::Quit is empty on some platforms.
   addMenuAction(file, tr("&Quit"), this, &QWidget::close, QKeySequence(Qt::CTRL | Qt::Key_Q))
@@ -184,7 +191,7 @@ void MainWindow::showPage(Page page) { sidebar_->setCurrentRow(static_cast<int>(
 void MainWindow::newFromDefault() { document_->resetToDefault(); }
 
 std::optional<MainWindow::Page> MainWindow::pageFromName(const QString& name) {
-  static const char* const names[] = {"model", "cluster", "grid", "plan", "export"};
+  static const char* const names[] = {"model", "cluster", "grid", "plan", "export", "runs"};
   for (int i = 0; i < kPageCount; ++i)
     if (name == QLatin1String(names[i])) return static_cast<Page>(i);
   return std::nullopt;
@@ -265,6 +272,39 @@ bool MainWindow::onSaveAs() {
 
 void MainWindow::onAbout() { showAboutDialog(this); }
 
+void MainWindow::openStore(const QString& path) {
+  store_chosen_ = true;
+  runs_page_->setStorePath(path, /*create=*/true);
+  updateStatus();
+}
+
+QString MainWindow::storePath() const { return runs_page_->storePath(); }
+
+void MainWindow::followProjectStore() {
+  if (store_chosen_) return;
+  const QString project = document_->filePath();
+  if (project.isEmpty()) {
+    runs_page_->setStorePath({}, false);
+  } else {
+    const QFileInfo info(project);
+    runs_page_->setStorePath(info.absoluteDir().filePath(info.completeBaseName() + QStringLiteral(".runs.sqlite")),
+                             /*create=*/false);
+  }
+  updateStatus();
+}
+
+void MainWindow::onOpenStore() {
+  const QString dir = storePath().isEmpty() ? (document_->filePath().isEmpty()
+                                                   ? QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)
+                                                   : QFileInfo(document_->filePath()).absolutePath())
+                                            : QFileInfo(storePath()).absolutePath();
+  // A save dialog that does not ask about overwriting: pick a store, or name a new one.
+  const QString path = QFileDialog::getSaveFileName(this, tr("Open or Create a Trace Store"), dir,
+                                                    tr("Trace stores (*.sqlite *.db);;All files (*)"), nullptr,
+                                                    QFileDialog::DontConfirmOverwrite);
+  if (!path.isEmpty()) openStore(path);
+}
+
 void MainWindow::showError(const QString& what, const core::Error& error) {
   QMessageBox box(QMessageBox::Critical, tr("ShardScope"), what, QMessageBox::Ok, this);
   box.setInformativeText(QString::fromStdString(error.message));
@@ -283,6 +323,9 @@ void MainWindow::updateStatus() {
   status_project_->setText(tr("Project: %1 (%2)").arg(document_->displayName(), file));
   status_world_->setText(
       tr("N = %1 GPUs (%2 \u00d7 %3)").arg(cluster.worldSize()).arg(cluster.nodes).arg(cluster.gpus_per_node));
+  const QString store = runs_page_->storePath();
+  status_store_->setText(store.isEmpty() ? tr("no trace store") : tr("Store: %1").arg(QFileInfo(store).fileName()));
+  status_store_->setToolTip(store);
   if (session_->isRunning()) {
     status_grid_->setText(tr("planning\u2026"));
   } else if (const planner::GridResult* grid = session_->planGrid()) {

@@ -25,6 +25,7 @@ class GridExplorerPage;
 class ModelPage;
 class PlanningSession;
 class PlanPage;
+class RunsPage;
 class ProjectDocument;
 class RecentProjects;
 
@@ -41,21 +42,27 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] GridExplorerPage* gridExplorerPage() const { return grid_page_; }
   [[nodiscard]] PlanPage* planPage() const { return plan_page_; }
   [[nodiscard]] ExportPage* exportPage() const { return export_page_; }
+  [[nodiscard]] RunsPage* runsPage() const { return runs_page_; }
   [[nodiscard]] QStackedWidget* pages() const { return pages_; }
   [[nodiscard]] QListWidget* sidebar() const { return sidebar_; }
   [[nodiscard]] QString statusGridText() const;
 
   // The pages, in sidebar order.
-  enum class Page { Model = 0, Cluster = 1, GridExplorer = 2, Plan = 3, Export = 4 };
-  static constexpr int kPageCount = 5;
+  enum class Page { Model = 0, Cluster = 1, GridExplorer = 2, Plan = 3, Export = 4, Runs = 5 };
+  static constexpr int kPageCount = 6;
   void showPage(Page page);
-  // "model", "cluster", "grid", "plan", "export".
+  // "model", "cluster", "grid", "plan", "export", "runs".
   [[nodiscard]] static std::optional<Page> pageFromName(const QString& name);
 
   // No dialogs: on failure the loaded project stays as it was.
   [[nodiscard]] core::Status openProject(const QString& path);
   [[nodiscard]] core::Status saveProject();
   [[nodiscard]] core::Status saveProjectAs(const QString& path);
+  // The project's trace store: `path` is opened (created when missing) and
+  // stays the store until another is opened. Without one, a saved project's
+  // store is <project>.runs.sqlite next to it, created at its first run.
+  void openStore(const QString& path);
+  [[nodiscard]] QString storePath() const;
   void newFromDefault();
 
   // openProject, and on failure a message box naming the problem.
@@ -77,6 +84,8 @@ class MainWindow : public QMainWindow {
   bool onSave();
   bool onSaveAs();
   void onAbout();
+  void onOpenStore();
+  void followProjectStore();
   void updateTitle();
   void updateStatus();
   void rebuildRecentMenu();
@@ -95,10 +104,13 @@ class MainWindow : public QMainWindow {
   GridExplorerPage* grid_page_;
   PlanPage* plan_page_;
   ExportPage* export_page_;
+  RunsPage* runs_page_;
   QMenu* recent_menu_ = nullptr;
   QLabel* status_project_;
   QLabel* status_world_;
   QLabel* status_grid_;
+  QLabel* status_store_;
+  bool store_chosen_ = false;  // opened with openStore, not the project's default
   UnsavedAnswer unsaved_answer_ = UnsavedAnswer::Ask;
 };
 

@@ -383,4 +383,65 @@ Result<RunStatus> TraceStore::failStaleRun(RunId run, std::string_view reason) {
   return r->status;
 }
 
+Status TraceStore::renameRun(RunId run, std::string_view label) {
+  if (auto s = requireRun(run); !s) {
+    return s.error();
+  }
+  auto stmt = db_->prepare("UPDATE runs SET label = ?2 WHERE id = ?1");
+  if (!stmt) {
+    return stmt.error();
+  }
+  stmt->bind(1, static_cast<std::int64_t>(run));
+  stmt->bind(2, label);
+  if (const int rc = stmt->step(); rc != SQLITE_DONE) {
+    return db_->error("renaming a run", rc);
+  }
+  return Ok{};
+}
+
+Status TraceStore::deleteRun(RunId run) {
+  auto record = this->run(run);
+  if (!record) {
+    return record.error();
+  }
+  if (record->status == RunStatus::Running) {
+    return Error{detail::storeName(path()) + ": run " + std::to_string(static_cast<std::int64_t>(run)) +
+                     " is still being written; cancel it, or mark it failed if its writer is gone, then delete it",
+                 ErrorKind::InvalidInput, path().string()};
+  }
+  static constexpr const char* kTables[] = {"spans",       "span_blocks",    "span_extent",
+                                            "collectives", "step_summaries", "table_stats",
+                                            "ranks",       "bookmarks",      "notes"};
+  if (auto s = db_->exec("BEGIN IMMEDIATE"); !s) {
+    return s.error();
+  }
+  const auto rollback = [this](Error e) {
+    (void)db_->exec("ROLLBACK");
+    return e;
+  };
+  for (const char* table : kTables) {
+    auto stmt = db_->prepare(std::string("DELETE FROM ") + table + " WHERE run = ?1");
+    if (!stmt) {
+      return rollback(stmt.error());
+    }
+    stmt->bind(1, static_cast<std::int64_t>(run));
+    if (const int rc = stmt->step(); rc != SQLITE_DONE) {
+      return rollback(db_->error(std::string("deleting a run's ") + table, rc));
+    }
+  }
+  auto stmt = db_->prepare("DELETE FROM runs WHERE id = ?1");
+  if (!stmt) {
+    return rollback(stmt.error());
+  }
+  stmt->bind(1, static_cast<std::int64_t>(run));
+  if (const int rc = stmt->step(); rc != SQLITE_DONE) {
+    return rollback(db_->error("deleting a run", rc));
+  }
+  stmt = Statement();  // finalized before the commit
+  if (auto s = db_->exec("COMMIT"); !s) {
+    return rollback(s.error());
+  }
+  return Ok{};
+}
+
 }  // namespace shardscope::core::store

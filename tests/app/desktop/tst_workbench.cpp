@@ -48,7 +48,7 @@ class TestWorkbench : public QObject {
   }
 
   void pagesHaveNames() {
-    const char* names[] = {"model", "cluster", "grid", "plan", "export"};
+    const char* names[] = {"model", "cluster", "grid", "plan", "export", "runs"};
     for (int i = 0; i < MainWindow::kPageCount; ++i) {
       const auto page = MainWindow::pageFromName(QString::fromLatin1(names[i]));
       QVERIFY(page.has_value());
@@ -315,7 +315,7 @@ class TestWorkbench : public QObject {
     QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, true));
     window.session()->choose(0);
     QVERIFY(window.planPage()->waitUntilShown(kTimeoutMs));
-    const char* names[] = {"model", "cluster", "grid", "plan", "export"};
+    const char* names[] = {"model", "cluster", "grid", "plan", "export", "runs"};
     for (int i = 0; i < MainWindow::kPageCount; ++i) {
       window.showPage(static_cast<MainWindow::Page>(i));
       for (const QSize size : {QSize(1600, 1000), QSize(1280, 800)}) {

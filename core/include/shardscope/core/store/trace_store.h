@@ -75,6 +75,15 @@ class TraceStore {
   [[nodiscard]] Result<NoteId> addNote(RunId run, std::string_view text);
   [[nodiscard]] Result<std::vector<Note>> notes(RunId run) const;
 
+  // Renames a run (its label). Needs OpenMode::ReadWrite or Create.
+  [[nodiscard]] Status renameRun(RunId run, std::string_view label);
+  // Deletes a run and everything recorded for it (spans, collectives, steps,
+  // table stats, ranks, bookmarks, notes), in one transaction; other runs and
+  // the interned strings are not touched. A run still being written
+  // ('running') is refused: mark it failed first (failStaleRun) if its writer
+  // is gone. Needs OpenMode::ReadWrite or Create.
+  [[nodiscard]] Status deleteRun(RunId run);
+
   // Marks a run whose writer died or was killed (still 'running') as failed
   // with `reason`. A complete or failed run is left as it is. Returns the
   // run's status afterwards. Needs OpenMode::ReadWrite or Create.

@@ -1,0 +1,148 @@
+#include "run_list_model.h"
+
+#include <QColor>
+#include <QDateTime>
+#include <QLocale>
+
+#include "shardscope/core/store/store_types.h"
+
+namespace shardscope::app {
+
+namespace {
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+// "2026-12-04 05:43" in local time, from the store's ISO 8601 UTC.
+QString localTime(const std::string& iso) {
+  QDateTime t = QDateTime::fromString(qs(iso), Qt::ISODateWithMs);
+  if (!t.isValid()) t = QDateTime::fromString(qs(iso), Qt::ISODate);
+  return t.isValid() ? t.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")) : qs(iso);
+}
+
+}  // namespace
+
+RunListModel::RunListModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void RunListModel::setRows(std::vector<profiler::RunRow> rows) {
+  beginResetModel();
+  rows_ = std::move(rows);
+  endResetModel();
+}
+
+const profiler::RunRow* RunListModel::runAt(int row) const {
+  return row >= 0 && static_cast<std::size_t>(row) < rows_.size() ? &rows_[static_cast<std::size_t>(row)] : nullptr;
+}
+
+int RunListModel::rowOf(qint64 id) const {
+  for (std::size_t i = 0; i < rows_.size(); ++i)
+    if (static_cast<qint64>(rows_[i].id) == id) return static_cast<int>(i);
+  return -1;
+}
+
+int RunListModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int RunListModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant RunListModel::display(const profiler::RunRow& r, int column) const {
+  switch (column) {
+    case Id:
+      return QString::number(static_cast<qint64>(r.id));
+    case Name:
+      return qs(r.label);
+    case Kind:
+      return qs(r.kind);
+    case Model:
+      return r.model.empty() ? QStringLiteral("\u2014") : qs(r.model);
+    case Grid:
+      return r.sharding_group_size == 0 ? QStringLiteral("\u2014")
+                                        : QStringLiteral("M=%1 \u00d7 R=%2").arg(r.sharding_group_size).arg(r.replicas);
+    case Mode:
+      return qs(r.mode);
+    case Status:
+      return qs(std::string(core::store::toText(r.status)));
+    case Created:
+      return localTime(r.created_at);
+    case Steps:
+      return QString::number(r.steps);
+    case MedianStep:
+      return r.median_step_ms ? QLocale().toString(*r.median_step_ms, 'f', 3) : QStringLiteral("\u2014");
+    default:
+      return {};
+  }
+}
+
+QVariant RunListModel::sortKey(const profiler::RunRow& r, int column) const {
+  switch (column) {
+    case Id:
+      return static_cast<qint64>(r.id);
+    case Grid:
+      return static_cast<qint64>(r.sharding_group_size) * 1'000'000 + r.replicas;
+    case Created:
+      return qs(r.created_at);
+    case Steps:
+      return static_cast<qint64>(r.steps);
+    case MedianStep:
+      return r.median_step_ms ? *r.median_step_ms : -1.0;
+    default:
+      return display(r, column);
+  }
+}
+
+QVariant RunListModel::data(const QModelIndex& index, int role) const {
+  const profiler::RunRow* r = index.isValid() ? runAt(index.row()) : nullptr;
+  if (r == nullptr || index.column() < 0 || index.column() >= ColumnCount) return {};
+  switch (role) {
+    case Qt::DisplayRole:
+      return display(*r, index.column());
+    case Qt::EditRole:
+      return index.column() == Name ? qs(r->label) : display(*r, index.column());
+    case kSortRole:
+      return sortKey(*r, index.column());
+    case Qt::TextAlignmentRole: {
+      const bool number = index.column() == Id || index.column() == Steps || index.column() == MedianStep;
+      return QVariant::fromValue(Qt::AlignVCenter | (number ? Qt::AlignRight : Qt::AlignLeft));
+    }
+    case Qt::ForegroundRole:
+      if (index.column() == Status && r->status == core::store::RunStatus::Failed) return QColor(0xc0, 0x20, 0x20);
+      return {};
+    case Qt::ToolTipRole:
+      if (r->status == core::store::RunStatus::Failed && !r->error.empty()) return tr("Failed: %1").arg(qs(r->error));
+      if (index.column() == Name) return tr("Double-click to rename");
+      return {};
+    default:
+      return {};
+  }
+}
+
+QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  static const char* const kTitles[ColumnCount] = {QT_TR_NOOP("Run"),    QT_TR_NOOP("Name"),
+                                                   QT_TR_NOOP("Kind"),   QT_TR_NOOP("Model"),
+                                                   QT_TR_NOOP("Grid"),   QT_TR_NOOP("Mode"),
+                                                   QT_TR_NOOP("Status"), QT_TR_NOOP("Created"),
+                                                   QT_TR_NOOP("Steps"),  QT_TR_NOOP("Median step (ms)")};
+  return section >= 0 && section < ColumnCount ? tr(kTitles[section]) : QVariant();
+}
+
+Qt::ItemFlags RunListModel::flags(const QModelIndex& index) const {
+  if (!index.isValid()) return Qt::NoItemFlags;
+  Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemNeverHasChildren;
+  if (index.column() == Name) f |= Qt::ItemIsEditable;
+  return f;
+}
+
+bool RunListModel::setData(const QModelIndex& index, const QVariant& value, int role) {
+  if (role != Qt::EditRole || !index.isValid() || index.column() != Name) return false;
+  const profiler::RunRow* r = runAt(index.row());
+  if (r == nullptr) return false;
+  const QString label = value.toString().trimmed();
+  if (label == qs(r->label)) return false;
+  rows_[static_cast<std::size_t>(index.row())].label = label.toStdString();
+  emit dataChanged(index, index, {Qt::DisplayRole, Qt::EditRole, kSortRole});
+  emit renameRequested(static_cast<qint64>(r->id), label);
+  return true;
+}
+
+}  // namespace shardscope::app

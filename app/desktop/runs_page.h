@@ -1,0 +1,71 @@
+// The Runs page: every run of the project's trace store (engine runs and
+// imported traces) in a sortable table; rename in place, delete with
+// confirmation. The store is read and written off the GUI thread through a
+// JobTracker; a store that cannot be opened is said on the page, and nothing
+// in it is touched but the run that was renamed or deleted.
+#pragma once
+
+#include <QString>
+#include <QWidget>
+
+#include "shardscope/core/result.h"
+
+class QLabel;
+class QPushButton;
+class QSortFilterProxyModel;
+class QTableView;
+
+namespace shardscope::app {
+
+class JobTracker;
+class RunListModel;
+
+class RunsPage : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit RunsPage(QWidget* parent = nullptr);
+  ~RunsPage() override;
+
+  // Shows the runs of the store at `path`; a missing file is created when
+  // `create`, else the page says the store comes with the first run. "" shows none.
+  void setStorePath(const QString& path, bool create = true);
+  [[nodiscard]] const QString& storePath() const { return store_path_; }
+  // Lists the store again (after a profile or an import wrote to it).
+  void refresh();
+
+  // Without dialogs: the page's buttons ask first. Both refresh when done.
+  void renameRun(qint64 run, const QString& label);
+  void deleteRun(qint64 run);
+
+  [[nodiscard]] RunListModel* model() const { return model_; }
+  [[nodiscard]] QTableView* view() const { return table_; }
+  // The runs selected in the table, in view order.
+  [[nodiscard]] QList<qint64> selectedRuns() const;
+
+ signals:
+  // A listing arrived (`runs` rows) or failed (`message`).
+  void listed(int runs);
+  void failed(const QString& message);
+  // A rename or delete was written (or was refused: `message` says why).
+  void edited(const QString& message);
+
+ private:
+  void onDeleteClicked();
+  void showMessage(const QString& text, bool error);
+  void updateButtons();
+
+  QString store_path_;
+  bool create_ = true;
+  RunListModel* model_;
+  QSortFilterProxyModel* proxy_;
+  QTableView* table_;
+  QLabel* header_;
+  QLabel* message_;
+  QPushButton* refresh_;
+  QPushButton* delete_;
+  JobTracker* list_jobs_;
+  JobTracker* edit_jobs_;
+};
+
+}  // namespace shardscope::app

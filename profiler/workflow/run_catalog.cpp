@@ -1,0 +1,107 @@
+#include "shardscope/profiler/workflow/run_catalog.h"
+
+#include <algorithm>
+#include <set>
+#include <type_traits>
+
+#include <nlohmann/json.hpp>
+
+namespace shardscope::profiler {
+
+namespace st = core::store;
+
+namespace {
+
+// The object `text` holds, or an empty object (missing, not JSON, not an object).
+nlohmann::json objectOf(const std::string& text) {
+  if (text.empty()) return nlohmann::json::object();
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() ? j : nlohmann::json::object();
+}
+
+template <class T>
+T valueOr(const nlohmann::json& j, const char* key, T fallback) {
+  const auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  if constexpr (std::is_same_v<T, std::string>) {
+    return it->is_string() ? it->template get<std::string>() : fallback;
+  } else {
+    return it->is_number_unsigned() ? it->template get<T>() : fallback;
+  }
+}
+
+// M and R from the engine's run configuration, else from the plan the run carries.
+void readGrid(const nlohmann::json& config, const st::RunRecord& record, RunRow& row) {
+  if (const auto g = config.find("grid"); g != config.end() && g->is_object()) {
+    row.sharding_group_size = valueOr<std::uint32_t>(*g, "sharding_group_size", 0);
+    row.replicas = valueOr<std::uint32_t>(*g, "replicas", 0);
+  }
+  if (row.sharding_group_size != 0 || record.plan_json.empty()) return;
+  const nlohmann::json plan = objectOf(record.plan_json);
+  if (const auto g = plan.find("grid"); g != plan.end() && g->is_object()) {
+    row.sharding_group_size = valueOr<std::uint32_t>(*g, "sharding_group_size", 0);
+    row.replicas = valueOr<std::uint32_t>(*g, "replicas", 0);
+  }
+}
+
+core::Status readSteps(const st::TraceStore& store, RunRow& row) {
+  auto summaries = store.stepSummaries(row.id);
+  if (!summaries) return summaries.error();
+  std::set<std::int64_t> steps;
+  std::vector<double> totals;
+  totals.reserve(summaries->size());
+  for (const auto& s : *summaries) {
+    steps.insert(s.step);
+    totals.push_back(static_cast<double>(s.total_ns) / 1e6);
+  }
+  row.steps = static_cast<std::int64_t>(steps.size());
+  if (totals.empty()) return core::Ok{};
+  const auto mid = totals.begin() + static_cast<std::ptrdiff_t>(totals.size() / 2);
+  std::nth_element(totals.begin(), mid, totals.end());
+  double median = *mid;
+  if (totals.size() % 2 == 0) median = 0.5 * (median + *std::max_element(totals.begin(), mid));
+  row.median_step_ms = median;
+  return core::Ok{};
+}
+
+core::Result<RunRow> rowOf(const st::TraceStore& store, const st::RunRecord& record) {
+  RunRow row;
+  row.id = record.id;
+  row.kind = record.kind_text;
+  row.label = record.label;
+  row.status = record.status;
+  row.error = record.error;
+  row.created_at = record.created_at;
+  const nlohmann::json config = objectOf(record.config_json);
+  row.mode = valueOr<std::string>(config, "mode", record.kind_text);
+  row.model = valueOr<std::string>(objectOf(record.model_json), "name", std::string());
+  readGrid(config, record, row);
+  if (auto s = readSteps(store, row); !s) return s.error();
+  return row;
+}
+
+}  // namespace
+
+core::Result<std::vector<RunRow>> listRunRows(const st::TraceStore& store) {
+  auto runs = store.listRuns();
+  if (!runs) return runs.error();
+  std::vector<RunRow> rows;
+  rows.reserve(runs->size());
+  for (const auto& record : *runs) {
+    auto row = rowOf(store, record);
+    if (!row) return row.error();
+    rows.push_back(std::move(row).value());
+  }
+  std::sort(rows.begin(), rows.end(), [](const RunRow& a, const RunRow& b) {
+    return static_cast<std::int64_t>(a.id) > static_cast<std::int64_t>(b.id);
+  });
+  return rows;
+}
+
+core::Result<RunRow> runRow(const st::TraceStore& store, st::RunId id) {
+  auto record = store.run(id);
+  if (!record) return record.error();
+  return rowOf(store, *record);
+}
+
+}  // namespace shardscope::profiler
