@@ -5,16 +5,21 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QLocale>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QTableView>
+#include <QTableWidget>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 #include "job_tracker.h"
 #include "run_list_model.h"
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/profiler/workflow/run_catalog.h"
+#include "shardscope/profiler/workflow/run_comparison.h"
 
 namespace shardscope::app {
 
@@ -35,8 +40,12 @@ RunsPage::RunsPage(QWidget* parent)
       message_(new QLabel),
       refresh_(new QPushButton(tr("Refresh"))),
       delete_(new QPushButton(tr("Delete\u2026"))),
+      compare_(new QPushButton(tr("Compare"))),
+      comparison_title_(new QLabel),
+      comparison_(new QTableWidget),
       list_jobs_(new JobTracker(planningPool(), this)),
-      edit_jobs_(new JobTracker(planningPool(), this)) {
+      edit_jobs_(new JobTracker(planningPool(), this)),
+      compare_jobs_(new JobTracker(planningPool(), this)) {
   setObjectName(QStringLiteral("RunsPage"));
   header_->setObjectName(QStringLiteral("runsHeader"));
   header_->setWordWrap(true);
@@ -45,6 +54,17 @@ RunsPage::RunsPage(QWidget* parent)
   message_->setWordWrap(true);
   refresh_->setObjectName(QStringLiteral("runsRefresh"));
   delete_->setObjectName(QStringLiteral("runsDelete"));
+  compare_->setObjectName(QStringLiteral("runsCompare"));
+  compare_->setToolTip(tr("Select two runs to see them side by side"));
+  comparison_title_->setObjectName(QStringLiteral("runsComparisonTitle"));
+  comparison_->setObjectName(QStringLiteral("runsComparison"));
+  comparison_->setColumnCount(5);
+  comparison_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  comparison_->verticalHeader()->hide();
+  comparison_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  comparison_->horizontalHeader()->setMinimumSectionSize(90);
+  comparison_title_->hide();
+  comparison_->hide();
 
   proxy_->setSourceModel(model_);
   proxy_->setSortRole(RunListModel::kSortRole);
@@ -63,14 +83,22 @@ RunsPage::RunsPage(QWidget* parent)
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(header_, 1);
   buttons->addWidget(refresh_);
+  buttons->addWidget(compare_);
   buttons->addWidget(delete_);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(buttons);
-  layout->addWidget(table_, 1);
+  layout->addWidget(table_, 2);
+  layout->addWidget(comparison_title_);
+  layout->addWidget(comparison_, 1);
   layout->addWidget(message_);
 
   connect(refresh_, &QPushButton::clicked, this, &RunsPage::refresh);
   connect(delete_, &QPushButton::clicked, this, &RunsPage::onDeleteClicked);
+  connect(compare_, &QPushButton::clicked, this, &RunsPage::onCompareClicked);
+  connect(compare_jobs_, &JobTracker::failed, this, [this](quint64, const QString& message) {
+    showMessage(message, true);
+    emit compared(message);
+  });
   connect(model_, &RunListModel::renameRequested, this, &RunsPage::renameRun);
   connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &RunsPage::updateButtons);
   connect(list_jobs_, &JobTracker::failed, this, [this](quint64, const QString& message) {
@@ -185,6 +213,64 @@ void RunsPage::onDeleteClicked() {
   if (answer == QMessageBox::Yes) deleteRun(runs.front());
 }
 
+void RunsPage::onCompareClicked() {
+  const QList<qint64> runs = selectedRuns();
+  if (runs.size() == 2) compareRuns(std::min(runs[0], runs[1]), std::max(runs[0], runs[1]));
+}
+
+namespace {
+
+QTableWidgetItem* cell(const QString& text, bool number) {
+  auto* item = new QTableWidgetItem(text);
+  item->setTextAlignment(Qt::AlignVCenter | (number ? Qt::AlignRight : Qt::AlignLeft));
+  return item;
+}
+
+QString msText(const std::optional<double>& ms) {
+  return ms ? QLocale().toString(*ms, 'f', 3) : QStringLiteral("\u2014");
+}
+
+}  // namespace
+
+void RunsPage::compareRuns(qint64 a, qint64 b) {
+  const std::string path = localPath(store_path_);
+  showMessage(tr("Comparing runs %1 and %2\u2026").arg(a).arg(b), false);
+  compare_jobs_->start(
+      [path, a, b](JobContext&) -> core::Result<profiler::RunComparison> {
+        auto store = st::openStore(path, st::OpenMode::ReadOnly);
+        if (!store) return store.error();
+        return profiler::compareRuns(*store, st::RunId{a}, st::RunId{b});
+      },
+      [this](profiler::RunComparison c) {
+        comparison_title_->setText(tr("<b>A</b> = %1, <b>B</b> = %2: ms per measured step (phases: mean over ranks; "
+                                      "ranks: embedding forward + backward)")
+                                       .arg(QString::fromStdString(c.a_name), QString::fromStdString(c.b_name)));
+        comparison_->clear();
+        comparison_->setHorizontalHeaderLabels({tr("Figure"), tr("A"), tr("B"), tr("B \u2212 A"), tr("B / A")});
+        std::vector<const profiler::ComparedValue*> values;
+        for (const auto& v : c.phases) values.push_back(&v);
+        for (const auto& v : c.ranks) values.push_back(&v);
+        comparison_->setRowCount(static_cast<int>(values.size()));
+        for (int row = 0; row < static_cast<int>(values.size()); ++row) {
+          const profiler::ComparedValue& v = *values[static_cast<std::size_t>(row)];
+          const auto diff = v.differenceMs();
+          comparison_->setItem(row, 0, cell(QString::fromStdString(v.name), false));
+          comparison_->setItem(row, 1, cell(msText(v.a_ms), true));
+          comparison_->setItem(row, 2, cell(msText(v.b_ms), true));
+          comparison_->setItem(row, 3, cell(diff ? QLocale().toString(*diff, 'f', 3) : QStringLiteral("\u2014"), true));
+          comparison_->setItem(
+              row, 4,
+              cell(v.a_ms && v.b_ms && *v.a_ms > 0 ? QStringLiteral("%1\u00d7").arg(*v.b_ms / *v.a_ms, 0, 'f', 2)
+                                                   : QStringLiteral("\u2014"),
+                   true));
+        }
+        comparison_title_->show();
+        comparison_->show();
+        showMessage(c.warnings.empty() ? QString() : QString::fromStdString(c.warnings.front()), false);
+        emit compared({});
+      });
+}
+
 void RunsPage::showMessage(const QString& text, bool error) {
   message_->setText(text);
   message_->setStyleSheet(error ? QStringLiteral("color: #c02020;") : QString());
@@ -192,7 +278,9 @@ void RunsPage::showMessage(const QString& text, bool error) {
 
 void RunsPage::updateButtons() {
   refresh_->setEnabled(!store_path_.isEmpty());
-  delete_->setEnabled(selectedRuns().size() == 1);
+  const auto selected = selectedRuns().size();
+  delete_->setEnabled(selected == 1);
+  compare_->setEnabled(selected == 2);
 }
 
 }  // namespace shardscope::app

@@ -13,6 +13,7 @@
 class QLabel;
 class QPushButton;
 class QSortFilterProxyModel;
+class QTableWidget;
 class QTableView;
 
 namespace shardscope::app {
@@ -37,6 +38,10 @@ class RunsPage : public QWidget {
   // Without dialogs: the page's buttons ask first. Both refresh when done.
   void renameRun(qint64 run, const QString& label);
   void deleteRun(qint64 run);
+  // Shows runs `a` and `b` side by side below the list: per-phase step time
+  // and every rank's embedding load, A, B, B - A and B / A.
+  void compareRuns(qint64 a, qint64 b);
+  [[nodiscard]] QTableWidget* comparisonTable() const { return comparison_; }
 
   [[nodiscard]] RunListModel* model() const { return model_; }
   [[nodiscard]] QTableView* view() const { return table_; }
@@ -49,9 +54,12 @@ class RunsPage : public QWidget {
   void failed(const QString& message);
   // A rename or delete was written (or was refused: `message` says why).
   void edited(const QString& message);
+  // A comparison is shown (or `message` says why not).
+  void compared(const QString& message);
 
  private:
   void onDeleteClicked();
+  void onCompareClicked();
   void showMessage(const QString& text, bool error);
   void updateButtons();
 
@@ -64,8 +72,12 @@ class RunsPage : public QWidget {
   QLabel* message_;
   QPushButton* refresh_;
   QPushButton* delete_;
+  QPushButton* compare_;
+  QLabel* comparison_title_;
+  QTableWidget* comparison_;
   JobTracker* list_jobs_;
   JobTracker* edit_jobs_;
+  JobTracker* compare_jobs_;
 };
 
 }  // namespace shardscope::app

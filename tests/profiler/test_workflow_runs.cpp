@@ -4,7 +4,9 @@
 #include <QtTest>
 
 #include "shardscope/core/store/run_writer.h"
+#include "shardscope/profiler/analysis/run_analysis.h"
 #include "shardscope/profiler/workflow/run_catalog.h"
+#include "shardscope/profiler/workflow/run_comparison.h"
 #include "test_workflow_support.h"
 
 using namespace shardscope;
@@ -49,6 +51,33 @@ class TestWorkflowRuns : public QObject {
     const std::size_t n = totals.size();
     const double median = n % 2 ? totals[n / 2] : 0.5 * (totals[n / 2 - 1] + totals[n / 2]);
     QCOMPARE(*newest.median_step_ms, median);
+
+    // Side by side: the phases and every rank, A, B and B - A, as the analysis gives them.
+    const st::RunId a = rows->back().id, b = newest.id;
+    auto c = profiler::compareRuns(*store, a, b);
+    QVERIFY2(c.ok(), c.ok() ? "" : c.error().message.c_str());
+    QCOMPARE(c->phases.size(), std::size_t{5});
+    QCOMPARE(c->ranks.size(), std::size_t{4});
+    auto analysis_b = profiler::analyzeRun(*store, b, {});
+    double step_b = 0;
+    for (const auto& rank : analysis_b->ranks) step_b += rank.step_ms;
+    step_b /= static_cast<double>(analysis_b->ranks.size());
+    QCOMPARE(c->phases.back().name, std::string("step"));
+    QCOMPARE(*c->phases.back().b_ms, step_b);
+    // Emulate measures one sharding group: of M=2 x R=2 ranks 0 and 2, of M=4 all four.
+    int both = 0;
+    for (const auto& rank : c->ranks) {
+      QVERIFY(rank.b_ms.has_value());
+      if (!rank.a_ms) {
+        QVERIFY(!rank.differenceMs());
+        continue;
+      }
+      ++both;
+      QCOMPARE(*rank.differenceMs(), *rank.b_ms - *rank.a_ms);
+    }
+    QCOMPARE(both, 2);
+    QCOMPARE(*c->ranks.front().b_ms, analysis_b->ranks.front().compute_ms);
+    QVERIFY(!profiler::compareRuns(*store, a, st::RunId{999}).ok());
   }
 
   void aRunWithForeignJsonStillLists() {

@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QSignalSpy>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -88,6 +89,19 @@ class TestRunsPage : public QObject {
       QCOMPARE(store->run(a)->label, std::string("baseline 1D"));
     }
 
+    // Side by side: the step phase of B is 4 ms, of A 2 ms (every rank's total).
+    QSignalSpy compared(&page, &RunsPage::compared);
+    page.compareRuns(static_cast<qint64>(a), static_cast<qint64>(b));
+    QVERIFY(compared.wait(kTimeoutMs));
+    QVERIFY2(compared.last().at(0).toString().isEmpty(), qPrintable(compared.last().at(0).toString()));
+    QTableWidget* table = page.comparisonTable();
+    QCOMPARE(table->rowCount(), 5 + 4);  // five phases, four ranks
+    QCOMPARE(table->item(4, 0)->text(), QStringLiteral("step"));
+    QCOMPARE(table->item(4, 1)->text(), QLocale().toString(2.0, 'f', 3));
+    QCOMPARE(table->item(4, 2)->text(), QLocale().toString(4.0, 'f', 3));
+    QCOMPARE(table->item(4, 3)->text(), QLocale().toString(2.0, 'f', 3));
+    QCOMPARE(table->item(4, 4)->text(), QStringLiteral("2.00\u00d7"));
+
     // Delete one run: the other stays, with its rows.
     listed.clear();
     page.deleteRun(static_cast<qint64>(b));
@@ -134,6 +148,9 @@ class TestRunsPage : public QObject {
     QSignalSpy listed(window.runsPage(), &RunsPage::listed);
     QVERIFY(listed.wait(kTimeoutMs));
     window.showPage(MainWindow::Page::Runs);
+    QSignalSpy compared(window.runsPage(), &RunsPage::compared);
+    window.runsPage()->compareRuns(1, 6);
+    QVERIFY(compared.wait(kTimeoutMs));
     QVERIFY(window.findChild<QLabel*>(QStringLiteral("statusStore"))->text().contains(QStringLiteral("runs.sqlite")));
     for (const QSize size : {QSize(1280, 800), QSize(1920, 1080)}) {
       const QString shot =
