@@ -13,6 +13,7 @@
 
 #include "grid_explorer_page.h"
 #include "main_window.h"
+#include "runs_page.h"
 #include "planning_session.h"
 #include "project_document.h"
 #include "model_page.h"
@@ -44,14 +45,16 @@ class TestGridExplorer : public QObject {
 
   void sidebarSwitchesPages() {
     MainWindow window;
-    QCOMPARE(window.sidebar()->count(), 5);
-    const QStringList titles = {"Model", "Cluster", "Grid Explorer", "Plan", "Export"};
+    QCOMPARE(window.sidebar()->count(), 6);
+    const QStringList titles = {"Model", "Cluster", "Grid Explorer", "Plan", "Export", "Runs"};
     for (int i = 0; i < titles.size(); ++i) QCOMPARE(window.sidebar()->item(i)->text(), titles[i]);
     QCOMPARE(window.pages()->currentIndex(), 0);
     window.sidebar()->setCurrentRow(2);
     QCOMPARE(window.pages()->currentWidget(), static_cast<QWidget*>(window.gridExplorerPage()));
     window.showPage(MainWindow::Page::Model);
     QCOMPARE(window.pages()->currentWidget(), static_cast<QWidget*>(window.modelPage()));
+    window.showPage(MainWindow::Page::Runs);
+    QCOMPARE(window.pages()->currentWidget(), static_cast<QWidget*>(window.runsPage()));
   }
 
   void sweepsTheDefaultProjectOffTheGuiThread() {
