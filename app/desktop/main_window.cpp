@@ -23,6 +23,7 @@
 #include "model_page.h"
 #include "plan_page.h"
 #include "planning_session.h"
+#include "profile_dialog.h"
 #include "project_document.h"
 #include "project_files.h"
 #include "recent_projects.h"
@@ -163,6 +164,10 @@ void MainWindow::createActions() {
   addMenuAction(view, tr("Plan &Again"), session_, &PlanningSession::rerun, QKeySequence(Qt::Key_F5));
   addMenuAction(view, tr("&Cancel Planning"), session_, &PlanningSession::cancel, QKeySequence(Qt::Key_Escape));
 
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  addMenuAction(run, tr("&Profile\u2026"), this, &MainWindow::onProfile, QKeySequence(Qt::CTRL | Qt::Key_R))
+      ->setObjectName(QStringLiteral("actionProfile"));
+
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   addMenuAction(help, tr("&About ShardScope"), this, &MainWindow::onAbout)->setMenuRole(QAction::AboutRole);
   addMenuAction(help, tr("About &Qt"), qApp, &QApplication::aboutQt)->setMenuRole(QAction::AboutQtRole);
@@ -291,6 +296,26 @@ void MainWindow::followProjectStore() {
                              /*create=*/false);
   }
   updateStatus();
+}
+
+void MainWindow::onProfile() {
+  if (storePath().isEmpty()) {
+    QMessageBox::information(this, tr("Profile"),
+                             tr("Runs go into the project's trace store: save the project (its store is created "
+                                "next to it) or open one with File \u203a Open Trace Store\u2026 first."));
+    return;
+  }
+  std::optional<core::ShardPlan> shown;
+  if (const planner::GridResult* grid = session_->planGrid()) shown = grid->plan;
+  auto* dialog = new ProfileDialog(session_->hasResult() ? session_->plannedProject() : document_->project(), shown,
+                                   storePath(), this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &ProfileDialog::profiled, this, [this](qint64) {
+    runs_page_->setStorePath(storePath(), /*create=*/true);
+    showPage(Page::Runs);
+  });
+  connect(dialog, &ProfileDialog::failed, runs_page_, &RunsPage::refresh);
+  dialog->show();
 }
 
 void MainWindow::onOpenStore() {

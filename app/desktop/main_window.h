@@ -85,6 +85,7 @@ class MainWindow : public QMainWindow {
   bool onSaveAs();
   void onAbout();
   void onOpenStore();
+  void onProfile();
   void followProjectStore();
   void updateTitle();
   void updateStatus();

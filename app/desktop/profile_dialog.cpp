@@ -1,0 +1,163 @@
+#include "profile_dialog.h"
+
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFile>
+#include <QFormLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QThread>
+#include <QVBoxLayout>
+
+#include "job_tracker.h"
+#include "shardscope/profiler/workflow/profile_run.h"
+
+namespace shardscope::app {
+
+namespace {
+
+// Every divisor M of N, ascending.
+std::vector<std::uint32_t> divisorsOf(std::uint32_t n) {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t m = 1; m <= n; ++m)
+    if (n % m == 0) out.push_back(m);
+  return out;
+}
+
+}  // namespace
+
+ProfileDialog::ProfileDialog(core::Project project, std::optional<core::ShardPlan> shown, QString store,
+                             QWidget* parent)
+    : QDialog(parent),
+      project_(std::move(project)),
+      shown_(std::move(shown)),
+      store_(std::move(store)),
+      mode_(new QComboBox),
+      plan_choice_(new QComboBox),
+      batch_(new QSpinBox),
+      steps_(new QSpinBox),
+      threads_(new QSpinBox),
+      label_(new QLineEdit),
+      progress_(new QProgressBar),
+      status_(new QLabel),
+      run_(new QPushButton(tr("Run"))),
+      cancel_(new QPushButton(tr("Cancel Run"))),
+      buttons_(new QDialogButtonBox(QDialogButtonBox::Close)),
+      jobs_(new JobTracker(planningPool(), this)) {
+  setObjectName(QStringLiteral("ProfileDialog"));
+  setWindowTitle(tr("Profile"));
+  mode_->addItem(tr("emulate (this process, one sharding group)"), QStringLiteral("emulate"));
+  mode_->addItem(tr("mpi (shardscope-engine, one process per rank)"), QStringLiteral("mpi"));
+  if (shown_) {
+    plan_choice_->addItem(
+        tr("the shown plan: M = %1 \u00d7 R = %2").arg(shown_->sharding_group_size).arg(shown_->replicas), 0);
+  }
+  for (const std::uint32_t m : divisorsOf(project_.cluster.worldSize()))
+    plan_choice_->addItem(tr("planned for M = %1 \u00d7 R = %2").arg(m).arg(project_.cluster.worldSize() / m), m);
+  batch_->setRange(1, 1 << 20);
+  batch_->setValue(static_cast<int>(std::max<std::uint32_t>(1, project_.model.batch_size_per_gpu)));
+  steps_->setRange(1, 100000);
+  steps_->setValue(5);
+  threads_->setRange(0, 1024);
+  threads_->setSpecialValueText(tr("all cores"));
+  threads_->setValue(0);
+  label_->setPlaceholderText(tr("optional name of the run"));
+  progress_->setRange(0, 1);
+  progress_->setValue(0);
+  status_->setWordWrap(true);
+  status_->setText(tr("The run goes into %1.").arg(store_));
+
+  auto* form = new QFormLayout;
+  form->addRow(tr("Mode"), mode_);
+  form->addRow(tr("Plan"), plan_choice_);
+  form->addRow(tr("Batch per GPU"), batch_);
+  form->addRow(tr("Measured steps"), steps_);
+  form->addRow(tr("Threads"), threads_);
+  form->addRow(tr("Name"), label_);
+  buttons_->addButton(run_, QDialogButtonBox::ActionRole);
+  buttons_->addButton(cancel_, QDialogButtonBox::ActionRole);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(form);
+  layout->addWidget(progress_);
+  layout->addWidget(status_);
+  layout->addWidget(buttons_);
+
+  connect(run_, &QPushButton::clicked, this, &ProfileDialog::start);
+  connect(cancel_, &QPushButton::clicked, this, &ProfileDialog::cancel);
+  connect(buttons_, &QDialogButtonBox::rejected, this, &QDialog::reject);
+  connect(jobs_, &JobTracker::progress, this, [this](quint64, int done, int total) {
+    progress_->setRange(0, std::max(1, total));
+    progress_->setValue(done);
+    status_->setText(tr("Step %1 of %2 (warm-up included)\u2026").arg(done).arg(total));
+  });
+  connect(jobs_, &JobTracker::failed, this, [this](quint64, const QString& message) {
+    setRunning(false);
+    status_->setText(message);
+    emit failed(message);
+  });
+  setRunning(false);
+}
+
+ProfileDialog::~ProfileDialog() = default;
+
+bool ProfileDialog::isRunning() const { return jobs_->isRunning(); }
+
+void ProfileDialog::start() {
+  profiler::ProfileRequest request;
+  request.project = project_;
+  request.store = QFile::encodeName(store_).toStdString();
+  request.mode = mode_->currentData().toString() == QStringLiteral("mpi") ? profiler::ProfileMode::Mpi
+                                                                          : profiler::ProfileMode::Emulate;
+  request.batch = static_cast<std::uint32_t>(batch_->value());
+  request.steps = static_cast<std::uint32_t>(steps_->value());
+  request.threads = static_cast<unsigned>(threads_->value());
+  if (!label_->text().trimmed().isEmpty()) request.label = label_->text().trimmed().toStdString();
+  const auto group_size = plan_choice_->currentData().toUInt();
+  std::optional<core::ShardPlan> shown = group_size == 0 ? shown_ : std::nullopt;
+  setRunning(true);
+  progress_->setRange(0, 1);
+  progress_->setValue(0);
+  status_->setText(tr("Starting\u2026"));
+  jobs_->start(
+      [request, shown, group_size](JobContext& job) mutable -> core::Result<profiler::ProfileOutcome> {
+        if (shown) {
+          request.plan = *shown;
+        } else {
+          auto plan = profiler::plannedProfilePlan(request, group_size);
+          if (!plan) return plan.error();
+          request.plan = std::move(plan).value();
+        }
+        const profiler::ProfileProgressFn progress = [&job](const profiler::ProfileProgress& p) {
+          if (p.kind == profiler::ProfileProgress::Kind::Step && p.total > 0)
+            job.reportProgress(static_cast<int>(p.done), static_cast<int>(p.total));
+        };
+        return profiler::runProfile(request, progress, job.cancelFlag());
+      },
+      [this](profiler::ProfileOutcome outcome) {
+        setRunning(false);
+        progress_->setValue(progress_->maximum());
+        status_->setText(tr("Run %1 is in the store: %2 measured step(s) on %3 rank(s).")
+                             .arg(static_cast<qint64>(outcome.run))
+                             .arg(outcome.analysis.steps)
+                             .arg(outcome.analysis.ranks.size()));
+        emit profiled(static_cast<qint64>(outcome.run));
+      });
+}
+
+void ProfileDialog::cancel() {
+  if (!jobs_->isRunning()) return;
+  status_->setText(tr("Cancelling\u2026 (the run is kept, marked failed)"));
+  jobs_->cancel();
+}
+
+void ProfileDialog::setRunning(bool running) {
+  run_->setEnabled(!running);
+  cancel_->setEnabled(running);
+  for (QWidget* w : std::initializer_list<QWidget*>{mode_, plan_choice_, batch_, steps_, threads_, label_})
+    w->setEnabled(!running);
+}
+
+}  // namespace shardscope::app

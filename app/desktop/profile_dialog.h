@@ -1,0 +1,72 @@
+// The Profile dialog: runs the engine on the shown plan (or the planner's
+// plan for a chosen sharding group size) and stores the run in the project's
+// trace store, through profiler::runProfile on a job tracker: progress,
+// cancel (the run is kept, marked failed "cancelled"), errors said in the
+// dialog. Emulate mode runs here; mpi mode starts shardscope-engine.
+#pragma once
+
+#include <QDialog>
+#include <QString>
+#include <optional>
+
+#include "shardscope/core/plan.h"
+#include "shardscope/core/project.h"
+
+class QComboBox;
+class QDialogButtonBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+
+namespace shardscope::app {
+
+class JobTracker;
+
+class ProfileDialog : public QDialog {
+  Q_OBJECT
+
+ public:
+  // `shown`: the plan the Plan page shows (offered first), when there is one.
+  ProfileDialog(core::Project project, std::optional<core::ShardPlan> shown, QString store, QWidget* parent = nullptr);
+  ~ProfileDialog() override;
+
+  // The form, for tests and for callers that preset it.
+  [[nodiscard]] QComboBox* planChoice() const { return plan_choice_; }
+  [[nodiscard]] QSpinBox* stepsBox() const { return steps_; }
+  [[nodiscard]] QSpinBox* batchBox() const { return batch_; }
+  [[nodiscard]] QSpinBox* threadsBox() const { return threads_; }
+  [[nodiscard]] QComboBox* modeChoice() const { return mode_; }
+  [[nodiscard]] bool isRunning() const;
+
+  // Starts the run with the form's settings; Cancel asks it to stop.
+  void start();
+  void cancel();
+
+ signals:
+  // The run is in the store (`run`), or it failed or was cancelled (`message`).
+  void profiled(qint64 run);
+  void failed(const QString& message);
+
+ private:
+  void setRunning(bool running);
+
+  core::Project project_;
+  std::optional<core::ShardPlan> shown_;
+  QString store_;
+  QComboBox* mode_;
+  QComboBox* plan_choice_;
+  QSpinBox* batch_;
+  QSpinBox* steps_;
+  QSpinBox* threads_;
+  QLineEdit* label_;
+  QProgressBar* progress_;
+  QLabel* status_;
+  QPushButton* run_;
+  QPushButton* cancel_;
+  QDialogButtonBox* buttons_;
+  JobTracker* jobs_;
+};
+
+}  // namespace shardscope::app

@@ -1,0 +1,87 @@
+// The Profile dialog: an emulate run of the tiny engine model on 4 CPU ranks
+// from the form into a store, then a cancelled one that the store keeps as
+// failed; the Runs page sees both. Screenshot at 1280x800.
+#include <QComboBox>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "profile_dialog.h"
+#include "runs_page.h"
+#include "run_list_model.h"
+#include "screenshot.h"
+#include "shardscope/core/json_io.h"
+#include "shardscope/core/store/trace_store.h"
+
+using namespace shardscope;
+using namespace shardscope::app;
+namespace st = core::store;
+
+namespace {
+
+constexpr int kTimeoutMs = 60000;
+
+core::Project tinyProject() {
+  const std::string data = SHARDSCOPE_TEST_DATA_DIR;
+  core::Project p;
+  p.model = core::loadModel(data + "/engine/tiny_model.json").value();
+  p.cluster = core::loadCluster(data + "/engine/cpu4.json").value();
+  return p;
+}
+
+}  // namespace
+
+class TestProfileDialog : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void runsAndCancelsIntoTheStore() {
+    QTemporaryDir dir;
+    const QString store = dir.filePath(QStringLiteral("runs.sqlite"));
+    ProfileDialog dialog(tinyProject(), std::nullopt, store);
+    QCOMPARE(dialog.planChoice()->count(), 3);  // M = 1, 2, 4 on 4 ranks
+    dialog.planChoice()->setCurrentIndex(1);    // M = 2
+    dialog.stepsBox()->setValue(2);
+    dialog.threadsBox()->setValue(1);
+    QSignalSpy profiled(&dialog, &ProfileDialog::profiled);
+    QSignalSpy failed(&dialog, &ProfileDialog::failed);
+    dialog.start();
+    QVERIFY(dialog.isRunning());
+    QVERIFY(profiled.wait(kTimeoutMs));
+    QCOMPARE(failed.size(), 0);
+    const qint64 run = profiled.last().at(0).toLongLong();
+    {
+      auto opened = st::openStore(store.toStdString());
+      QVERIFY(opened.ok());
+      QCOMPARE(opened->run(st::RunId{run})->status, st::RunStatus::Complete);
+    }
+
+    // Many steps, cancelled at once: the run is kept, marked failed.
+    dialog.stepsBox()->setValue(100000);
+    dialog.start();
+    dialog.cancel();
+    QVERIFY(failed.wait(kTimeoutMs));
+    QVERIFY2(failed.last().at(0).toString().contains(QStringLiteral("cancel")),
+             qPrintable(failed.last().at(0).toString()));
+    QVERIFY(!dialog.isRunning());
+
+    RunsPage page;
+    QSignalSpy listed(&page, &RunsPage::listed);
+    page.setStorePath(store);
+    QVERIFY(listed.wait(kTimeoutMs));
+    QCOMPARE(listed.last().at(0).toInt(), 2);
+    const profiler::RunRow* cancelled = page.model()->runAt(0);  // newest first
+    QCOMPARE(cancelled->status, st::RunStatus::Failed);
+    const profiler::RunRow* done = page.model()->runAt(1);
+    QCOMPARE(done->status, st::RunStatus::Complete);
+    QCOMPARE(done->sharding_group_size, 2u);
+    QCOMPARE(done->steps, std::int64_t{2});
+
+    const QString shot = QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/profile_dialog.png");
+    QVERIFY(saveScreenshot(dialog, shot, QSize(640, 420)).ok());
+  }
+};
+
+QTEST_MAIN(TestProfileDialog)
+#include "tst_profile_dialog.moc"
