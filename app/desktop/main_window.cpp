@@ -138,6 +138,10 @@ void MainWindow::createActions() {
   file->addSeparator();
   addMenuAction(file, tr("Open Trace S&tore\u2026"), this, &MainWindow::onOpenStore)
       ->setObjectName(QStringLiteral("actionOpenStore"));
+  addMenuAction(file, tr("&Import Traces\u2026"), this, &MainWindow::onImportTraces, QKeySequence(Qt::CTRL | Qt::Key_I))
+      ->setObjectName(QStringLiteral("actionImportTraces"));
+  addMenuAction(file, tr("Import Trace &Folder\u2026"), this, &MainWindow::onImportTraceFolder)
+      ->setObjectName(QStringLiteral("actionImportTraceFolder"));
   file->addSeparator();
   // Explicit Ctrl+Q: QKeySequence::Quit is empty on some platforms.
   addMenuAction(file, tr("&Quit"), this, &QWidget::close, QKeySequence(Qt::CTRL | Qt::Key_Q))
@@ -316,6 +320,41 @@ void MainWindow::onProfile() {
   });
   connect(dialog, &ProfileDialog::failed, runs_page_, &RunsPage::refresh);
   dialog->show();
+}
+
+void MainWindow::onImportTraces() {
+  if (storePath().isEmpty()) {
+    QMessageBox::information(this, tr("Import Traces"),
+                             tr("Imports go into the project's trace store: save the project or open a store with "
+                                "File \u203a Open Trace Store\u2026 first."));
+    return;
+  }
+  const QString kineto = tr("PyTorch profiler / Kineto traces (*.json *.json.gz)");
+  const QString nsys = tr("Nsight Systems SQLite exports (*.sqlite *.db)");
+  QString filter;
+  const QStringList files = QFileDialog::getOpenFileNames(this, tr("Import Traces (one file per rank)"),
+                                                          QFileInfo(storePath()).absolutePath(),
+                                                          kineto + QStringLiteral(";;") + nsys, &filter);
+  if (files.isEmpty()) return;
+  showPage(Page::Runs);
+  runs_page_->importTraces(filter == nsys ? QStringLiteral("nsys") : QStringLiteral("kineto"), files);
+}
+
+void MainWindow::onImportTraceFolder() {
+  if (storePath().isEmpty()) {
+    onImportTraces();  // says why not
+    return;
+  }
+  const QString folder = QFileDialog::getExistingDirectory(this, tr("Import a Folder of Traces (one file per rank)"),
+                                                           QFileInfo(storePath()).absolutePath());
+  if (folder.isEmpty()) return;
+  const auto answer =
+      QMessageBox::question(this, tr("Import Trace Folder"),
+                            tr("Are the files PyTorch profiler (Kineto) traces? No: Nsight Systems SQLite exports."),
+                            QMessageBox::Yes | QMessageBox::No | QMessageBox::Cancel);
+  if (answer == QMessageBox::Cancel) return;
+  showPage(Page::Runs);
+  runs_page_->importTraces(answer == QMessageBox::Yes ? QStringLiteral("kineto") : QStringLiteral("nsys"), {folder});
 }
 
 void MainWindow::onOpenStore() {

@@ -86,6 +86,8 @@ class MainWindow : public QMainWindow {
   void onAbout();
   void onOpenStore();
   void onProfile();
+  void onImportTraces();
+  void onImportTraceFolder();
   void followProjectStore();
   void updateTitle();
   void updateStatus();

@@ -14,12 +14,14 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <utility>
 
 #include "job_tracker.h"
 #include "run_list_model.h"
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/profiler/workflow/run_catalog.h"
 #include "shardscope/profiler/workflow/run_comparison.h"
+#include "shardscope/profiler/workflow/trace_import_job.h"
 
 namespace shardscope::app {
 
@@ -41,11 +43,13 @@ RunsPage::RunsPage(QWidget* parent)
       refresh_(new QPushButton(tr("Refresh"))),
       delete_(new QPushButton(tr("Delete\u2026"))),
       compare_(new QPushButton(tr("Compare"))),
+      cancel_import_(new QPushButton(tr("Cancel Import"))),
       comparison_title_(new QLabel),
       comparison_(new QTableWidget),
       list_jobs_(new JobTracker(planningPool(), this)),
       edit_jobs_(new JobTracker(planningPool(), this)),
-      compare_jobs_(new JobTracker(planningPool(), this)) {
+      compare_jobs_(new JobTracker(planningPool(), this)),
+      import_jobs_(new JobTracker(planningPool(), this)) {
   setObjectName(QStringLiteral("RunsPage"));
   header_->setObjectName(QStringLiteral("runsHeader"));
   header_->setWordWrap(true);
@@ -82,6 +86,9 @@ RunsPage::RunsPage(QWidget* parent)
 
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(header_, 1);
+  cancel_import_->setObjectName(QStringLiteral("runsCancelImport"));
+  cancel_import_->hide();
+  buttons->addWidget(cancel_import_);
   buttons->addWidget(refresh_);
   buttons->addWidget(compare_);
   buttons->addWidget(delete_);
@@ -95,6 +102,16 @@ RunsPage::RunsPage(QWidget* parent)
   connect(refresh_, &QPushButton::clicked, this, &RunsPage::refresh);
   connect(delete_, &QPushButton::clicked, this, &RunsPage::onDeleteClicked);
   connect(compare_, &QPushButton::clicked, this, &RunsPage::onCompareClicked);
+  connect(cancel_import_, &QPushButton::clicked, this, &RunsPage::cancelImport);
+  connect(import_jobs_, &JobTracker::progress, this, [this](quint64, int done, int total) {
+    showMessage(tr("Importing\u2026 %1%").arg(total > 0 ? 100 * done / total : 0), false);
+  });
+  connect(import_jobs_, &JobTracker::failed, this, [this](quint64, const QString& message) {
+    cancel_import_->hide();
+    showMessage(message, true);
+    refresh();  // a run the import began is kept, marked failed
+    emit imported(0, message);
+  });
   connect(compare_jobs_, &JobTracker::failed, this, [this](quint64, const QString& message) {
     showMessage(message, true);
     emit compared(message);
@@ -152,7 +169,11 @@ void RunsPage::refresh() {
       [this](std::vector<profiler::RunRow> rows) {
         const int n = static_cast<int>(rows.size());
         model_->setRows(std::move(rows));
-        showMessage(n == 0 ? tr("No runs yet: profile a plan or import traces.") : tr("%n run(s).", nullptr, n), false);
+        if (!after_listing_.isEmpty())
+          showMessage(std::exchange(after_listing_, QString()), false);
+        else
+          showMessage(n == 0 ? tr("No runs yet: profile a plan or import traces.") : tr("%n run(s).", nullptr, n),
+                      false);
         updateButtons();
         emit listed(n);
       });
@@ -182,8 +203,8 @@ void RunsPage::deleteRun(qint64 run) {
         return store->deleteRun(st::RunId{run});
       },
       [this, run](core::Ok) {
+        after_listing_ = tr("Run %1 deleted.").arg(run);
         refresh();
-        showMessage(tr("Run %1 deleted.").arg(run), false);
         emit edited({});
       });
 }
@@ -211,6 +232,41 @@ void RunsPage::onDeleteClicked() {
           .arg(store_path_),
       QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
   if (answer == QMessageBox::Yes) deleteRun(runs.front());
+}
+
+void RunsPage::importTraces(const QString& format, const QStringList& inputs) {
+  profiler::TraceImportRequest request;
+  request.format = format == QStringLiteral("nsys") ? profiler::TraceFormat::Nsys : profiler::TraceFormat::Kineto;
+  for (const QString& input : inputs) request.inputs.push_back(localPath(input));
+  request.store = localPath(store_path_);
+  request.progress_min_bytes = 0;
+  cancel_import_->show();
+  showMessage(tr("Importing %n file(s)\u2026", nullptr, static_cast<int>(inputs.size())), false);
+  import_jobs_->start(
+      [request](JobContext& job) -> core::Result<profiler::TraceImportOutcome> {
+        // Progress in thousandths: the importer counts bytes, which overflow an int.
+        const profiler::TraceImportProgress progress = [&job](std::uint64_t done, std::uint64_t total,
+                                                              std::string_view) {
+          if (total > 0) job.reportProgress(static_cast<int>(1000 * done / total), 1000);
+        };
+        return profiler::importTraces(request, progress, job.cancelFlag());
+      },
+      [this](profiler::TraceImportOutcome outcome) {
+        cancel_import_->hide();
+        create_ = true;
+        const qint64 run = static_cast<qint64>(outcome.run);
+        QString text = tr("Imported run %1: %n rank(s)", nullptr, static_cast<int>(outcome.ranks.size())).arg(run);
+        if (!outcome.warnings.empty())
+          text += tr("; %n warning(s), the first: %1", nullptr, static_cast<int>(outcome.warnings.size()))
+                      .arg(QString::fromStdString(outcome.warnings.front()));
+        after_listing_ = text;
+        refresh();
+        emit imported(run, {});
+      });
+}
+
+void RunsPage::cancelImport() {
+  if (import_jobs_->isRunning()) import_jobs_->cancel();
 }
 
 void RunsPage::onCompareClicked() {

@@ -42,6 +42,12 @@ class RunsPage : public QWidget {
   // and every rank's embedding load, A, B, B - A and B / A.
   void compareRuns(qint64 a, qint64 b);
   [[nodiscard]] QTableWidget* comparisonTable() const { return comparison_; }
+  // Imports trace files (or folders of them) of one format as one run of the
+  // store, with progress and a Cancel button on the page; errors name the file.
+  // `format`: "kineto" (PyTorch profiler JSON, .json or .json.gz) or "nsys"
+  // (Nsight Systems SQLite export).
+  void importTraces(const QString& format, const QStringList& inputs);
+  void cancelImport();
 
   [[nodiscard]] RunListModel* model() const { return model_; }
   [[nodiscard]] QTableView* view() const { return table_; }
@@ -56,6 +62,8 @@ class RunsPage : public QWidget {
   void edited(const QString& message);
   // A comparison is shown (or `message` says why not).
   void compared(const QString& message);
+  // An import finished: its run (> 0), or 0 and `message` (failed or cancelled).
+  void imported(qint64 run, const QString& message);
 
  private:
   void onDeleteClicked();
@@ -65,6 +73,7 @@ class RunsPage : public QWidget {
 
   QString store_path_;
   bool create_ = true;
+  QString after_listing_;  // said once the next listing arrives, instead of the run count
   RunListModel* model_;
   QSortFilterProxyModel* proxy_;
   QTableView* table_;
@@ -73,11 +82,13 @@ class RunsPage : public QWidget {
   QPushButton* refresh_;
   QPushButton* delete_;
   QPushButton* compare_;
+  QPushButton* cancel_import_;
   QLabel* comparison_title_;
   QTableWidget* comparison_;
   JobTracker* list_jobs_;
   JobTracker* edit_jobs_;
   JobTracker* compare_jobs_;
+  JobTracker* import_jobs_;
 };
 
 }  // namespace shardscope::app

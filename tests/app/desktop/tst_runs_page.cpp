@@ -128,6 +128,45 @@ class TestRunsPage : public QObject {
     QCOMPARE(file.size(), qint64{4096});  // untouched
   }
 
+  void importsTracesAndNamesTheBadFile() {
+    QTemporaryDir dir;
+    const QString store = dir.filePath(QStringLiteral("runs.sqlite"));
+    const QString data = QStringLiteral(SHARDSCOPE_TEST_DATA_DIR "/import/");
+    RunsPage page;
+    QSignalSpy listed(&page, &RunsPage::listed);
+    page.setStorePath(store);
+    QVERIFY(listed.wait(kTimeoutMs));
+
+    // A file that is not a trace: refused before a run begins, the file named.
+    const QString bad = dir.filePath(QStringLiteral("bad.json"));
+    QFile file(bad);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("{\"traceEvents\": [{\"ph\": ");
+    file.close();
+    QSignalSpy imported(&page, &RunsPage::imported);
+    page.importTraces(QStringLiteral("kineto"), {bad});
+    QVERIFY(imported.wait(kTimeoutMs));
+    QCOMPARE(imported.last().at(0).toLongLong(), qint64{0});
+    QVERIFY2(imported.last().at(1).toString().contains(QStringLiteral("bad.json")),
+             qPrintable(imported.last().at(1).toString()));
+
+    // Two ranks of a real trainer: one run of kind import-kineto.
+    listed.clear();
+    page.importTraces(QStringLiteral("kineto"),
+                      {data + QStringLiteral("rank0.json"), data + QStringLiteral("rank1.json.gz")});
+    QVERIFY(imported.wait(kTimeoutMs));
+    QVERIFY2(imported.last().at(0).toLongLong() > 0, qPrintable(imported.last().at(1).toString()));
+    QVERIFY(listed.wait(kTimeoutMs) || !listed.isEmpty());
+    bool found = false;
+    for (const auto& row : page.model()->rows())
+      if (static_cast<qint64>(row.id) == imported.last().at(0).toLongLong()) {
+        found = true;
+        QCOMPARE(row.kind, std::string("import-kineto"));
+        QCOMPARE(row.status, st::RunStatus::Complete);
+      }
+    QVERIFY(found);
+  }
+
   void aProjectStoreIsNotCreatedByLooking() {
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("p.runs.sqlite"));
