@@ -10,4 +10,9 @@ namespace shardscope::app {
 // QCPColorMap after setColorScale, which replaces the map's gradient.
 [[nodiscard]] QCPColorGradient viridisGradient();
 
+// Ten distinct series colours (Tableau 10, its grey swapped for cyan so that
+// grey stays free for "other"); `i` wraps around.
+inline constexpr int kSeriesColours = 10;
+[[nodiscard]] QColor seriesColor(int i);
+
 }  // namespace shardscope::app

@@ -11,7 +11,9 @@
 #include <QSpinBox>
 #include <QThread>
 #include <QVBoxLayout>
+#include <qcustomplot.h>
 
+#include "chart_style.h"
 #include "job_tracker.h"
 #include "shardscope/profiler/workflow/profile_run.h"
 
@@ -42,6 +44,7 @@ ProfileDialog::ProfileDialog(core::Project project, std::optional<core::ShardPla
       threads_(new QSpinBox),
       label_(new QLineEdit),
       progress_(new QProgressBar),
+      plot_(new QCustomPlot),
       status_(new QLabel),
       run_(new QPushButton(tr("Run"))),
       cancel_(new QPushButton(tr("Cancel Run"))),
@@ -70,6 +73,18 @@ ProfileDialog::ProfileDialog(core::Project project, std::optional<core::ShardPla
   status_->setWordWrap(true);
   status_->setText(tr("The run goes into %1.").arg(store_));
 
+  plot_->setObjectName(QStringLiteral("profileStepTimes"));
+  plot_->setMinimumHeight(220);
+  plot_->xAxis->setLabel(tr("measured step"));
+  plot_->yAxis->setLabel(tr("step time (ms)"));
+  plot_->legend->setVisible(true);
+  // Steps are whole numbers: ticks at integers only, however few steps there are.
+  auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+  ticker->setTickStep(1.0);
+  ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+  plot_->xAxis->setTicker(ticker);
+  plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+
   auto* form = new QFormLayout;
   form->addRow(tr("Mode"), mode_);
   form->addRow(tr("Plan"), plan_choice_);
@@ -81,6 +96,7 @@ ProfileDialog::ProfileDialog(core::Project project, std::optional<core::ShardPla
   buttons_->addButton(cancel_, QDialogButtonBox::ActionRole);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(form);
+  layout->addWidget(plot_, 1);
   layout->addWidget(progress_);
   layout->addWidget(status_);
   layout->addWidget(buttons_);
@@ -101,7 +117,29 @@ ProfileDialog::ProfileDialog(core::Project project, std::optional<core::ShardPla
   setRunning(false);
 }
 
-ProfileDialog::~ProfileDialog() = default;
+// The job posts step times to this dialog: it is finished (the tracker waits
+// for it) before the dialog's own destruction begins.
+ProfileDialog::~ProfileDialog() { delete jobs_; }
+
+void ProfileDialog::addStepTime(quint32 rank, qint64 step, double step_ms) {
+  if (step < 0) return;  // warm-up
+  const QString name = tr("rank %1").arg(rank);
+  QCPGraph* graph = nullptr;
+  for (int i = 0; i < plot_->graphCount(); ++i)
+    if (plot_->graph(i)->name() == name) graph = plot_->graph(i);
+  if (graph == nullptr) {
+    graph = plot_->addGraph();
+    graph->setName(name);
+    graph->setPen(QPen(seriesColor(plot_->graphCount() - 1), 2));
+    graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+    if (plot_->graphCount() > 8) graph->removeFromLegend();
+  }
+  graph->addData(static_cast<double>(step), step_ms);
+  plot_->rescaleAxes();
+  plot_->yAxis->setRange(0, plot_->yAxis->range().upper * 1.15);
+  plot_->xAxis->setRange(plot_->xAxis->range().lower - 0.5, plot_->xAxis->range().upper + 0.5);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
 
 bool ProfileDialog::isRunning() const { return jobs_->isRunning(); }
 
@@ -117,6 +155,12 @@ void ProfileDialog::start() {
   if (!label_->text().trimmed().isEmpty()) request.label = label_->text().trimmed().toStdString();
   const auto group_size = plan_choice_->currentData().toUInt();
   std::optional<core::ShardPlan> shown = group_size == 0 ? shown_ : std::nullopt;
+  plot_->clearGraphs();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+  request.on_step = [this](const profiler::RankStepTime& t) {
+    QMetaObject::invokeMethod(
+        this, [this, t] { addStepTime(t.rank, t.step, t.step_ms); }, Qt::QueuedConnection);
+  };
   setRunning(true);
   progress_->setRange(0, 1);
   progress_->setValue(0);

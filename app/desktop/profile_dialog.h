@@ -19,6 +19,7 @@ class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
+class QCustomPlot;
 
 namespace shardscope::app {
 
@@ -39,6 +40,8 @@ class ProfileDialog : public QDialog {
   [[nodiscard]] QSpinBox* threadsBox() const { return threads_; }
   [[nodiscard]] QComboBox* modeChoice() const { return mode_; }
   [[nodiscard]] bool isRunning() const;
+  // Live step time per rank (emulate mode): one graph per rank, a point per measured step.
+  [[nodiscard]] QCustomPlot* stepTimePlot() const { return plot_; }
 
   // Starts the run with the form's settings; Cancel asks it to stop.
   void start();
@@ -51,6 +54,7 @@ class ProfileDialog : public QDialog {
 
  private:
   void setRunning(bool running);
+  void addStepTime(quint32 rank, qint64 step, double step_ms);
 
   core::Project project_;
   std::optional<core::ShardPlan> shown_;
@@ -62,6 +66,7 @@ class ProfileDialog : public QDialog {
   QSpinBox* threads_;
   QLineEdit* label_;
   QProgressBar* progress_;
+  QCustomPlot* plot_;
   QLabel* status_;
   QPushButton* run_;
   QPushButton* cancel_;

@@ -3,17 +3,13 @@
 #include <QToolTip>
 #include <cmath>
 
+#include "chart_style.h"
 #include "rank_ticker.h"
 
 namespace shardscope::app {
 
 namespace {
 
-// Ten distinct colours (Tableau 10, its grey swapped for cyan so "other" stays the only grey).
-const QColor kTableColours[] = {QColor(0x4e, 0x79, 0xa7), QColor(0xf2, 0x8e, 0x2b), QColor(0xe1, 0x57, 0x59),
-                                QColor(0x76, 0xb7, 0xb2), QColor(0x59, 0xa1, 0x4f), QColor(0xed, 0xc9, 0x48),
-                                QColor(0xb0, 0x7a, 0xa1), QColor(0xff, 0x9d, 0xa7), QColor(0x9c, 0x75, 0x5f),
-                                QColor(0x17, 0xbe, 0xcf)};
 const QColor kOtherColour(0xc4, 0xc4, 0xc4);
 const QColor kCriticalColour(0xc8, 0x3c, 0x3c);
 
@@ -43,13 +39,13 @@ RankLoadChart::RankLoadChart(QWidget* parent)
   plotLayout()->insertRow(0);
   plotLayout()->addElement(0, 0, title_);
 
-  static_assert(std::size(kTableColours) == report::kStackedTables);
+  static_assert(kSeriesColours == report::kStackedTables);
   for (std::size_t i = 0; i <= report::kStackedTables; ++i) {
     auto* bars = new QCPBars(xAxis, yAxis);
     bars->setWidthType(QCPBars::wtPlotCoords);
     bars->setWidth(0.8);
     bars->setPen(Qt::NoPen);
-    bars->setBrush(i < report::kStackedTables ? kTableColours[i] : kOtherColour);
+    bars->setBrush(i < report::kStackedTables ? seriesColor(static_cast<int>(i)) : kOtherColour);
     if (!bars_.empty()) bars->moveAbove(bars_.back());
     bars_.push_back(bars);
   }

@@ -295,6 +295,7 @@ RankOutcome runRank(RankContext& ctx, const GroupRankSetup& setup, std::uint32_t
       out.result.bwd_ms += static_cast<double>(bwd_total) / 1e6;
       out.result.step_ms += static_cast<double>(step_end - step_start) / 1e6;
     }
+    if (o.on_step) o.on_step({rank, step, static_cast<double>(step_end - step_start) / 1e6});
     ++ctx.done;
     reportProgress(ctx, rank, group, group_rank, k);
   }

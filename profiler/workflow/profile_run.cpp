@@ -67,6 +67,7 @@ core::Result<st::RunId> emulate(const ProfileRequest& r, const core::ModelSpec& 
   std::optional<core::Result<EmulateResult>> result;
   {
     const Stage stage(progress, stage_name);
+    o.on_step = r.on_step;
     o.progress = [&stage](std::uint64_t done, std::uint64_t total, std::string_view what) {
       stage.step(done, total, what);
     };

@@ -6,6 +6,7 @@
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <qcustomplot.h>
 
 #include "profile_dialog.h"
 #include "runs_page.h"
@@ -42,7 +43,7 @@ class TestProfileDialog : public QObject {
     ProfileDialog dialog(tinyProject(), std::nullopt, store);
     QCOMPARE(dialog.planChoice()->count(), 3);  // M = 1, 2, 4 on 4 ranks
     dialog.planChoice()->setCurrentIndex(1);    // M = 2
-    dialog.stepsBox()->setValue(2);
+    dialog.stepsBox()->setValue(2);             // the plot asserts count two points per rank
     dialog.threadsBox()->setValue(1);
     QSignalSpy profiled(&dialog, &ProfileDialog::profiled);
     QSignalSpy failed(&dialog, &ProfileDialog::failed);
@@ -51,15 +52,25 @@ class TestProfileDialog : public QObject {
     QVERIFY(profiled.wait(kTimeoutMs));
     QCOMPARE(failed.size(), 0);
     const qint64 run = profiled.last().at(0).toLongLong();
+    // The live plot: one graph per measured rank of group 0 (M = 2), a point per measured step.
+    QTRY_COMPARE_WITH_TIMEOUT(dialog.stepTimePlot()->graphCount(), 2, kTimeoutMs);
+    for (int g = 0; g < 2; ++g) {
+      QTRY_COMPARE_WITH_TIMEOUT(dialog.stepTimePlot()->graph(g)->dataCount(), 2, kTimeoutMs);
+      QVERIFY(dialog.stepTimePlot()->graph(g)->data()->at(0)->value > 0);
+    }
     {
       auto opened = st::openStore(store.toStdString());
       QVERIFY(opened.ok());
       QCOMPARE(opened->run(st::RunId{run})->status, st::RunStatus::Complete);
     }
 
+    const QString shot = QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/profile_dialog.png");
+    QVERIFY(saveScreenshot(dialog, shot, QSize(720, 640)).ok());
+
     // Many steps, cancelled at once: the run is kept, marked failed.
     dialog.stepsBox()->setValue(100000);
     dialog.start();
+    QCOMPARE(dialog.stepTimePlot()->graphCount(), 0);  // a new run starts a new plot
     dialog.cancel();
     QVERIFY(failed.wait(kTimeoutMs));
     QVERIFY2(failed.last().at(0).toString().contains(QStringLiteral("cancel")),
@@ -77,9 +88,6 @@ class TestProfileDialog : public QObject {
     QCOMPARE(done->status, st::RunStatus::Complete);
     QCOMPARE(done->sharding_group_size, 2u);
     QCOMPARE(done->steps, std::int64_t{2});
-
-    const QString shot = QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/profile_dialog.png");
-    QVERIFY(saveScreenshot(dialog, shot, QSize(640, 420)).ok());
   }
 };
 

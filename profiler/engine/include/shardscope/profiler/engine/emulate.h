@@ -29,6 +29,14 @@ namespace shardscope::profiler {
 // "rank 4 (group 0, group rank 1): step 3 of 5".
 using EmulateProgress = std::function<void(std::uint64_t done, std::uint64_t total, std::string_view what)>;
 
+// One rank's step as it finished (warm-up steps have step -1), for live views.
+struct RankStepTime {
+  std::uint32_t rank = 0;  // global rank
+  std::int64_t step = -1;  // measured step, -1 for a warm-up step
+  double step_ms = 0;      // the whole step: inputs, forward, backward
+};
+using EmulateStepFn = std::function<void(const RankStepTime&)>;
+
 struct EmulateOptions {
   std::uint32_t steps = 5;   // measured steps per rank, at least 1
   std::uint32_t warmup = 1;  // run first, not recorded
@@ -43,6 +51,7 @@ struct EmulateOptions {
   const IdTrace* replay = nullptr;  // replay recorded ids instead of generating them; must outlive the call
   std::string label;                // default "emulate <model> M=<M> R=<R>"
   EmulateProgress progress;
+  EmulateStepFn on_step;                             // called after every (rank, step), on the calling thread
   const std::atomic<bool>* cancel = nullptr;         // checked before every step
   std::optional<std::uint32_t> batch_size_override;  // samples per GPU; default the model's batch_size_per_gpu
 };

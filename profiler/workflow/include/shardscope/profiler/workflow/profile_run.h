@@ -18,6 +18,7 @@
 #include "shardscope/core/store/store_types.h"
 #include "shardscope/profiler/analysis/calibration_fit.h"
 #include "shardscope/profiler/analysis/run_analysis.h"
+#include "shardscope/profiler/engine/emulate.h"
 
 namespace shardscope::profiler {
 
@@ -42,6 +43,7 @@ struct ProfileRequest {
   std::optional<std::string> launcher;      // mpi: e.g. "srun -n {N}"; default "mpirun -np {N}" (engine_launch.h)
   std::optional<std::string> engine;        // mpi: the engine binary (findEngine)
   std::string cancel_reason = "cancelled";  // mpi: the failure reason a cancelled run gets
+  EmulateStepFn on_step;                    // emulate: every rank's step time as it finishes (live views)
 };
 
 // The model a request runs (its batch applied) and its sync interval.
