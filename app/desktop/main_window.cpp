@@ -134,7 +134,11 @@ void MainWindow::createActions() {
   recent_menu_ = file->addMenu(tr("Open &Recent"));
   file->addSeparator();
   addMenuAction(file, tr("&Save"), this, &MainWindow::onSave, QKeySequence::Save);
-  addMenuAction(file, tr("Save &As\u2026"), this, &MainWindow::onSaveAs, QKeySequence::SaveAs);
+  // QKeySequence::SaveAs is empty on some platforms (and offscreen): Ctrl+Shift+S there.
+  const QKeySequence save_as =
+      QKeySequence::keyBindings(QKeySequence::SaveAs).value(0, QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+  addMenuAction(file, tr("Save &As\u2026"), this, &MainWindow::onSaveAs, save_as)
+      ->setObjectName(QStringLiteral("actionSaveAs"));
   file->addSeparator();
   addMenuAction(file, tr("Open Trace S&tore\u2026"), this, &MainWindow::onOpenStore)
       ->setObjectName(QStringLiteral("actionOpenStore"));

@@ -1,5 +1,6 @@
 // MainWindow and ProjectDocument: what the window shows for a project, and
 // that opening and saving never lose the project that is loaded.
+#include <QAction>
 #include <QFile>
 #include <QLabel>
 #include <QStandardPaths>
@@ -57,6 +58,17 @@ class TestMainWindow : public QObject {
     edited.model.batch_size_per_gpu *= 2;
     window.document()->edit(edited);
     QVERIFY(window.isWindowModified());
+  }
+
+  void fileActionsHaveTheirShortcuts() {
+    MainWindow window;
+    const auto* save_as = window.findChild<QAction*>(QStringLiteral("actionSaveAs"));
+    QVERIFY(save_as != nullptr);
+    QVERIFY(!save_as->shortcut().isEmpty());  // Ctrl+Shift+S where the platform has none
+    QCOMPARE(window.findChild<QAction*>(QStringLiteral("actionImportTraces"))->shortcut(),
+             QKeySequence(Qt::CTRL | Qt::Key_I));
+    QCOMPARE(window.findChild<QAction*>(QStringLiteral("actionProfile"))->shortcut(),
+             QKeySequence(Qt::CTRL | Qt::Key_R));
   }
 
   void saveAsThenReopenGivesAnEqualProject() {
