@@ -8,6 +8,8 @@
 #include <QFileInfo>
 #include <QKeySequence>
 #include <QHBoxLayout>
+#include <QInputDialog>
+#include <QLineEdit>
 #include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
@@ -160,6 +162,9 @@ void MainWindow::createActions() {
   redo->setObjectName(QStringLiteral("actionRedo"));
   edit->addAction(undo);
   edit->addAction(redo);
+  edit->addSeparator();
+  addMenuAction(edit, tr("Re&name Project\u2026"), this, &MainWindow::onRenameProject)
+      ->setObjectName(QStringLiteral("actionRenameProject"));
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
   for (int i = 0; i < kPageCount; ++i) {
@@ -304,6 +309,17 @@ void MainWindow::followProjectStore() {
                              /*create=*/false);
   }
   updateStatus();
+}
+
+void MainWindow::onRenameProject() {
+  bool ok = false;
+  const QString name = QInputDialog::getText(this, tr("Rename Project"), tr("Project name:"), QLineEdit::Normal,
+                                             document_->displayName(), &ok)
+                           .trimmed();
+  if (!ok || name.isEmpty()) return;
+  core::Project renamed = document_->project();
+  renamed.name = name.toStdString();
+  document_->edit(std::move(renamed), tr("Rename project"));
 }
 
 void MainWindow::onProfile() {

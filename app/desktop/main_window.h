@@ -86,6 +86,7 @@ class MainWindow : public QMainWindow {
   void onAbout();
   void onOpenStore();
   void onProfile();
+  void onRenameProject();
   void onImportTraces();
   void onImportTraceFolder();
   void followProjectStore();

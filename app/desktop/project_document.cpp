@@ -50,6 +50,7 @@ void ProjectDocument::reset(core::Project project, const QString& path) {
 void ProjectDocument::resetToDefault() { reset(core::defaultProject()); }
 
 void ProjectDocument::edit(core::Project project, const QString& description) {
+  project = core::withFollowedName(project_, std::move(project));
   if (project == project_) return;
   undo_->push(new ProjectEditCommand(this, project_, std::move(project),
                                      description.isEmpty() ? tr("Edit project") : description));

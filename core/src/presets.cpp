@@ -59,11 +59,41 @@ Result<ClusterSpec> loadClusterByNameOrFile(const std::string& s) {
 
 Project defaultProject() {
   Project p;
-  p.name = "DLRM-DCNv2 on 64 H100";
   // The presets are compiled in and covered by tests, so they always load.
   p.model = modelPreset(kDefaultModelPreset).value();
   p.cluster = clusterPreset(kDefaultClusterPreset).value();
+  p.name = defaultProjectName(p.model, p.cluster);
   return p;
+}
+
+std::string defaultProjectName(const ModelSpec& model, const ClusterSpec& cluster) {
+  const std::string short_model = model.name.substr(0, model.name.find(" ("));
+  const std::string gpu = cluster.gpu.name.substr(0, cluster.gpu.name.find(' '));
+  return short_model + " on " + std::to_string(cluster.worldSize()) + " " + gpu;
+}
+
+namespace {
+
+// `name` reads "<model> on <any world size> <gpu>" for this model and GPU.
+bool isDefaultFormName(const std::string& name, const ModelSpec& model, const ClusterSpec& cluster) {
+  const std::string full = defaultProjectName(model, cluster);
+  const std::string head = full.substr(0, full.find(" on ") + 4);
+  const std::string tail = full.substr(full.rfind(' '));
+  if (name.size() <= head.size() + tail.size() || name.compare(0, head.size(), head) != 0 ||
+      name.compare(name.size() - tail.size(), tail.size(), tail) != 0)
+    return false;
+  const std::string middle = name.substr(head.size(), name.size() - head.size() - tail.size());
+  return middle.find_first_not_of("0123456789") == std::string::npos;
+}
+
+}  // namespace
+
+Project withFollowedName(const Project& before, Project after) {
+  const bool was_default = isDefaultFormName(before.name, before.model, before.cluster);
+  const bool still_default = after.name == before.name || isDefaultFormName(after.name, before.model, before.cluster) ||
+                             isDefaultFormName(after.name, after.model, after.cluster);
+  if (was_default && still_default) after.name = defaultProjectName(after.model, after.cluster);
+  return after;
 }
 
 }  // namespace shardscope::core

@@ -67,6 +67,25 @@ class TestPresets : public QObject {
     QCOMPARE(p.model.tables.size(), 26u);
     QCOMPARE(p.cluster.name, std::string("h100x64"));
   }
+
+  void aDefaultNameFollowsTheModelAndClusterAGivenNameStays() {
+    const Project before = defaultProject();
+    QCOMPARE(before.name, std::string("DLRM-DCNv2 on 64 H100"));
+    Project after = before;
+    after.cluster = clusterPreset("h200x512").value();
+    const Project followed = withFollowedName(before, after);
+    QCOMPARE(followed.name, defaultProjectName(followed.model, followed.cluster));
+    QCOMPARE(followed.name, std::string("DLRM-DCNv2 on 512 H200"));
+    // A name the user gave is kept, and so is a rename made in the same edit.
+    Project named = before;
+    named.name = "prod job";
+    Project moved = named;
+    moved.cluster = after.cluster;
+    QCOMPARE(withFollowedName(named, moved).name, std::string("prod job"));
+    Project renamed = before;
+    renamed.name = "renamed";
+    QCOMPARE(withFollowedName(before, renamed).name, std::string("renamed"));
+  }
 };
 
 QTEST_APPLESS_MAIN(TestPresets)

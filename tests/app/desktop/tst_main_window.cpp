@@ -6,6 +6,7 @@
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QUndoStack>
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
@@ -69,6 +70,26 @@ class TestMainWindow : public QObject {
              QKeySequence(Qt::CTRL | Qt::Key_I));
     QCOMPARE(window.findChild<QAction*>(QStringLiteral("actionProfile"))->shortcut(),
              QKeySequence(Qt::CTRL | Qt::Key_R));
+  }
+
+  void theDefaultNameFollowsTheClusterUntilRenamed() {
+    MainWindow window;
+    shardscope::app::ProjectDocument* doc = window.document();
+    core::Project p = doc->project();
+    p.cluster = core::clusterPreset("h200x512").value();
+    doc->edit(p);
+    QCOMPARE(doc->displayName(), QStringLiteral("DLRM-DCNv2 on 512 H200"));
+    QVERIFY(window.windowTitle().contains(QStringLiteral("512 H200")));
+    core::Project renamed = doc->project();
+    renamed.name = "prod job";
+    doc->edit(renamed);
+    core::Project moved = doc->project();
+    moved.cluster = core::clusterPreset("h100x64").value();
+    doc->edit(moved);
+    QCOMPARE(doc->displayName(), QStringLiteral("prod job"));
+    doc->undoStack()->undo();
+    doc->undoStack()->undo();
+    QCOMPARE(doc->displayName(), QStringLiteral("DLRM-DCNv2 on 512 H200"));
   }
 
   void saveAsThenReopenGivesAnEqualProject() {

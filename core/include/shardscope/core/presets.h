@@ -27,5 +27,12 @@ inline constexpr std::string_view kDefaultClusterPreset = "h100x64";
 
 // The built-in default project: MLPerf DLRM-DCNv2 on 8 nodes of 8 H100.
 [[nodiscard]] Project defaultProject();
+// "DLRM-DCNv2 on 64 H100": the model's name up to " (", the world size and
+// the GPU's first word. A project with this name follows its model and cluster.
+[[nodiscard]] std::string defaultProjectName(const ModelSpec& model, const ClusterSpec& cluster);
+// The project after an edit: a name of the default form (for the old model
+// and cluster, at any world size) becomes the default for the new ones; a
+// name the user gave, before or in this edit, stays.
+[[nodiscard]] Project withFollowedName(const Project& before, Project after);
 
 }  // namespace shardscope::core
