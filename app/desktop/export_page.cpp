@@ -28,6 +28,7 @@
 #include "shardscope/report/decision_report.h"
 #include "planning_session.h"
 #include "project_document.h"
+#include "project_files.h"
 #include "shardscope/report/rank_csv.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/version.h"
@@ -49,8 +50,7 @@ core::Error fileError(const QString& path, const QString& reason) {
 
 // Replaces `path` with `bytes` atomically (core::writeFileAtomic), so a failed write keeps the old file.
 core::Status writeFileAtomically(const QString& path, const QByteArray& bytes) {
-  return core::writeFileAtomic(QFile::encodeName(path).toStdString(),
-                               std::string_view(bytes.constData(), bytes.size()));
+  return core::writeFileAtomic(localPath(path), std::string_view(bytes.constData(), bytes.size()));
 }
 
 // Plots replot on the next event-loop pass (rpQueuedReplot); bring a chart

@@ -15,21 +15,11 @@
 
 #include "chart_style.h"
 #include "job_tracker.h"
+#include "project_files.h"
+#include "shardscope/report/cluster_catalog.h"
 #include "shardscope/profiler/workflow/profile_run.h"
 
 namespace shardscope::app {
-
-namespace {
-
-// Every divisor M of N, ascending.
-std::vector<std::uint32_t> divisorsOf(std::uint32_t n) {
-  std::vector<std::uint32_t> out;
-  for (std::uint32_t m = 1; m <= n; ++m)
-    if (n % m == 0) out.push_back(m);
-  return out;
-}
-
-}  // namespace
 
 ProfileDialog::ProfileDialog(core::Project project, std::optional<core::ShardPlan> shown, QString store,
                              QWidget* parent)
@@ -58,7 +48,7 @@ ProfileDialog::ProfileDialog(core::Project project, std::optional<core::ShardPla
     plan_choice_->addItem(
         tr("the shown plan: M = %1 \u00d7 R = %2").arg(shown_->sharding_group_size).arg(shown_->replicas), 0);
   }
-  for (const std::uint32_t m : divisorsOf(project_.cluster.worldSize()))
+  for (const std::uint32_t m : report::divisors(project_.cluster.worldSize()))
     plan_choice_->addItem(tr("planned for M = %1 \u00d7 R = %2").arg(m).arg(project_.cluster.worldSize() / m), m);
   batch_->setRange(1, 1 << 20);
   batch_->setValue(static_cast<int>(std::max<std::uint32_t>(1, project_.model.batch_size_per_gpu)));
@@ -146,7 +136,7 @@ bool ProfileDialog::isRunning() const { return jobs_->isRunning(); }
 void ProfileDialog::start() {
   profiler::ProfileRequest request;
   request.project = project_;
-  request.store = QFile::encodeName(store_).toStdString();
+  request.store = localPath(store_);
   request.mode = mode_->currentData().toString() == QStringLiteral("mpi") ? profiler::ProfileMode::Mpi
                                                                           : profiler::ProfileMode::Emulate;
   request.batch = static_cast<std::uint32_t>(batch_->value());

@@ -7,9 +7,7 @@
 
 namespace shardscope::app {
 
-namespace {
 std::string localPath(const QString& path) { return QFile::encodeName(path).toStdString(); }
-}  // namespace
 
 QString projectFileFilter() {
   return QCoreApplication::translate("shardscope", "ShardScope projects (*.shardscope);;All files (*)");

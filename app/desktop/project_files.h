@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QString>
+#include <string>
 
 #include "shardscope/core/project.h"
 #include "shardscope/core/result.h"
@@ -12,6 +13,8 @@ namespace shardscope::app {
 
 // File dialog filter for project files.
 [[nodiscard]] QString projectFileFilter();
+// A path as the C++ libraries take it: in the file system's encoding (QFile::encodeName).
+[[nodiscard]] std::string localPath(const QString& path);
 
 // Errors name the file and the JSON path (core's wording).
 [[nodiscard]] core::Result<core::Project> readProjectFile(const QString& path);

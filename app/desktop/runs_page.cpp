@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "job_tracker.h"
+#include "project_files.h"
 #include "run_list_model.h"
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/profiler/workflow/run_catalog.h"
@@ -26,12 +27,6 @@
 namespace shardscope::app {
 
 namespace st = core::store;
-
-namespace {
-
-std::string localPath(const QString& path) { return QFile::encodeName(path).toStdString(); }
-
-}  // namespace
 
 RunsPage::RunsPage(QWidget* parent)
     : QWidget(parent),
