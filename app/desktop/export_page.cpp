@@ -231,8 +231,7 @@ QString ExportPage::planPath() const {
 QString ExportPage::snippetText() const {
   const planner::GridResult* grid = session_->planGrid();
   if (grid == nullptr) return {};
-  return QString::fromStdString(
-      report::torchRecSnippet(grid->plan, planPath().toStdString(), session_->plannedProject().sync_interval));
+  return QString::fromStdString(report::torchRecSnippet(grid->plan, planPath().toStdString()));
 }
 
 void ExportPage::refresh() {

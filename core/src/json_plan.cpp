@@ -192,6 +192,9 @@ PlanPrediction readPrediction(JsonReader& r, const json& j, std::uint32_t group_
       imb && r.expectObject(*imb, "/predicted/imbalance")) {
     if (auto x = r.number(*imb, "/predicted/imbalance", "max_over_mean", true, 1.0, kInf)) pred.max_over_mean = *x;
   }
+  if (const json* inputs = r.member(*v, "/predicted", "inputs", false, "");
+      inputs && r.expectObject(*inputs, "/predicted/inputs"))
+    pred.inputs_json = inputs->dump();
   return pred;
 }
 }  // namespace
@@ -203,6 +206,7 @@ nlohmann::ordered_json toJson(const ShardPlan& p) {
   j["target"] = toString(p.target);
   j["world_size"] = p.world_size;
   j["gpus_per_node"] = p.gpus_per_node;
+  j["sync_interval"] = p.sync_interval;
   j["grid"] = {
       {"sharding_group_size", p.sharding_group_size}, {"replicas", p.replicas}, {"layout", toString(p.layout)}};
   if (p.world_size && p.sharding_group_size && p.gpus_per_node && p.world_size % p.sharding_group_size == 0)
@@ -235,6 +239,10 @@ nlohmann::ordered_json toJson(const ShardPlan& p) {
                      {"comm_ms", r.comm_ms},
                      {"memory_bytes", r.memory_bytes}});
   pred["imbalance"] = {{"max_over_mean", p.predicted.max_over_mean}};
+  if (!p.predicted.inputs_json.empty()) {
+    auto inputs = nlohmann::ordered_json::parse(p.predicted.inputs_json, nullptr, false);
+    if (!inputs.is_discarded()) pred["inputs"] = std::move(inputs);
+  }
   j["predicted"] = pred;
   nlohmann::ordered_json prov;
   prov["tool"] = p.provenance.tool;
@@ -259,6 +267,7 @@ Result<ShardPlan> planFromJson(const nlohmann::json& j, const std::string& sourc
   }
   if (auto x = r.integer(j, "", "world_size", true, 1, 1u << 24)) p.world_size = static_cast<std::uint32_t>(*x);
   if (auto x = r.integer(j, "", "gpus_per_node", true, 1, 1024)) p.gpus_per_node = static_cast<std::uint32_t>(*x);
+  if (auto x = r.integer(j, "", "sync_interval", false, 1, 1000000)) p.sync_interval = static_cast<std::uint32_t>(*x);
   const json* grid = r.member(j, "", "grid", true, "an object {sharding_group_size, replicas, layout}");
   if (grid && r.expectObject(*grid, "/grid")) {
     if (auto x = r.integer(*grid, "/grid", "sharding_group_size", true, 1, 1u << 24))

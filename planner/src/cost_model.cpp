@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "shardscope/core/json_io.h"
+
 namespace shardscope::planner {
 
 namespace {
@@ -58,6 +60,36 @@ CostConstants CostConstants::from(const core::ClusterSpec& c, const core::Calibr
   take("cache_bytes", k.cache_bytes);
   take("cache_miss_ns", k.cache_miss_ns);
   return k;
+}
+
+std::string pricingInputsJson(const CostModel& model) {
+  const CostConstants& k = model.constants();
+  nlohmann::ordered_json c;
+  c["embedding_bandwidth_gbps"] = k.embedding_bandwidth_gbps;
+  c["lookup_overhead_ns"] = k.lookup_overhead_ns;
+  c["kernel_overhead_us"] = k.kernel_overhead_us;
+  c["backward_scale"] = k.backward_scale;
+  c["backward_lookup_ns"] = k.backward_lookup_ns;
+  c["dim_penalty_narrow"] = k.dim_penalty_narrow;
+  c["dim_penalty_mid"] = k.dim_penalty_mid;
+  c["cache_bytes"] = k.cache_bytes;
+  c["cache_miss_ns"] = k.cache_miss_ns;
+  c["intra_node_bandwidth_gbps"] = k.intra_node_bandwidth_gbps;
+  c["intra_node_latency_us"] = k.intra_node_latency_us;
+  c["inter_node_bandwidth_gbps"] = k.inter_node_bandwidth_gbps;
+  c["inter_node_latency_us"] = k.inter_node_latency_us;
+  c["dense_efficiency"] = k.dense_efficiency;
+  c["hbm_reserve_fraction"] = k.hbm_reserve_fraction;
+  c["balance_replica_sync"] = k.balance_replica_sync;
+  c["index_bytes"] = k.index_bytes;
+  c["output_bytes"] = k.output_bytes;
+  nlohmann::ordered_json j;
+  j["sync_interval"] = std::max<std::uint32_t>(1, k.sync_interval);
+  j["batch_size_per_gpu"] = model.model().batch_size_per_gpu;
+  j["constants"] = std::move(c);
+  j["model"] = core::toJson(model.model());
+  j["cluster"] = core::toJson(model.cluster());
+  return j.dump();
 }
 
 double cacheLines(double row_bytes) { return std::ceil(row_bytes / 64.0); }

@@ -81,6 +81,7 @@ void fillPlanFile(const CostModel& model, const Grid& grid, const GridCosts& gc,
   p.replicas = grid.replicas;
   p.layout = grid.layout;
   p.target = target;
+  p.sync_interval = std::max<std::uint32_t>(1, model.constants().sync_interval);
   p.sharding_groups = grid.sharding_groups;
   p.replica_groups = grid.replica_groups;
   p.tables = std::move(tables);

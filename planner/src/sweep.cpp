@@ -36,6 +36,9 @@ SweepResult sweep(const core::ModelSpec& model, const core::ClusterSpec& cluster
       break;
     }
   }
+  // Every plan carries what its prediction was priced from (one copy of the text per grid).
+  const std::string inputs = pricingInputsJson(cost);
+  for (auto& g : out.grids) g.plan.predicted.inputs_json = inputs;
   std::stable_sort(out.grids.begin(), out.grids.end(), [](const GridResult& a, const GridResult& b) {
     if (a.fits != b.fits) return a.fits;
     return a.step.step_ms < b.step.step_ms;

@@ -321,6 +321,7 @@ std::string configJson(const core::ShardPlan& plan, const EmulateOptions& o, std
   c.replay = o.replay != nullptr;
   c.sharding_group_size = plan.sharding_group_size;
   c.replicas = plan.replicas;
+  c.sync_interval = std::max<std::uint32_t>(1, plan.sync_interval);  // what the plan assumes; emulate runs no sync
   c.groups_measured = o.all_groups ? plan.replicas : 1;
   c.ranks_measured = measured;
   c.memory_budget_bytes = budget;

@@ -52,7 +52,8 @@ std::string pythonStringLiteral(std::string_view text) {
   return out;
 }
 
-std::string torchRecSnippet(const core::ShardPlan& plan, const std::string& plan_path, std::uint32_t sync_interval) {
+std::string torchRecSnippet(const core::ShardPlan& plan, const std::string& plan_path) {
+  const std::uint32_t sync_interval = plan.sync_interval;
   const std::string m = std::to_string(plan.sharding_group_size);
   const std::string n = std::to_string(plan.world_size);
   const bool contiguous = plan.layout == core::RankLayout::Contiguous;
@@ -80,12 +81,13 @@ std::string torchRecSnippet(const core::ShardPlan& plan, const std::string& plan
   s += "PLAN_PATH = " + pythonStringLiteral(plan_path) + "\n";
   s += "SHARDING_GROUP_SIZE = " + m + "  # M: every table is sharded inside a group of " + m + " GPUs\n";
   s += "WORLD_SIZE = " + n + "  # N = M x R\n";
-  s += "SYNC_INTERVAL = " + k + "  # replicas average weights + optimizer state every " + k + " step(s)\n";
+  s += "SYNC_INTERVAL = " + k + "  # replicas average weights + optimizer state every " + k + " step(s), as priced\n";
   s += "# Where the EmbeddingBagCollection sits in your model (adjust to yours).\n";
   s += "EMBEDDING_MODULE = \"sparse_arch.embedding_bag_collection\"\n";
   s += "\n";
   s += "plan = load_plan(PLAN_PATH)  # validates the file; ValueError names the JSON path\n";
   s += "assert plan.sharding_group_size == SHARDING_GROUP_SIZE and plan.world_size == WORLD_SIZE, plan\n";
+  s += "assert plan.sync_interval == SYNC_INTERVAL, plan.sync_interval\n";
   s += "\n";
   s += "\n";
   s += "def shard_model(model: torch.nn.Module, device: torch.device) -> DMPCollection:\n";
@@ -107,8 +109,8 @@ std::string torchRecSnippet(const core::ShardPlan& plan, const std::string& plan
   s += "def train_pipeline(sharded: DMPCollection, optimizer: torch.optim.Optimizer,\n";
   s += "                   device: torch.device) -> TrainPipelineSparseDist:\n";
   s += "    \"\"\"A training pipeline that syncs the replicas every SYNC_INTERVAL batches.\"\"\"\n";
-  s += "    return TrainPipelineSparseDist(sharded, optimizer, device,\n";
-  s += "                                   dmp_collection_sync_interval_batches=SYNC_INTERVAL)\n";
+  s += "    # dmp_collection_sync_interval_batches=SYNC_INTERVAL\n";
+  s += "    return TrainPipelineSparseDist(sharded, optimizer, device, **plan.train_pipeline_kwargs())\n";
   return s;
 }
 

@@ -170,6 +170,9 @@ def _validate(doc: Any) -> Tuple[Dict[str, Any], List[str]]:
         r.fail("/target", f'expected "torchrec" or "shardscope", got {r._describe(out["target"])}')
     out["world_size"] = n = r.integer(doc, "", "world_size", 1, 1 << 24)
     out["gpus_per_node"] = r.integer(doc, "", "gpus_per_node", 1, 1024)
+    # Plans written before "sync_interval" existed assumed TorchRec's default, every step.
+    out["sync_interval"] = (r.integer(doc, "", "sync_interval", 1, 1000000)
+                            if "sync_interval" in doc else 1)
     m = rr = layout = None
     grid = r.member(doc, "", "grid", "an object {sharding_group_size, replicas, layout}")
     if grid is not None and r.obj(grid, "/grid"):
@@ -293,6 +296,7 @@ class ShardScopePlan:
         self.node_group_size: int = data["node_group_size"]
         self.world_size: int = data["world_size"]
         self.gpus_per_node: int = data["gpus_per_node"]
+        self.sync_interval: int = data["sync_interval"]
         self.sharding_group_size: int = data["sharding_group_size"]
         self.replicas: int = data["replicas"]
         self.layout: str = data["layout"]
@@ -329,6 +333,14 @@ class ShardScopePlan:
             "node_group_size": self.node_group_size,
             "use_inter_host_allreduce": self.layout == "contiguous",
         }
+
+    def train_pipeline_kwargs(self) -> Dict[str, Any]:
+        """Keyword arguments for torchrec's ``TrainPipelineSparseDist`` that the plan's prediction assumes.
+
+        The replicas sync weights and optimizer state every ``sync_interval`` batches;
+        a pipeline that syncs at another interval runs a different step than was priced.
+        """
+        return {"dmp_collection_sync_interval_batches": self.sync_interval}
 
     def torchrec_problems(self) -> List[str]:
         """Why TorchRec would not run this plan exactly as written (empty when it would).

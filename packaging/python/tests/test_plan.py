@@ -187,6 +187,18 @@ class DmpCollectionTest(unittest.TestCase):
         self.assertTrue(kwargs["use_inter_host_allreduce"])
         self.assertEqual(kwargs["node_group_size"], 8)  # [0..7] is one node
 
+    def test_sync_interval_reaches_the_train_pipeline(self):
+        # A plan without the key assumed TorchRec's default: sync every batch.
+        self.assertEqual(load_plan(PLAN).train_pipeline_kwargs(), {"dmp_collection_sync_interval_batches": 1})
+        doc = plan_doc()
+        doc["sync_interval"] = 8
+        self.assertEqual(load_plan(doc).sync_interval, 8)
+        self.assertEqual(load_plan(doc).train_pipeline_kwargs(), {"dmp_collection_sync_interval_batches": 8})
+        for bad in (0, 2.5, "4", True):
+            doc["sync_interval"] = bad
+            with self.assertRaisesRegex(ValueError, r"/sync_interval: expected an integer in \[1, 1000000\]"):
+                load_plan(doc)
+
     def test_layout_groups_match_the_fixture(self):
         doc = plan_doc()
         self.assertEqual(layout_groups(32, 8, "strided"), (doc["sharding_groups"], doc["replica_groups"]))

@@ -208,7 +208,8 @@ class TestExportPage : public QObject {
     QVERIFY2(snippet.contains(QStringLiteral("SHARDING_GROUP_SIZE = %1 ").arg(m)), qPrintable(snippet));
     QVERIFY(snippet.contains(QStringLiteral("DMPCollection(")));
     QVERIFY(snippet.contains(QStringLiteral("**plan.dmp_collection_kwargs()")));
-    QVERIFY(snippet.contains(QStringLiteral("dmp_collection_sync_interval_batches=SYNC_INTERVAL")));
+    QVERIFY(snippet.contains(QStringLiteral("**plan.train_pipeline_kwargs()")));
+    QVERIFY(snippet.contains(QStringLiteral("SYNC_INTERVAL = %1 ").arg(session()->planGrid()->plan.sync_interval)));
     // The page shows the same text, read-only and monospace.
     auto* view = page()->findChild<QPlainTextEdit*>(QStringLiteral("torchrecSnippet"));
     QVERIFY(view != nullptr);

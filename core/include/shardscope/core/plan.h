@@ -72,6 +72,10 @@ struct PlanPrediction {
   double lower_bound_ms = 0.0;
   std::vector<RankPrediction> ranks;
   double max_over_mean = 1.0;
+  // Everything step_ms was priced from (model, cluster, the cost model's
+  // constants, sync interval, batch), as compact JSON: `predicted.inputs` in
+  // plan.json; "" when not known (a plan read from TorchRec, an old file).
+  std::string inputs_json;
   bool operator==(const PlanPrediction&) const = default;
 };
 
@@ -90,6 +94,9 @@ struct ShardPlan {
   std::uint32_t replicas = 0;             // R = N / M
   RankLayout layout = RankLayout::Strided;
   PlanTarget target = PlanTarget::TorchRec;
+  // Replicas sync weights + optimizer state every k steps (TorchRec's
+  // dmp_collection_sync_interval_batches); the prediction assumes it.
+  std::uint32_t sync_interval = 1;
   std::vector<std::vector<std::uint32_t>> sharding_groups;  // R lists of M global ranks
   std::vector<std::vector<std::uint32_t>> replica_groups;   // M lists of R global ranks
   std::vector<TablePlacement> tables;

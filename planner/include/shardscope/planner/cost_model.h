@@ -133,6 +133,11 @@ struct CacheMissShare {
 [[nodiscard]] CacheMissShare cacheMissShare(const AccessProfile& profile, std::uint64_t row_offset, std::uint64_t rows,
                                             double row_bytes, double cache_bytes, double draws);
 
+// What a prediction of `model` depends on, as compact JSON (plan.json's
+// `predicted.inputs`): the model and cluster inline, every cost constant,
+// the sync interval and the batch per GPU.
+[[nodiscard]] std::string pricingInputsJson(const CostModel& model);
+
 // TorchRec's dim penalty on narrow rows: 1.75 below 64, 1.15 below 128
 // (the defaults); with constants, a calibration's values.
 [[nodiscard]] double dimPenalty(std::uint32_t cols);

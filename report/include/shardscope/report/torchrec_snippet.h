@@ -16,9 +16,8 @@ namespace shardscope::report {
 // control characters escaped, other UTF-8 kept as is).
 [[nodiscard]] std::string pythonStringLiteral(std::string_view text);
 
-// The snippet for `plan` saved at `plan_path`, replicas synced every
-// `sync_interval` steps.
-[[nodiscard]] std::string torchRecSnippet(const core::ShardPlan& plan, const std::string& plan_path,
-                                          std::uint32_t sync_interval);
+// The snippet for `plan` saved at `plan_path`; replicas sync every
+// plan.sync_interval steps, as the plan's prediction assumes.
+[[nodiscard]] std::string torchRecSnippet(const core::ShardPlan& plan, const std::string& plan_path);
 
 }  // namespace shardscope::report

@@ -1,0 +1,174 @@
+// Measured vs predicted per rank and phase (docs/analysis.md#measured-vs-predicted).
+#include "shardscope/profiler/analysis/measured_vs_predicted.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "shardscope/planner/cost_model.h"
+#include "shardscope/planner/grid.h"
+#include "shardscope/profiler/trace/engine_trace.h"
+#include "analysis_common.h"
+
+namespace shardscope::profiler {
+
+namespace {
+
+using namespace analysis_detail;
+
+// The measured phases of one rank: collectives by span kind; without spans
+// (tracing off) the step summaries' collective total counts as all-to-all.
+PhaseMs measuredPhases(const RankAnalysis& r, bool& unsplit) {
+  PhaseMs p;
+  p.emb_fwd = r.emb_fwd_ms;
+  p.emb_bwd = r.emb_bwd_ms;
+  p.dense = r.dense_ms;
+  double by_kind = 0.0;
+  for (const auto& c : r.comm) {
+    by_kind += c.ms;
+    if (c.kind == span_kind::kReplicaSync)
+      p.replica_sync += c.ms;
+    else if (c.kind == span_kind::kDenseAllreduce)
+      p.dense += c.ms;
+    else
+      p.all_to_all += c.ms;
+  }
+  if (r.comm.empty() && r.comm_ms > 0.0) {
+    p.all_to_all = r.comm_ms;
+    unsplit = true;
+  } else if (r.comm_ms > by_kind) {
+    unsplit = unsplit || r.comm_ms - by_kind > 1e-3 * std::max(1.0, r.comm_ms);
+  }
+  return p;
+}
+
+// What the planner predicts for one group rank: its shards' compute, the
+// all-to-alls it pays (served + own bytes + latency), its replica sync, and
+// dense compute plus the part of the dense all-reduce its backward does not hide.
+PhaseMs predictedPhases(const planner::RankResult& rr, const planner::GridCosts& gc) {
+  PhaseMs p;
+  p.emb_fwd = rr.fwd_ms;
+  p.emb_bwd = rr.bwd_ms;
+  p.all_to_all = rr.served_comm_ms + gc.a2a_own_ms + gc.a2a_latency_ms;
+  p.replica_sync = rr.sync_ms;
+  const double hidden_window = rr.bwd_ms + p.all_to_all / 3.0;
+  p.dense = gc.dense_compute_ms + std::max(0.0, gc.dense_allreduce_ms - hidden_window);
+  return p;
+}
+
+double relativeError(double measured, double predicted) { return predicted > 0.0 ? measured / predicted - 1.0 : 0.0; }
+
+std::uint32_t runSyncInterval(const RunInputs& inputs) {
+  const auto k = field<std::int64_t>(inputs.config, "sync_interval", 0);
+  if (k >= 1) return static_cast<std::uint32_t>(std::min<std::int64_t>(k, 1'000'000));
+  return inputs.plan && inputs.plan->sync_interval >= 1 ? inputs.plan->sync_interval : 1;
+}
+
+}  // namespace
+
+const char* phaseName(int phase) {
+  static const char* const names[kPhases] = {"embedding fwd", "embedding bwd", "all-to-all", "replica sync", "dense"};
+  return phase >= 0 && phase < kPhases ? names[phase] : "";
+}
+
+double phaseValue(const PhaseMs& p, int phase) {
+  switch (phase) {
+    case 0:
+      return p.emb_fwd;
+    case 1:
+      return p.emb_bwd;
+    case 2:
+      return p.all_to_all;
+    case 3:
+      return p.replica_sync;
+    case 4:
+      return p.dense;
+    default:
+      return 0.0;
+  }
+}
+
+core::Result<PricedPlan> pricePlan(const core::ModelSpec& model, const core::ClusterSpec& cluster,
+                                   const core::ShardPlan& plan, const core::Calibration* calibration,
+                                   std::uint32_t sync_interval) {
+  if (plan.sharding_group_size == 0 || plan.world_size == 0 || plan.world_size % plan.sharding_group_size != 0)
+    return core::Error{"plan: sharding group size " + std::to_string(plan.sharding_group_size) +
+                       " does not divide world size " + std::to_string(plan.world_size)};
+  const std::uint32_t gpn = plan.gpus_per_node ? plan.gpus_per_node : std::max<std::uint32_t>(1, cluster.gpus_per_node);
+  const planner::Grid grid = planner::makeGrid(plan.world_size, gpn, plan.sharding_group_size, plan.layout);
+  auto constants = planner::CostConstants::from(cluster, calibration);
+  constants.sync_interval = std::max<std::uint32_t>(1, sync_interval);
+  const planner::CostModel cm(model, cluster, constants);
+  PricedPlan out;
+  out.grid_costs = cm.gridCosts(grid);
+  out.result = planner::evaluatePlacement(cm, grid, plan.tables, core::Constraints{}, plan.target, "measured plan");
+  return out;
+}
+
+core::Result<MeasuredVsPredicted> measuredVsPredicted(const RunAnalysis& analysis, const RunInputs& inputs,
+                                                      const core::Calibration* calibration) {
+  if (!inputs.model || !inputs.cluster || !inputs.plan) {
+    std::string missing = !inputs.plan ? "plan" : !inputs.model ? "model" : "cluster";
+    return core::Error{"run " + std::to_string(static_cast<std::int64_t>(analysis.run.id)) + " has no " + missing +
+                       " to predict from" +
+                       (isImportedRun(analysis.run) ? ": an imported run is compared with a plan you choose" : "")};
+  }
+  const core::ShardPlan& plan = *inputs.plan;
+  MeasuredVsPredicted out;
+  out.sync_interval = runSyncInterval(inputs);
+  auto priced = pricePlan(*inputs.model, *inputs.cluster, plan, calibration, out.sync_interval);
+  if (!priced) return priced.error();
+  out.plan_summary = "M=" + std::to_string(plan.sharding_group_size) + " R=" + std::to_string(plan.replicas) + " " +
+                     std::string(core::toString(plan.layout));
+  out.constants = calibration ? "calibration " + calibration->source : "default constants";
+  out.predicted_step_ms = priced->result.step.step_ms;
+  for (const auto& p : priced->result.problems) out.warnings.push_back("plan: " + p);
+
+  std::vector<double> measured_load, predicted_load, steps;
+  bool unsplit = false;
+  for (const auto& r : analysis.ranks) {
+    const int gr = groupRankOf(plan, r.rank);
+    if (gr < 0 || static_cast<std::size_t>(gr) >= priced->result.ranks.size()) {
+      out.warnings.push_back("rank " + std::to_string(r.rank) + " is not in the plan's " +
+                             std::to_string(plan.world_size) + " ranks: not compared");
+      continue;
+    }
+    RankVsPrediction v;
+    v.rank = r.rank;
+    v.group_rank = gr;
+    v.measured = measuredPhases(r, unsplit);
+    v.predicted = predictedPhases(priced->result.ranks[static_cast<std::size_t>(gr)], priced->grid_costs);
+    v.measured_step_ms = r.step_ms;
+    v.embedding_error = relativeError(v.measured.embedding(), v.predicted.embedding());
+    v.straggler = r.straggler;
+    for (int p = 0; p < kPhases; ++p) out.measured_phases[p] = out.measured_phases[p] || phaseValue(v.measured, p) > 0;
+    out.embedding_mape += std::abs(v.embedding_error);
+    measured_load.push_back(v.measured.embedding());
+    predicted_load.push_back(v.predicted.embedding());
+    steps.push_back(r.step_ms);
+    out.ranks.push_back(v);
+  }
+  for (auto& v : out.ranks) {
+    for (int p = 0; p < kPhases; ++p)
+      if (out.measured_phases[p]) {
+        v.measured_ms += phaseValue(v.measured, p);
+        v.predicted_ms += phaseValue(v.predicted, p);
+      }
+    v.error = relativeError(v.measured_ms, v.predicted_ms);
+    out.mape += std::abs(v.error);
+  }
+  if (out.ranks.empty()) return core::Error{"no measured rank of the run is in the plan"};
+  const auto n = static_cast<double>(out.ranks.size());
+  out.mape /= n;
+  out.embedding_mape /= n;
+  out.measured_step_ms = median(steps);
+  out.measured_imbalance = planner::imbalanceOf(measured_load);
+  out.predicted_imbalance = planner::imbalanceOf(predicted_load);
+  out.stragglers = analysis.stragglers;
+  out.straggler_threshold_ms = analysis.straggler_threshold_ms;
+  if (unsplit)
+    out.warnings.push_back(
+        "collectives are not all split by kind (no spans for some): the unsplit time counts as all-to-all");
+  return out;
+}
+
+}  // namespace shardscope::profiler
