@@ -20,6 +20,7 @@
 #include <qcustomplot.h>
 
 #include "chart_style.h"
+#include "calibration_bar.h"
 #include "planning_session.h"
 #include "project_document.h"
 #include "shardscope/report/grid_choice.h"
@@ -79,7 +80,8 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
       heatmap_(nullptr),
       heatmap_marker_(nullptr),
       model_(new QStandardItemModel(this)),
-      table_(new QTableView) {
+      table_(new QTableView),
+      calibration_bar_(new CalibrationBar(session)) {
   setObjectName(QStringLiteral("gridExplorerPage"));
   buildControls();
   buildStepPlot();
@@ -135,6 +137,7 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(bar);
+  layout->addWidget(calibration_bar_);
   layout->addWidget(vertical, 1);
 
   connect(session_, &PlanningSession::sweepStarted, this, &GridExplorerPage::onSweepStarted);

@@ -31,6 +31,7 @@ class QTableView;
 
 namespace shardscope::app {
 
+class CalibrationBar;
 class PlanningSession;
 
 class GridExplorerPage : public QWidget {
@@ -68,6 +69,7 @@ class GridExplorerPage : public QWidget {
   [[nodiscard]] QCustomPlot* memoryPlot() const { return memory_plot_; }
   [[nodiscard]] QCustomPlot* imbalancePlot() const { return imbalance_plot_; }
   [[nodiscard]] QCustomPlot* heatmapPlot() const { return heatmap_plot_; }
+  [[nodiscard]] CalibrationBar* calibrationBar() const { return calibration_bar_; }
   [[nodiscard]] int stepBarCount() const;      // keys of the stacked step bars (fitting grids)
   [[nodiscard]] int memoryBarCount() const;    // keys of the memory bars (every grid)
   [[nodiscard]] int heatmapCellCount() const;  // planned cells shown in the heatmap
@@ -139,6 +141,7 @@ class GridExplorerPage : public QWidget {
   std::vector<QCPItemText*> heatmap_labels_;
   QStandardItemModel* model_;
   QTableView* table_;
+  CalibrationBar* calibration_bar_;
 
   bool step_shares_ = false;
   double hbm_gib_ = 0;

@@ -36,10 +36,11 @@ int main(int argc, char* argv[]) {
                                            QStringLiteral("Size for --screenshot (default 1600x1000)."),
                                            QStringLiteral("WxH"), QStringLiteral("1600x1000"));
   parser.addOption(screenshot_size);
-  const QCommandLineOption page_option(QStringLiteral("page"),
-                                       QStringLiteral("Page to show: model (default), cluster, grid, plan or export "
-                                                      "(--screenshot waits for the planning to finish)."),
-                                       QStringLiteral("page"), QStringLiteral("model"));
+  const QCommandLineOption page_option(
+      QStringLiteral("page"),
+      QStringLiteral("Page to show: model (default), cluster, grid, plan, export, runs or measured "
+                     "(--screenshot waits for the planning to finish)."),
+      QStringLiteral("page"), QStringLiteral("model"));
   parser.addOption(page_option);
   const QCommandLineOption report(QStringLiteral("report"),
                                   QStringLiteral("Write the one-page HTML report of the project's grid decision to "

@@ -29,6 +29,7 @@
 #include "project_document.h"
 #include "project_files.h"
 #include "recent_projects.h"
+#include "measured_page.h"
 #include "runs_page.h"
 
 // Q_INIT_RESOURCE must be used outside any namespace. The resources live in
@@ -50,6 +51,7 @@ MainWindow::MainWindow(QWidget* parent)
       plan_page_(new PlanPage(session_)),
       export_page_(new ExportPage(session_)),
       runs_page_(new RunsPage),
+      measured_page_(new MeasuredPage(document_, session_)),
       status_project_(new QLabel),
       status_world_(new QLabel),
       status_grid_(new QLabel),
@@ -61,7 +63,8 @@ MainWindow::MainWindow(QWidget* parent)
   sidebar_->setObjectName(QStringLiteral("sidebar"));
   const std::pair<QWidget*, QString> pages[] = {{model_page_, tr("Model")},        {cluster_page_, tr("Cluster")},
                                                 {grid_page_, tr("Grid Explorer")}, {plan_page_, tr("Plan")},
-                                                {export_page_, tr("Export")},      {runs_page_, tr("Runs")}};
+                                                {export_page_, tr("Export")},      {runs_page_, tr("Runs")},
+                                                {measured_page_, tr("Measured")}};
   for (const auto& [page, title] : pages) {
     pages_->addWidget(page);
     sidebar_->addItem(title);
@@ -71,6 +74,7 @@ MainWindow::MainWindow(QWidget* parent)
   sidebar_->setFixedWidth(sidebar_->sizeHintForColumn(0) + 48);
   sidebar_->setCurrentRow(0);
   connect(sidebar_, &QListWidget::currentRowChanged, pages_, &QStackedWidget::setCurrentIndex);
+  connect(runs_page_, &RunsPage::openRequested, this, &MainWindow::openRun);
 
   auto* central = new QWidget;
   auto* central_layout = new QHBoxLayout(central);
@@ -206,10 +210,12 @@ core::Status MainWindow::saveProjectAs(const QString& path) {
 
 void MainWindow::showPage(Page page) { sidebar_->setCurrentRow(static_cast<int>(page)); }
 
+MainWindow::Page MainWindow::currentPage() const { return static_cast<Page>(sidebar_->currentRow()); }
+
 void MainWindow::newFromDefault() { document_->resetToDefault(); }
 
 std::optional<MainWindow::Page> MainWindow::pageFromName(const QString& name) {
-  static const char* const names[] = {"model", "cluster", "grid", "plan", "export", "runs"};
+  static const char* const names[] = {"model", "cluster", "grid", "plan", "export", "runs", "measured"};
   for (int i = 0; i < kPageCount; ++i)
     if (name == QLatin1String(names[i])) return static_cast<Page>(i);
   return std::nullopt;
@@ -293,6 +299,7 @@ void MainWindow::onAbout() { showAboutDialog(this); }
 void MainWindow::openStore(const QString& path) {
   store_chosen_ = true;
   runs_page_->setStorePath(path, /*create=*/true);
+  measured_page_->setStorePath(storePath());
   updateStatus();
 }
 
@@ -308,6 +315,7 @@ void MainWindow::followProjectStore() {
     runs_page_->setStorePath(info.absoluteDir().filePath(info.completeBaseName() + QStringLiteral(".runs.sqlite")),
                              /*create=*/false);
   }
+  measured_page_->setStorePath(storePath());
   updateStatus();
 }
 
@@ -322,6 +330,12 @@ void MainWindow::onRenameProject() {
   document_->edit(std::move(renamed), tr("Rename project"));
 }
 
+void MainWindow::openRun(qint64 run) {
+  measured_page_->setStorePath(storePath());
+  measured_page_->showRun(run);
+  showPage(Page::Measured);
+}
+
 void MainWindow::onProfile() {
   if (storePath().isEmpty()) {
     QMessageBox::information(this, tr("Profile"),
@@ -334,9 +348,9 @@ void MainWindow::onProfile() {
   auto* dialog = new ProfileDialog(session_->hasResult() ? session_->plannedProject() : document_->project(), shown,
                                    storePath(), this);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
-  connect(dialog, &ProfileDialog::profiled, this, [this](qint64) {
+  connect(dialog, &ProfileDialog::profiled, this, [this](qint64 run) {
     runs_page_->setStorePath(storePath(), /*create=*/true);
-    showPage(Page::Runs);
+    openRun(run);
   });
   connect(dialog, &ProfileDialog::failed, runs_page_, &RunsPage::refresh);
   dialog->show();

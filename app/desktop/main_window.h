@@ -25,6 +25,7 @@ class GridExplorerPage;
 class ModelPage;
 class PlanningSession;
 class PlanPage;
+class MeasuredPage;
 class RunsPage;
 class ProjectDocument;
 class RecentProjects;
@@ -43,15 +44,19 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] PlanPage* planPage() const { return plan_page_; }
   [[nodiscard]] ExportPage* exportPage() const { return export_page_; }
   [[nodiscard]] RunsPage* runsPage() const { return runs_page_; }
+  [[nodiscard]] MeasuredPage* measuredPage() const { return measured_page_; }
   [[nodiscard]] QStackedWidget* pages() const { return pages_; }
   [[nodiscard]] QListWidget* sidebar() const { return sidebar_; }
   [[nodiscard]] QString statusGridText() const;
 
   // The pages, in sidebar order.
-  enum class Page { Model = 0, Cluster = 1, GridExplorer = 2, Plan = 3, Export = 4, Runs = 5 };
-  static constexpr int kPageCount = 6;
+  enum class Page { Model = 0, Cluster = 1, GridExplorer = 2, Plan = 3, Export = 4, Runs = 5, Measured = 6 };
+  static constexpr int kPageCount = 7;
   void showPage(Page page);
-  // "model", "cluster", "grid", "plan", "export", "runs".
+  [[nodiscard]] Page currentPage() const;
+  // The measured-vs-predicted view of run `run` of the project's store.
+  void openRun(qint64 run);
+  // "model", "cluster", "grid", "plan", "export", "runs", "measured".
   [[nodiscard]] static std::optional<Page> pageFromName(const QString& name);
 
   // No dialogs: on failure the loaded project stays as it was.
@@ -109,6 +114,7 @@ class MainWindow : public QMainWindow {
   PlanPage* plan_page_;
   ExportPage* export_page_;
   RunsPage* runs_page_;
+  MeasuredPage* measured_page_;
   QMenu* recent_menu_ = nullptr;
   QLabel* status_project_;
   QLabel* status_world_;

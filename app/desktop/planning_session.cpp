@@ -127,9 +127,28 @@ void PlanningSession::onFinished(quint64 job_id, SweepOutcome outcome, const cor
   result_ = std::move(outcome.result);
   planned_project_ = project;
   error_ = QString::fromStdString(outcome.error);
+  if (error_.isEmpty() && !result_->cancelled) noteBestGrid();
   emit sweepFinished(job_id);
   emit chosenChanged();
   if (error_.isEmpty() && !result_->cancelled) startScaling();
+}
+
+void PlanningSession::noteBestGrid() {
+  BestGrid now;
+  if (planned_project_.calibration) now.calibration = QString::fromStdString(planned_project_.calibration->source);
+  if (const planner::GridResult* best = result_->best()) {
+    now.grid = describe(*best);
+    now.step_ms = best->step.step_ms;
+  }
+  if (last_best_ && last_calibration_ != planned_project_.calibration) {
+    calibration_change_ = CalibrationChange{*last_best_, now};
+    emit calibrationChangeShown();
+  } else if (calibration_change_) {
+    calibration_change_->after = now;  // other edits since: the "after" side follows them
+    emit calibrationChangeShown();
+  }
+  last_best_ = now;
+  last_calibration_ = planned_project_.calibration;
 }
 
 void PlanningSession::startScaling() {

@@ -9,6 +9,7 @@
 #include <QObject>
 #include <QString>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "shardscope/core/project.h"
@@ -61,6 +62,21 @@ class PlanningSession : public QObject {
   // "M = 8 × R = 8 (strided), 12.34 ms per step" for the status bar and reports.
   [[nodiscard]] static QString describe(const planner::GridResult& grid);
 
+  // The best grid before and after the project's calibration last changed
+  // (loaded, fitted from a run, or unloaded): what the Grid Explorer shows
+  // side by side. Absent until a sweep finished with another calibration
+  // than the sweep before it.
+  struct BestGrid {
+    QString calibration;  // the calibration's source; empty: the default constants
+    QString grid;         // describe() of the best grid; empty when no grid fits
+    double step_ms = 0.0;
+  };
+  struct CalibrationChange {
+    BestGrid before;
+    BestGrid after;
+  };
+  [[nodiscard]] const std::optional<CalibrationChange>& calibrationChange() const { return calibration_change_; }
+
   [[nodiscard]] const planner::ScalingResult& scaling() const { return scaling_; }
   [[nodiscard]] bool isScalingRunning() const { return scaling_running_; }
   // Runs the event loop (the GUI stays live) until no sweep is running or
@@ -81,6 +97,7 @@ class PlanningSession : public QObject {
   void sweepFinished(quint64 job_id);  // result() is the new run's
   void sweepCancelled();               // cancelled before a scheduled rerun started
   void chosenChanged();                // planGrid() may differ
+  void calibrationChangeShown();       // calibrationChange() has a new before/after
   void scalingStarted();
   void scalingProgress(int done, int total);
   void scalingFinished();
@@ -89,6 +106,7 @@ class PlanningSession : public QObject {
   void scheduleRerun();
   void onFinished(quint64 job_id, SweepOutcome outcome, const core::Project& project);
   void startScaling();
+  void noteBestGrid();  // updates calibrationChange() after a finished sweep
   void onScalingFinished(planner::ScalingResult scaling);
 
   ProjectDocument* document_;
@@ -106,6 +124,9 @@ class PlanningSession : public QObject {
 
   bool scaling_running_ = false;
   planner::ScalingResult scaling_;
+  std::optional<BestGrid> last_best_;                  // of the last finished sweep
+  std::optional<core::Calibration> last_calibration_;  // the last finished sweep's
+  std::optional<CalibrationChange> calibration_change_;
 };
 
 }  // namespace shardscope::app

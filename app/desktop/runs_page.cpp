@@ -38,6 +38,7 @@ RunsPage::RunsPage(QWidget* parent)
       refresh_(new QPushButton(tr("Refresh"))),
       delete_(new QPushButton(tr("Delete\u2026"))),
       compare_(new QPushButton(tr("Compare"))),
+      open_(new QPushButton(tr("Measured vs Predicted"))),
       cancel_import_(new QPushButton(tr("Cancel Import"))),
       comparison_title_(new QLabel),
       comparison_(new QTableWidget),
@@ -55,6 +56,8 @@ RunsPage::RunsPage(QWidget* parent)
   delete_->setObjectName(QStringLiteral("runsDelete"));
   compare_->setObjectName(QStringLiteral("runsCompare"));
   compare_->setToolTip(tr("Select two runs to see them side by side"));
+  open_->setObjectName(QStringLiteral("runsOpen"));
+  open_->setToolTip(tr("Each rank's measured step beside the prediction of its plan (or double-click the run)"));
   comparison_title_->setObjectName(QStringLiteral("runsComparisonTitle"));
   comparison_->setObjectName(QStringLiteral("runsComparison"));
   comparison_->setColumnCount(5);
@@ -85,6 +88,7 @@ RunsPage::RunsPage(QWidget* parent)
   cancel_import_->hide();
   buttons->addWidget(cancel_import_);
   buttons->addWidget(refresh_);
+  buttons->addWidget(open_);
   buttons->addWidget(compare_);
   buttons->addWidget(delete_);
   auto* layout = new QVBoxLayout(this);
@@ -97,6 +101,13 @@ RunsPage::RunsPage(QWidget* parent)
   connect(refresh_, &QPushButton::clicked, this, &RunsPage::refresh);
   connect(delete_, &QPushButton::clicked, this, &RunsPage::onDeleteClicked);
   connect(compare_, &QPushButton::clicked, this, &RunsPage::onCompareClicked);
+  connect(open_, &QPushButton::clicked, this, [this] {
+    if (const auto runs = selectedRuns(); runs.size() == 1) emit openRequested(runs.front());
+  });
+  connect(table_, &QAbstractItemView::doubleClicked, this, [this](const QModelIndex& index) {
+    if (index.flags() & Qt::ItemIsEditable) return;  // the label: renamed in place
+    if (const auto runs = selectedRuns(); runs.size() == 1) emit openRequested(runs.front());
+  });
   connect(cancel_import_, &QPushButton::clicked, this, &RunsPage::cancelImport);
   connect(import_jobs_, &JobTracker::progress, this, [this](quint64, int done, int total) {
     showMessage(tr("Importing\u2026 %1%").arg(total > 0 ? 100 * done / total : 0), false);
@@ -331,6 +342,7 @@ void RunsPage::updateButtons() {
   refresh_->setEnabled(!store_path_.isEmpty());
   const auto selected = selectedRuns().size();
   delete_->setEnabled(selected == 1);
+  open_->setEnabled(selected == 1);
   compare_->setEnabled(selected == 2);
 }
 

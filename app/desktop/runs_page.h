@@ -62,6 +62,8 @@ class RunsPage : public QWidget {
   void edited(const QString& message);
   // A comparison is shown (or `message` says why not).
   void compared(const QString& message);
+  // The user asked for a run's measured-vs-predicted view.
+  void openRequested(qint64 run);
   // An import finished: its run (> 0), or 0 and `message` (failed or cancelled).
   void imported(qint64 run, const QString& message);
 
@@ -82,6 +84,7 @@ class RunsPage : public QWidget {
   QPushButton* refresh_;
   QPushButton* delete_;
   QPushButton* compare_;
+  QPushButton* open_;
   QPushButton* cancel_import_;
   QLabel* comparison_title_;
   QTableWidget* comparison_;

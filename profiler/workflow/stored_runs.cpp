@@ -50,4 +50,32 @@ core::Result<CalibrationReport> calibrateStoredRuns(const std::string& store_pat
   return calibrateFromRuns(*store, fit, holdout, *supplied ? &**supplied : nullptr);
 }
 
+core::Result<CalibrationReport> calibrateStoredRuns(const std::string& store_path, std::span<const st::RunId> fit,
+                                                    std::span<const st::RunId> holdout, const RunInputs* supplied) {
+  auto store = st::openStore(store_path, st::OpenMode::ReadOnly);
+  if (!store) return store.error();
+  if (fit.empty()) return core::Error{"no runs to fit", core::ErrorKind::Usage};
+  return calibrateFromRuns(*store, fit, holdout, supplied);
+}
+
+core::Result<RunVsPlan> runVsPlan(const std::string& store_path, st::RunId run, const core::Calibration* calibration,
+                                  const RunInputs* supplied) {
+  auto store = st::openStore(store_path, st::OpenMode::ReadOnly);
+  if (!store) return store.error();
+  AnalysisOptions options;
+  options.calibration = calibration;
+  options.supplied = supplied;
+  auto analysis = analyzeRun(*store, run, options);
+  if (!analysis) return analysis.error();
+  RunVsPlan out;
+  out.inputs = runInputs(analysis->run, supplied);
+  out.analysis = std::move(analysis).value();
+  auto prediction = measuredVsPredicted(out.analysis, out.inputs, calibration);
+  if (prediction)
+    out.prediction = std::move(prediction).value();
+  else
+    out.no_prediction = prediction.error().message;
+  return out;
+}
+
 }  // namespace shardscope::profiler

@@ -67,13 +67,25 @@ planner::PlanComparison evaluatePlan(const core::Project& project, const core::C
   return planner::compareWithOptimized(cost, plan, project.constraints);
 }
 
+core::Result<RunInputs> planFileInputs(const std::string& plan_path, core::ModelSpec model,
+                                       const core::ClusterSpec& cluster, bool cluster_given,
+                                       const TorchRecPlacement& placement) {
+  RunInputs in;
+  in.model = std::move(model);
+  auto loaded = loadPlanFile(plan_path, *in.model, cluster.gpus_per_node, placement);
+  if (!loaded) return loaded.error();
+  in.plan = std::move(loaded->plan);
+  auto fitted = clusterForPlan(cluster, *in.plan, cluster_given);
+  if (!fitted) return core::Error{plan_path + ": " + fitted.error().message, fitted.error().kind, plan_path};
+  in.cluster = std::move(fitted).value();
+  return in;
+}
+
 core::Result<RunInputs> loadTrainerPlan(const TrainerPlanSpec& spec, std::uint32_t ranks) {
   if (!spec.plan) return usageError("--model/--cluster/--world-size/--layout describe a plan: give --plan too");
   if (!spec.model) return usageError("--plan needs --model: the model the trainer ran (a preset or a file)");
-  RunInputs in;
   auto model = core::loadModelByNameOrFile(*spec.model);
   if (!model) return model.error();
-  in.model = std::move(model).value();
   core::ClusterSpec cluster = core::defaultProject().cluster;
   if (spec.cluster) {
     auto c = core::loadClusterByNameOrFile(*spec.cluster);
@@ -81,13 +93,7 @@ core::Result<RunInputs> loadTrainerPlan(const TrainerPlanSpec& spec, std::uint32
     cluster = std::move(c).value();
   }
   const TorchRecPlacement placement{spec.world_size, spec.layout, spec.cluster ? cluster.worldSize() : ranks};
-  auto loaded = loadPlanFile(*spec.plan, *in.model, cluster.gpus_per_node, placement);
-  if (!loaded) return loaded.error();
-  in.plan = std::move(loaded->plan);
-  auto fitted = clusterForPlan(cluster, *in.plan, spec.cluster.has_value());
-  if (!fitted) return core::Error{*spec.plan + ": " + fitted.error().message, fitted.error().kind, *spec.plan};
-  in.cluster = std::move(fitted).value();
-  return in;
+  return planFileInputs(*spec.plan, std::move(model).value(), cluster, spec.cluster.has_value(), placement);
 }
 
 core::Result<std::optional<RunInputs>> trainerPlanForRun(const TrainerPlanSpec& spec,

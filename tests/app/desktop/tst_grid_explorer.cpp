@@ -45,8 +45,9 @@ class TestGridExplorer : public QObject {
 
   void sidebarSwitchesPages() {
     MainWindow window;
-    QCOMPARE(window.sidebar()->count(), 6);
-    const QStringList titles = {"Model", "Cluster", "Grid Explorer", "Plan", "Export", "Runs"};
+    QCOMPARE(window.sidebar()->count(), MainWindow::kPageCount);
+    const QStringList titles = {"Model", "Cluster", "Grid Explorer", "Plan", "Export", "Runs", "Measured"};
+    QCOMPARE(titles.size(), MainWindow::kPageCount);
     for (int i = 0; i < titles.size(); ++i) QCOMPARE(window.sidebar()->item(i)->text(), titles[i]);
     QCOMPARE(window.pages()->currentIndex(), 0);
     window.sidebar()->setCurrentRow(2);

@@ -48,7 +48,8 @@ class TestWorkbench : public QObject {
   }
 
   void pagesHaveNames() {
-    const char* names[] = {"model", "cluster", "grid", "plan", "export", "runs"};
+    const char* names[] = {"model", "cluster", "grid", "plan", "export", "runs", "measured"};
+    static_assert(std::size(names) == MainWindow::kPageCount);
     for (int i = 0; i < MainWindow::kPageCount; ++i) {
       const auto page = MainWindow::pageFromName(QString::fromLatin1(names[i]));
       QVERIFY(page.has_value());
@@ -315,8 +316,10 @@ class TestWorkbench : public QObject {
     QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, true));
     window.session()->choose(0);
     QVERIFY(window.planPage()->waitUntilShown(kTimeoutMs));
-    const char* names[] = {"model", "cluster", "grid", "plan", "export", "runs"};
-    for (int i = 0; i < MainWindow::kPageCount; ++i) {
+    const char* names[] = {"model", "cluster", "grid", "plan", "export", "runs", "measured"};
+    static_assert(std::size(names) == MainWindow::kPageCount);
+    // The Measured page needs a run: tst_measured_loop screenshots it with one.
+    for (int i = 0; i < static_cast<int>(MainWindow::Page::Measured); ++i) {
       window.showPage(static_cast<MainWindow::Page>(i));
       for (const QSize size : {QSize(1600, 1000), QSize(1280, 800)}) {
         const QString path = QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/page_%1_%2x%3.png")

@@ -10,6 +10,7 @@
 #include "shardscope/core/result.h"
 #include "shardscope/core/store/store_types.h"
 #include "shardscope/profiler/analysis/calibration_fit.h"
+#include "shardscope/profiler/analysis/measured_vs_predicted.h"
 #include "shardscope/profiler/analysis/run_analysis.h"
 #include "shardscope/profiler/workflow/trainer_plan.h"
 
@@ -36,5 +37,27 @@ struct StoredRunAnalysisRequest {
                                                                   std::span<const core::store::RunId> fit,
                                                                   std::span<const core::store::RunId> holdout,
                                                                   const TrainerPlanSpec& trainer);
+
+// calibrateStoredRuns with the inputs of runs that lack them already loaded
+// (`supplied`: nullptr for engine runs, which carry their own).
+[[nodiscard]] core::Result<CalibrationReport> calibrateStoredRuns(const std::string& store,
+                                                                  std::span<const core::store::RunId> fit,
+                                                                  std::span<const core::store::RunId> holdout,
+                                                                  const RunInputs* supplied);
+
+// One run measured against the plan it ran (or `supplied`'s, for an import
+// or to compare with another plan): what the desktop's measured-vs-predicted
+// view shows. `prediction` is absent when there is no plan to predict from;
+// `no_prediction` then says why.
+struct RunVsPlan {
+  RunAnalysis analysis;
+  RunInputs inputs;  // what the prediction was made from
+  std::optional<MeasuredVsPredicted> prediction;
+  std::string no_prediction;
+};
+
+// Errors: the store or the run does not open, the run holds no step summaries.
+[[nodiscard]] core::Result<RunVsPlan> runVsPlan(const std::string& store, core::store::RunId run,
+                                                const core::Calibration* calibration, const RunInputs* supplied);
 
 }  // namespace shardscope::profiler

@@ -65,6 +65,14 @@ struct TrainerPlanSpec {
 // or malformed is a Usage error; files that do not load are InvalidInput.
 [[nodiscard]] core::Result<RunInputs> loadTrainerPlan(const TrainerPlanSpec& spec, std::uint32_t ranks);
 
+// The inputs of a plan file `plan_path` for `model` on `cluster` (resized to
+// the plan's world size unless `cluster_given`): what loadTrainerPlan does
+// once the model and cluster are loaded, and what the desktop does with its
+// project's.
+[[nodiscard]] core::Result<RunInputs> planFileInputs(const std::string& plan_path, core::ModelSpec model,
+                                                     const core::ClusterSpec& cluster, bool cluster_given,
+                                                     const TorchRecPlacement& placement);
+
 // What `report` and `calibrate` do with a spec: nothing when it is empty,
 // else loadTrainerPlan with the run's rank count.
 [[nodiscard]] core::Result<std::optional<RunInputs>> trainerPlanForRun(const TrainerPlanSpec& spec,

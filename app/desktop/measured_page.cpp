@@ -1,0 +1,391 @@
+#include "measured_page.h"
+
+#include <QComboBox>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <cmath>
+
+#include "shardscope/core/store/trace_store.h"
+#include "shardscope/profiler/workflow/trainer_plan.h"
+#include "job_tracker.h"
+#include "measured_chart.h"
+#include "planning_session.h"
+#include "project_document.h"
+
+namespace shardscope::app {
+
+namespace st = core::store;
+
+namespace {
+
+// What the job needs to make the prediction's inputs: copies, read off the GUI thread.
+struct PlanChoice {
+  MeasuredPage::PlanSource source = MeasuredPage::PlanSource::Run;
+  std::string file;
+  core::ModelSpec model;
+  core::ClusterSpec cluster;
+  std::optional<core::ShardPlan> page_plan;
+};
+
+core::Result<std::optional<profiler::RunInputs>> suppliedFor(const PlanChoice& c, const st::TraceStore& store,
+                                                             st::RunId run) {
+  using Out = std::optional<profiler::RunInputs>;
+  switch (c.source) {
+    case MeasuredPage::PlanSource::Run:
+      return Out{};
+    case MeasuredPage::PlanSource::PlanPage: {
+      if (!c.page_plan) return core::Error{"the Plan page shows no plan yet"};
+      profiler::RunInputs in;
+      in.model = c.model;
+      in.cluster = c.cluster;
+      in.plan = c.page_plan;
+      return Out{std::move(in)};
+    }
+    case MeasuredPage::PlanSource::File: {
+      auto ranks = store.ranks(run);
+      const auto n = ranks ? static_cast<std::uint32_t>(ranks->size()) : 0u;
+      auto in = profiler::planFileInputs(c.file, c.model, c.cluster, false, profiler::TorchRecPlacement{{}, {}, n});
+      if (!in) return in.error();
+      return Out{std::move(in).value()};
+    }
+  }
+  return Out{};
+}
+
+QTableWidgetItem* number(double v, int decimals = 3) {
+  auto* item = new QTableWidgetItem(QString::number(v, 'f', decimals));
+  item->setData(Qt::UserRole, v);
+  item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  return item;
+}
+
+QString percent(double fraction) { return QStringLiteral("%1%").arg(fraction * 100.0, 0, 'f', 1); }
+
+}  // namespace
+
+MeasuredPage::MeasuredPage(ProjectDocument* document, PlanningSession* session, QWidget* parent)
+    : QWidget(parent),
+      document_(document),
+      session_(session),
+      header_(new QLabel),
+      source_box_(new QComboBox),
+      calibrate_(new QPushButton(tr("Calibrate from This Run"))),
+      message_(new QLabel),
+      chart_(new MeasuredChart),
+      ranks_(new QTableWidget),
+      stats_(new QLabel),
+      calibration_title_(new QLabel),
+      terms_(new QTableWidget),
+      show_jobs_(new JobTracker(planningPool(), this)),
+      calibrate_jobs_(new JobTracker(planningPool(), this)) {
+  setObjectName(QStringLiteral("measuredPage"));
+  header_->setObjectName(QStringLiteral("measuredHeader"));
+  header_->setWordWrap(true);
+  header_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  source_box_->setObjectName(QStringLiteral("measuredPlanSource"));
+  source_box_->addItem(tr("Predict from the plan the run ran"));
+  source_box_->addItem(tr("Predict from the Plan page's plan"));
+  source_box_->addItem(tr("Predict from a plan file\u2026"));
+  source_box_->setToolTip(
+      tr("An imported trace carries no plan: compare it with the Plan page's plan or the plan file (ShardScope or "
+         "TorchRec) the trainer ran"));
+  calibrate_->setObjectName(QStringLiteral("measuredCalibrate"));
+  calibrate_->setToolTip(tr("Fit the cost model to this run (as shardscope-cli calibrate does) and plan with it"));
+  message_->setObjectName(QStringLiteral("measuredMessage"));
+  message_->setWordWrap(true);
+  stats_->setObjectName(QStringLiteral("measuredStats"));
+  stats_->setWordWrap(true);
+  stats_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+  stats_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  ranks_->setObjectName(QStringLiteral("measuredRanks"));
+  ranks_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  ranks_->verticalHeader()->hide();
+  ranks_->setColumnCount(8);
+  ranks_->setHorizontalHeaderLabels({tr("Rank"), tr("Group\nrank"), tr("Embedding\nmeasured"),
+                                     tr("Embedding\npredicted"), tr("Embedding\nerror"), tr("Phases\nmeasured"),
+                                     tr("Phases\npredicted"), tr("Error")});
+  ranks_->horizontalHeaderItem(5)->setToolTip(tr("Sum of the phases the run measured, ms per step"));
+  ranks_->horizontalHeaderItem(6)->setToolTip(tr("The prediction of the same phases, ms per step"));
+  // Every column in view at 1280x800: the columns share the table's width.
+  ranks_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  ranks_->horizontalHeader()->setMinimumSectionSize(60);
+  calibration_title_->setObjectName(QStringLiteral("measuredCalibrationTitle"));
+  calibration_title_->setWordWrap(true);
+  terms_->setObjectName(QStringLiteral("measuredCalibrationTerms"));
+  terms_->setColumnCount(3);
+  terms_->setHorizontalHeaderLabels({tr("Fitted constant"), tr("Value"), tr("Std. error")});
+  terms_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  terms_->verticalHeader()->hide();
+  terms_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  calibration_title_->hide();
+  terms_->hide();
+
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(header_, 1);
+  bar->addWidget(source_box_);
+  bar->addWidget(calibrate_);
+  auto* side = new QWidget;
+  auto* side_layout = new QVBoxLayout(side);
+  side_layout->setContentsMargins(0, 0, 0, 0);
+  side_layout->addWidget(stats_);
+  side_layout->addWidget(calibration_title_);
+  side_layout->addWidget(terms_, 1);
+  auto* lower = new QSplitter(Qt::Horizontal);
+  lower->setChildrenCollapsible(false);
+  lower->addWidget(ranks_);
+  lower->addWidget(side);
+  lower->setStretchFactor(0, 3);
+  lower->setStretchFactor(1, 2);
+  lower->setSizes({640, 420});
+  auto* vertical = new QSplitter(Qt::Vertical);
+  vertical->setChildrenCollapsible(false);
+  vertical->addWidget(chart_);
+  vertical->addWidget(lower);
+  vertical->setStretchFactor(0, 3);
+  vertical->setStretchFactor(1, 2);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(bar);
+  layout->addWidget(message_);
+  layout->addWidget(vertical, 1);
+
+  connect(source_box_, &QComboBox::activated, this, &MeasuredPage::onSourceActivated);
+  connect(calibrate_, &QPushButton::clicked, this, &MeasuredPage::calibrate);
+  connect(show_jobs_, &JobTracker::failed, this, [this](quint64, const QString& message) {
+    showMessage(message, true);
+    emit runShown(run_, message.isEmpty() ? tr("analysis failed") : message);
+  });
+  connect(calibrate_jobs_, &JobTracker::failed, this, [this](quint64, const QString& message) {
+    calibrate_->setEnabled(run_ > 0);
+    showMessage(tr("Calibration failed: %1").arg(message), true);
+    emit calibrated(message.isEmpty() ? tr("calibration failed") : message);
+  });
+  // The prediction follows the project's calibration (loaded, fitted or unloaded).
+  connect(document_, &ProjectDocument::projectChanged, this, [this] {
+    if (run_ > 0 && shown_ && document_->project().calibration != shown_calibration_) showRun(run_);
+  });
+  header_->setText(tr("No run shown: open one from the Runs page."));
+  calibrate_->setEnabled(false);
+}
+
+MeasuredPage::~MeasuredPage() = default;
+
+void MeasuredPage::setStorePath(const QString& path) {
+  if (path == store_path_) return;
+  store_path_ = path;
+  run_ = 0;
+  shown_.reset();
+  show_jobs_->supersede();
+  chart_->setComparison(nullptr);
+  ranks_->setRowCount(0);
+  stats_->clear();
+  header_->setText(tr("No run shown: open one from the Runs page."));
+  calibrate_->setEnabled(false);
+}
+
+void MeasuredPage::showRun(qint64 run) {
+  run_ = run;
+  calibrate_->setEnabled(false);
+  header_->setText(tr("Run %1: analysing\u2026").arg(run));
+  PlanChoice choice;
+  choice.source = source_;
+  choice.file = plan_file_.toStdString();
+  choice.model = session_->plannedProject().model;
+  choice.cluster = session_->plannedProject().cluster;
+  if (const planner::GridResult* grid = session_->planGrid()) choice.page_plan = grid->plan;
+  const std::optional<core::Calibration> calibration = document_->project().calibration;
+  shown_calibration_ = calibration;
+  show_jobs_->start(
+      [path = store_path_.toStdString(), run, choice = std::move(choice),
+       calibration](JobContext&) -> core::Result<std::shared_ptr<const profiler::RunVsPlan>> {
+        auto store = st::openStore(path, st::OpenMode::ReadOnly);
+        if (!store) return store.error();
+        auto supplied = suppliedFor(choice, *store, st::RunId{run});
+        if (!supplied) return supplied.error();
+        auto r = profiler::runVsPlan(path, st::RunId{run}, calibration ? &*calibration : nullptr,
+                                     *supplied ? &**supplied : nullptr);
+        if (!r) return r.error();
+        return std::make_shared<const profiler::RunVsPlan>(std::move(r).value());
+      },
+      [this](std::shared_ptr<const profiler::RunVsPlan> r) { show(std::move(r)); });
+}
+
+void MeasuredPage::setPlanSource(PlanSource source, const QString& file) {
+  source_ = source;
+  plan_file_ = file;
+  source_box_->setCurrentIndex(static_cast<int>(source));
+  if (source == PlanSource::File && !file.isEmpty())
+    source_box_->setItemText(2, tr("Predict from %1").arg(QFileInfo(file).fileName()));
+  if (run_ > 0) showRun(run_);
+}
+
+void MeasuredPage::onSourceActivated(int index) {
+  if (index == static_cast<int>(PlanSource::File)) {
+    const QString file =
+        QFileDialog::getOpenFileName(this, tr("Plan the Trainer Ran"), {}, tr("Plans (*.json);;All files (*)"));
+    if (file.isEmpty()) {
+      source_box_->setCurrentIndex(static_cast<int>(source_));
+      return;
+    }
+    setPlanSource(PlanSource::File, file);
+    return;
+  }
+  setPlanSource(static_cast<PlanSource>(index));
+}
+
+void MeasuredPage::show(std::shared_ptr<const profiler::RunVsPlan> result) {
+  shown_ = std::move(result);
+  const profiler::RunVsPlan& r = *shown_;
+  const auto& run = r.analysis.run;
+  header_->setText(tr("Run %1 \u00b7 %2 \u00b7 %3 \u00b7 %4 measured steps \u00b7 %5 ranks")
+                       .arg(static_cast<qint64>(run.id))
+                       .arg(QString::fromStdString(run.label.empty() ? run.kind_text : run.label),
+                            QString::fromStdString(r.analysis.mode))
+                       .arg(r.analysis.steps)
+                       .arg(r.analysis.ranks.size()));
+  calibrate_->setEnabled(true);
+  if (r.prediction) {
+    chart_->setComparison(&*r.prediction);
+    fillRankTable(*r.prediction);
+    showMessage(r.prediction->warnings.empty() ? QString()
+                                               : QString::fromStdString(r.prediction->warnings.front()) +
+                                                     (r.prediction->warnings.size() > 1
+                                                          ? tr(" (and %1 more)").arg(r.prediction->warnings.size() - 1)
+                                                          : QString()),
+                false);
+  } else {
+    chart_->setComparison(nullptr, tr("No prediction: %1").arg(QString::fromStdString(r.no_prediction)));
+    ranks_->setRowCount(0);
+    showMessage(QString::fromStdString(r.no_prediction), true);
+  }
+  fillStats(r);
+  emit runShown(run_, {});
+}
+
+void MeasuredPage::fillRankTable(const profiler::MeasuredVsPredicted& v) {
+  ranks_->setSortingEnabled(false);
+  ranks_->setRowCount(static_cast<int>(v.ranks.size()));
+  for (int i = 0; i < static_cast<int>(v.ranks.size()); ++i) {
+    const auto& r = v.ranks[static_cast<std::size_t>(i)];
+    auto* rank = new QTableWidgetItem(r.straggler ? tr("%1 straggler").arg(r.rank) : QString::number(r.rank));
+    rank->setData(Qt::UserRole, r.rank);
+    if (r.straggler) rank->setForeground(QColor(0xc8, 0x3c, 0x3c));
+    ranks_->setItem(i, 0, rank);
+    ranks_->setItem(i, 1, number(r.group_rank, 0));
+    ranks_->setItem(i, 2, number(r.measured.embedding()));
+    ranks_->setItem(i, 3, number(r.predicted.embedding()));
+    ranks_->setItem(i, 4, new QTableWidgetItem(percent(r.embedding_error)));
+    ranks_->setItem(i, 5, number(r.measured_ms));
+    ranks_->setItem(i, 6, number(r.predicted_ms));
+    ranks_->setItem(i, 7, new QTableWidgetItem(percent(r.error)));
+  }
+}
+
+void MeasuredPage::fillStats(const profiler::RunVsPlan& r) {
+  QString html;
+  if (r.prediction) {
+    const auto& v = *r.prediction;
+    QStringList phases;
+    for (int p = 0; p < profiler::kPhases; ++p)
+      if (v.measured_phases[static_cast<std::size_t>(p)]) phases << QString::fromUtf8(profiler::phaseName(p));
+    html += tr("<b>Error</b> %1 mean |error| over ranks (embedding %2), over the measured phases: %3.<br>")
+                .arg(percent(v.mape), percent(v.embedding_mape), phases.join(QStringLiteral(", ")));
+    html += tr("Priced with %1.<br>").arg(QString::fromStdString(v.constants).toHtmlEscaped());
+    html += tr("Predicted step %1 ms (sync every %2 steps); measured median step %3 ms.<br>")
+                .arg(v.predicted_step_ms, 0, 'f', 3)
+                .arg(v.sync_interval)
+                .arg(v.measured_step_ms, 0, 'f', 3);
+    const auto row = [](const QString& name, double m, double p) {
+      return QStringLiteral("<tr><td>%1</td><td align=right>%2</td><td align=right>%3</td></tr>")
+          .arg(name)
+          .arg(m, 0, 'f', 4)
+          .arg(p, 0, 'f', 4);
+    };
+    const auto& a = v.measured_imbalance;
+    const auto& b = v.predicted_imbalance;
+    html +=
+        tr("<b>Embedding load imbalance</b><table cellspacing=4><tr><th></th><th>measured</th>"
+           "<th>predicted</th></tr>");
+    html += row(tr("max / mean"), a.max_over_mean, b.max_over_mean);
+    html += row(tr("total variation"), a.total_variation, b.total_variation);
+    html += row(tr("total distance"), a.total_distance, b.total_distance);
+    html += row(tr("chi divergence"), a.chi_divergence, b.chi_divergence);
+    html += row(tr("KL divergence"), a.kl_divergence, b.kl_divergence);
+    html += QStringLiteral("</table>");
+  }
+  const auto& an = r.analysis;
+  QStringList stragglers;
+  for (int rank : an.stragglers) stragglers << QString::number(rank);
+  html += stragglers.isEmpty() ? tr("<b>Stragglers</b>: none (threshold %1 ms of embedding compute).")
+                                     .arg(an.straggler_threshold_ms, 0, 'f', 3)
+                               : tr("<b>Stragglers</b>: rank %1 (over %2 ms of embedding compute).")
+                                     .arg(stragglers.join(QStringLiteral(", ")))
+                                     .arg(an.straggler_threshold_ms, 0, 'f', 3);
+  for (const auto& w : an.warnings) html += QStringLiteral("<br>\u26a0 ") + QString::fromStdString(w).toHtmlEscaped();
+  stats_->setText(html);
+}
+
+void MeasuredPage::calibrate() {
+  if (run_ <= 0 || store_path_.isEmpty()) return;
+  calibrate_->setEnabled(false);
+  showMessage(tr("Fitting the cost model to run %1\u2026").arg(run_), false);
+  // An import is fitted with the plan it was compared with.
+  std::optional<profiler::RunInputs> supplied;
+  if (shown_ && profiler::isImportedRun(shown_->analysis.run) && shown_->inputs.plan) supplied = shown_->inputs;
+  const qint64 run = run_;
+  calibrate_jobs_->start(
+      [path = store_path_.toStdString(), run,
+       supplied](JobContext&) -> core::Result<std::shared_ptr<const profiler::CalibrationReport>> {
+        const st::RunId fit[] = {st::RunId{run}};
+        auto report = profiler::calibrateStoredRuns(path, fit, {}, supplied ? &*supplied : nullptr);
+        if (!report) return report.error();
+        return std::make_shared<const profiler::CalibrationReport>(std::move(report).value());
+      },
+      [this, run](std::shared_ptr<const profiler::CalibrationReport> report) {
+        calibration_ = std::move(report);
+        showCalibration(*calibration_);
+        core::Project p = document_->project();
+        p.calibration = calibration_->calibration;
+        document_->edit(std::move(p), tr("Calibrate from run %1").arg(run));
+        calibrate_->setEnabled(true);
+        showMessage(tr("The project now plans with the calibration from run %1; the Grid Explorer shows the best "
+                       "grid before and after.")
+                        .arg(run),
+                    false);
+        emit calibrated({});
+      });
+}
+
+void MeasuredPage::showCalibration(const profiler::CalibrationReport& report) {
+  calibration_title_->setText(tr("<b>Calibration</b> from %1: fit error %2 (default constants %3) over %4 measurements")
+                                  .arg(QString::fromStdString(report.calibration.source).toHtmlEscaped(),
+                                       percent(report.fit_mape), percent(report.fit_mape_default))
+                                  .arg(report.measurements));
+  terms_->setRowCount(static_cast<int>(report.terms.size()));
+  for (int i = 0; i < static_cast<int>(report.terms.size()); ++i) {
+    const auto& t = report.terms[static_cast<std::size_t>(i)];
+    terms_->setItem(i, 0, new QTableWidgetItem(QString::fromStdString(t.name) + (t.at_zero ? tr(" (at 0)") : "")));
+    auto* value = new QTableWidgetItem(QString::number(t.value, 'g', 6));
+    value->setData(Qt::UserRole, t.value);
+    terms_->setItem(i, 1, value);
+    terms_->setItem(i, 2, new QTableWidgetItem(QString::number(t.std_error, 'g', 3)));
+  }
+  calibration_title_->show();
+  terms_->show();
+}
+
+void MeasuredPage::showMessage(const QString& text, bool error) {
+  message_->setText(text);
+  message_->setStyleSheet(error ? QStringLiteral("color: #b00020;") : QString());
+  message_->setVisible(!text.isEmpty());
+}
+
+QString MeasuredPage::statsText() const { return stats_->text(); }
+QString MeasuredPage::messageText() const { return message_->text(); }
+
+}  // namespace shardscope::app

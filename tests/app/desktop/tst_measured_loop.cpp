@@ -1,0 +1,163 @@
+// The measured loop through the real main window: a 4-rank emulate profile
+// from the Profile dialog, its measured-vs-predicted view checked against the
+// store, "Calibrate from this run" (the fit the CLI makes), and the Grid
+// Explorer re-planning with the calibration (best grid before and after).
+// Screenshots of the Measured page at 1280x800 and 1920x1080.
+#include <QAction>
+#include <QComboBox>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "calibration_bar.h"
+#include "grid_explorer_page.h"
+#include "main_window.h"
+#include "measured_chart.h"
+#include "measured_page.h"
+#include "planning_session.h"
+#include "profile_dialog.h"
+#include "project_document.h"
+#include "runs_page.h"
+#include "screenshot.h"
+#include "shardscope/core/json_io.h"
+#include "shardscope/core/store/trace_store.h"
+#include "shardscope/profiler/analysis/measured_vs_predicted.h"
+#include "shardscope/profiler/workflow/stored_runs.h"
+
+using namespace shardscope;
+using namespace shardscope::app;
+namespace st = core::store;
+
+namespace {
+
+constexpr int kTimeoutMs = 120000;
+
+core::Project tinyProject() {
+  const std::string data = SHARDSCOPE_TEST_DATA_DIR;
+  core::Project p;
+  p.name = "tiny on 4 CPU ranks";
+  p.model = core::loadModel(data + "/engine/tiny_model.json").value();
+  p.cluster = core::loadCluster(data + "/engine/cpu4.json").value();
+  return p;
+}
+
+}  // namespace
+
+class TestMeasuredLoop : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void profileMeasureCalibrateReplan() {
+    QTemporaryDir dir;
+    MainWindow window;
+    window.resize(1280, 800);
+    const QString project = dir.filePath(QStringLiteral("tiny.shardscope"));
+    window.document()->reset(tinyProject());
+    QVERIFY(window.document()->saveAs(project).ok());
+    QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, false));
+    QCOMPARE(window.storePath(), dir.filePath(QStringLiteral("tiny.runs.sqlite")));
+
+    // Run > Profile: a small emulate run of the shown plan.
+    auto* action = window.findChild<QAction*>(QStringLiteral("actionProfile"));
+    QVERIFY(action != nullptr);
+    action->trigger();
+    auto* dialog = window.findChild<ProfileDialog*>();
+    QVERIFY(dialog != nullptr);
+    dialog->stepsBox()->setValue(3);
+    dialog->threadsBox()->setValue(1);
+    QSignalSpy shown(window.measuredPage(), &MeasuredPage::runShown);
+    dialog->start();
+    QVERIFY(shown.wait(kTimeoutMs));
+    QCOMPARE(shown.last().at(1).toString(), QString());
+    const qint64 run = shown.last().at(0).toLongLong();
+    QVERIFY(run > 0);
+    QCOMPARE(window.currentPage(), MainWindow::Page::Measured);
+
+    // The view's figures are the store's: the analysis and prediction made again here.
+    MeasuredPage* page = window.measuredPage();
+    QVERIFY(page->shown() != nullptr && page->shown()->prediction.has_value());
+    auto expected = profiler::runVsPlan(window.storePath().toStdString(), st::RunId{run}, nullptr, nullptr);
+    QVERIFY2(expected.ok(), expected.ok() ? "" : expected.error().message.c_str());
+    QVERIFY(expected->prediction.has_value());
+    const auto& v = *page->shown()->prediction;
+    QCOMPARE(v.ranks.size(), expected->prediction->ranks.size());
+    QCOMPARE(page->rankTable()->rowCount(), static_cast<int>(v.ranks.size()));
+    for (std::size_t i = 0; i < v.ranks.size(); ++i) {
+      const auto& want = expected->prediction->ranks[i];
+      QCOMPARE(v.ranks[i].measured.emb_fwd, want.measured.emb_fwd);
+      QCOMPARE(v.ranks[i].predicted.embedding(), want.predicted.embedding());
+      const int row = static_cast<int>(i);
+      QCOMPARE(page->rankTable()->item(row, 2)->data(Qt::UserRole).toDouble(), want.measured.embedding());
+      QCOMPARE(page->rankTable()->item(row, 3)->data(Qt::UserRole).toDouble(), want.predicted.embedding());
+    }
+    QCOMPARE(v.measured_imbalance.max_over_mean, expected->prediction->measured_imbalance.max_over_mean);
+    QVERIFY(page->statsText().contains(QStringLiteral("max / mean")));
+    QVERIFY(page->statsText().contains(QStringLiteral("KL divergence")));
+    QCOMPARE(page->chart()->measuredSeries().front()->dataCount(), static_cast<int>(v.ranks.size()));
+    QCOMPARE(page->chart()->predictedSeries().front()->dataCount(), static_cast<int>(v.ranks.size()));
+    const QString shot = QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/page_measured_1280x800.png");
+    QVERIFY(saveScreenshot(window, shot, QSize(1280, 800)).ok());
+    QCOMPARE(QImage(shot).size(), QSize(1280, 800));
+
+    // Calibrate from this run: the CLI's fit, and the project plans with it.
+    QVERIFY(!window.document()->project().calibration.has_value());
+    const QString best_before = PlanningSession::describe(*window.session()->result().best());
+    QSignalSpy calibrated(page, &MeasuredPage::calibrated);
+    page->calibrate();
+    QVERIFY(calibrated.wait(kTimeoutMs));
+    QCOMPARE(calibrated.last().at(0).toString(), QString());
+    const st::RunId fit[] = {st::RunId{run}};
+    auto cli = profiler::calibrateStoredRuns(window.storePath().toStdString(), fit, {}, profiler::TrainerPlanSpec{});
+    QVERIFY(cli.ok());
+    QVERIFY(window.document()->project().calibration.has_value());
+    QCOMPARE(core::toJson(*window.document()->project().calibration).dump(), core::toJson(cli->calibration).dump());
+    QVERIFY(page->calibrationTable()->rowCount() > 0);
+    QCOMPARE(page->calibrationTable()->rowCount(), static_cast<int>(cli->terms.size()));
+
+    // The Grid Explorer re-plans with the calibration and shows the best grid before and after.
+    QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, false));
+    QCOMPARE(window.session()->plannedProject().calibration, window.document()->project().calibration);
+    QTRY_VERIFY_WITH_TIMEOUT(window.session()->calibrationChange().has_value(), kTimeoutMs);
+    const auto& change = *window.session()->calibrationChange();
+    QCOMPARE(change.before.calibration, QString());
+    QCOMPARE(change.before.grid, best_before);
+    QCOMPARE(change.after.calibration, QString::fromStdString(cli->calibration.source));
+    QCOMPARE(change.after.grid, PlanningSession::describe(*window.session()->result().best()));
+    const QString comparison = window.gridExplorerPage()->calibrationBar()->comparisonText();
+    QVERIFY2(comparison.contains(QStringLiteral("default constants")), qPrintable(comparison));
+    QVERIFY2(comparison.contains(QStringLiteral("calibration ")), qPrintable(comparison));
+    QVERIFY(window.gridExplorerPage()->calibrationBar()->constantsText().contains(QStringLiteral("calibration from")));
+
+    // The measured view follows: its prediction is priced with the calibration now.
+    QTRY_VERIFY_WITH_TIMEOUT(page->shown() != nullptr && page->shown()->prediction &&
+                                 page->shown()->prediction->constants.rfind("calibration ", 0) == 0,
+                             kTimeoutMs);
+    const auto cal = *window.document()->project().calibration;
+    auto calibrated_expected = profiler::runVsPlan(window.storePath().toStdString(), st::RunId{run}, &cal, nullptr);
+    QVERIFY(calibrated_expected.ok());
+    for (std::size_t i = 0; i < page->shown()->prediction->ranks.size(); ++i)
+      QCOMPARE(page->shown()->prediction->ranks[i].predicted.embedding(),
+               calibrated_expected->prediction->ranks[i].predicted.embedding());
+    window.showPage(MainWindow::Page::Measured);
+    QVERIFY(saveScreenshot(window, QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/page_measured_1920x1080.png"),
+                           QSize(1920, 1080))
+                .ok());
+    window.showPage(MainWindow::Page::GridExplorer);
+    const QString grid_shot = QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/page_grid_calibrated_1280x800.png");
+    QVERIFY(saveScreenshot(window, grid_shot, QSize(1280, 800)).ok());
+    // Long calibration sources wrap: the window still fits 1280 pixels.
+    QCOMPARE(QImage(grid_shot).size(), QSize(1280, 800));
+
+    // Unload: the project plans with the defaults again, one undoable step.
+    window.gridExplorerPage()->calibrationBar()->unloadCalibration();
+    QVERIFY(!window.document()->project().calibration.has_value());
+    window.document()->undoStack()->undo();
+    QVERIFY(window.document()->project().calibration.has_value());
+  }
+};
+
+QTEST_MAIN(TestMeasuredLoop)
+#include "tst_measured_loop.moc"
