@@ -300,6 +300,7 @@ void MainWindow::openStore(const QString& path) {
   store_chosen_ = true;
   runs_page_->setStorePath(path, /*create=*/true);
   measured_page_->setStorePath(storePath());
+  plan_page_->setStorePath(storePath());
   updateStatus();
 }
 
@@ -316,6 +317,7 @@ void MainWindow::followProjectStore() {
                              /*create=*/false);
   }
   measured_page_->setStorePath(storePath());
+  plan_page_->setStorePath(storePath());
   updateStatus();
 }
 
@@ -333,6 +335,7 @@ void MainWindow::onRenameProject() {
 void MainWindow::openRun(qint64 run) {
   measured_page_->setStorePath(storePath());
   measured_page_->showRun(run);
+  plan_page_->refreshMeasured();
   showPage(Page::Measured);
 }
 

@@ -1,5 +1,7 @@
 #include "plan_page.h"
 
+#include "shardscope/profiler/workflow/stored_runs.h"
+
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QGroupBox>
@@ -23,12 +25,14 @@
 #include <vector>
 
 #include "job_tracker.h"
+#include "project_files.h"
 #include "placement_heatmap.h"
 #include "planning_session.h"
 #include "project_document.h"
 #include "rank_load_chart.h"
 #include "rank_load_model.h"
 #include "shardscope/planner/scaling_sweep.h"
+#include "shardscope/profiler/workflow/stored_runs.h"
 #include "shardscope/report/constraint_edits.h"
 #include "table_load_model.h"
 
@@ -80,6 +84,7 @@ PlanPage::PlanPage(PlanningSession* session, QWidget* parent)
       constraint_list_(new QListWidget),
       remove_constraint_(new QPushButton(tr("Remove"))),
       inline_work_(kInlineWork),
+      measured_jobs_(new JobTracker(planningPool(), this)),
       pricing_jobs_(new JobTracker(planningPool(), this)) {
   setObjectName(QStringLiteral("planPage"));
 
@@ -339,7 +344,36 @@ void PlanPage::showSnapshot(std::shared_ptr<const report::PlanSnapshot> snapshot
   showHeader();
   showImbalance();
   showStatus();
+  refreshMeasured();
   emit planShown();
+}
+
+void PlanPage::setStorePath(const QString& path) {
+  if (path == store_path_) return;
+  store_path_ = path;
+  refreshMeasured();
+}
+
+void PlanPage::refreshMeasured() {
+  rank_chart_->setMeasured({}, {});
+  if (!shown_ || store_path_.isEmpty()) {
+    measured_jobs_->supersede();
+    emit measuredShown(0);
+    return;
+  }
+  measured_jobs_->start(
+      [path = localPath(store_path_), plan = shown_->grid.plan](JobContext& job) {
+        return profiler::latestRunOfPlan(path, plan, job.cancelFlag());
+      },
+      [this](std::optional<profiler::MeasuredPlanLoad> load) {
+        if (!load) {
+          emit measuredShown(0);
+          return;
+        }
+        const auto run = static_cast<qint64>(load->run);
+        rank_chart_->setMeasured(std::move(load->compute_ms), tr("measured embedding, run %1").arg(run));
+        emit measuredShown(run);
+      });
 }
 
 void PlanPage::showHeader() {

@@ -74,6 +74,12 @@ class PlanPage : public QWidget {
   // thread (default 5,000: a few ms inline). For tests.
   void setInlineWorkLimit(std::size_t shard_prices) { inline_work_ = shard_prices; }
 
+  // The trace store whose runs the rank-load chart overlays: the newest
+  // complete run of the shown plan, its measured embedding compute per group
+  // rank (read off the GUI thread). Call refreshMeasured after a new run.
+  void setStorePath(const QString& path);
+  void refreshMeasured();
+
   // The constraint edits the context menus make; each is one undoable
   // project edit (ignored for a table the project's model does not have).
   void pinTable(const QString& table, std::uint32_t group_rank);
@@ -90,6 +96,8 @@ class PlanPage : public QWidget {
  signals:
   // The page shows a new snapshot (or none).
   void planShown();
+  // The measured overlay changed: run > 0 shown, 0 none for this plan.
+  void measuredShown(qint64 run);
 
  private:
   struct Key {
@@ -139,6 +147,8 @@ class PlanPage : public QWidget {
   bool pricing_ = false;
   std::size_t inline_work_;
   bool columns_sized_ = false;
+  JobTracker* measured_jobs_;  // the overlay's store reads
+  QString store_path_;
   JobTracker* pricing_jobs_;  // breakdowns off the GUI thread; a result of an older one is dropped
   QString header_plain_;
 };

@@ -19,6 +19,7 @@ RankLoadChart::RankLoadChart(QWidget* parent)
     : QCustomPlot(parent),
       title_(new QCPTextElement(this)),
       mean_line_(nullptr),
+      measured_(nullptr),
       critical_box_(new QCPItemRect(this)),
       critical_label_(new QCPItemText(this)) {
   setObjectName(QStringLiteral("rankLoadPlot"));
@@ -67,6 +68,12 @@ RankLoadChart::RankLoadChart(QWidget* parent)
   mean_line_ = addGraph(xAxis, yAxis);
   mean_line_->setPen(QPen(QColor(0x30, 0x30, 0x30), 1.2, Qt::DashLine));
   mean_line_->setSelectable(QCP::stNone);
+  measured_ = addGraph(xAxis, yAxis);
+  measured_->setLineStyle(QCPGraph::lsNone);
+  measured_->setScatterStyle(
+      QCPScatterStyle(QCPScatterStyle::ssDiamond, QPen(Qt::black, 1.2), QColor(0xff, 0xd7, 0x00), 9));
+  measured_->setSelectable(QCP::stNone);
+  measured_->removeFromLegend();
   critical_box_->setPen(QPen(kCriticalColour, 1.5));
   critical_box_->setBrush(Qt::NoBrush);
   critical_label_->setColor(kCriticalColour);
@@ -100,6 +107,8 @@ void RankLoadChart::setSnapshot(std::shared_ptr<const report::PlanSnapshot> snap
   if (!snapshot_ || snapshot_->breakdown.cancelled) {
     title_->setText(message.isEmpty() ? tr("Load per group rank: nothing planned") : message);
     mean_line_->data()->clear();
+    measured_->data()->clear();
+    measured_->removeFromLegend();
     critical_box_->setVisible(false);
     critical_label_->setVisible(false);
     xAxis->setRange(0, 1);
@@ -134,7 +143,8 @@ void RankLoadChart::setSnapshot(std::shared_ptr<const report::PlanSnapshot> snap
   ranks_per_bar_ = 0;  // rebinned for the new range below
   xAxis->setRange(-0.6, M - 0.4);
   rebin();
-  yAxis->setRange(0, top > 0 ? top * 1.2 : 1.0);
+  bars_top_ = top;
+  setMeasured(measured_ms_, measured_->name());
 
   mean_line_->setData({-0.6, M - 0.4}, {mean, mean}, true);
   mean_line_->setName(tr("mean %1 ms").arg(mean, 0, 'f', 3));
@@ -151,6 +161,28 @@ void RankLoadChart::setSnapshot(std::shared_ptr<const report::PlanSnapshot> snap
                                        critical_load);
   critical_label_->setText(tr("slowest: group rank %1, %2 ms").arg(critical).arg(critical_load, 0, 'f', 3));
   critical_label_->setVisible(critical < M);
+  replot(rpQueuedReplot);
+}
+
+void RankLoadChart::setMeasured(std::vector<double> compute_ms, const QString& label) {
+  measured_ms_ = std::move(compute_ms);
+  QVector<double> keys, values;
+  double top = bars_top_;
+  const std::uint32_t M = snapshot_ ? snapshot_->groupSize() : 0;
+  if (measured_ms_.size() == M)
+    for (std::uint32_t r = 0; r < M; ++r)
+      if (!std::isnan(measured_ms_[r])) {
+        keys.push_back(r);
+        values.push_back(measured_ms_[r]);
+        top = std::max(top, measured_ms_[r]);
+      }
+  measured_->setData(keys, values, true);
+  measured_->setName(label);
+  if (keys.isEmpty())
+    measured_->removeFromLegend();
+  else
+    measured_->addToLegend();
+  if (snapshot_ && !snapshot_->breakdown.cancelled) yAxis->setRange(0, top > 0 ? top * 1.2 : 1.0);
   replot(rpQueuedReplot);
 }
 

@@ -28,6 +28,12 @@ class RankLoadChart : public QCustomPlot {
   // Draws `snapshot` (nullptr: empty, with `message` in the title).
   void setSnapshot(std::shared_ptr<const report::PlanSnapshot> snapshot, const QString& message = {});
 
+  // Overlays a run's measured embedding compute per group rank (NaN: not
+  // measured) as markers named `label`; an empty vector removes them. Kept
+  // until replaced: the page sets it for the plan shown.
+  void setMeasured(std::vector<double> compute_ms, const QString& label);
+  [[nodiscard]] const QCPGraph* measuredGraph() const { return measured_; }
+
   static constexpr std::uint32_t kMaxBars = 512;
 
   // The stacked series, bottom first: the heavy tables, then "other".
@@ -61,6 +67,9 @@ class RankLoadChart : public QCustomPlot {
   QCPTextElement* title_;
   std::vector<QCPBars*> bars_;
   QCPGraph* mean_line_;  // a graph, so the legend names it
+  QCPGraph* measured_;   // the measured overlay (markers, no line)
+  std::vector<double> measured_ms_;
+  double bars_top_ = 0.0;  // the tallest bar, for the y range
   QCPItemRect* critical_box_;
   QCPItemText* critical_label_;
   std::uint32_t ranks_per_bar_ = 0;  // 0: no data

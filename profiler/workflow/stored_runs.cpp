@@ -1,5 +1,11 @@
 #include "shardscope/profiler/workflow/stored_runs.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/store/trace_store.h"
 
@@ -76,6 +82,60 @@ core::Result<RunVsPlan> runVsPlan(const std::string& store_path, st::RunId run, 
   else
     out.no_prediction = prediction.error().message;
   return out;
+}
+
+bool samePlacement(const core::ShardPlan& a, const core::ShardPlan& b) {
+  if (a.world_size != b.world_size || a.sharding_group_size != b.sharding_group_size || a.layout != b.layout ||
+      a.tables.size() != b.tables.size())
+    return false;
+  for (std::size_t i = 0; i < a.tables.size(); ++i) {
+    const auto& x = a.tables[i];
+    const auto& y = b.tables[i];
+    if (x.name != y.name || x.rows != y.rows || x.dim != y.dim || x.sharding_type != y.sharding_type ||
+        x.shards != y.shards)
+      return false;
+  }
+  return true;
+}
+
+core::Result<std::optional<MeasuredPlanLoad>> latestRunOfPlan(const std::string& store_path,
+                                                              const core::ShardPlan& plan,
+                                                              const std::atomic<bool>* cancel) {
+  std::error_code ec;
+  if (store_path.empty() || !std::filesystem::exists(store_path, ec)) return std::optional<MeasuredPlanLoad>{};
+  auto store = st::openStore(store_path, st::OpenMode::ReadOnly);
+  if (!store) return store.error();
+  auto runs = store->listRuns();
+  if (!runs) return runs.error();
+  std::sort(runs->begin(), runs->end(), [](const st::RunRecord& x, const st::RunRecord& y) {
+    return static_cast<std::int64_t>(x.id) > static_cast<std::int64_t>(y.id);
+  });
+  for (const auto& run : *runs) {
+    if (cancel && cancel->load()) return std::optional<MeasuredPlanLoad>{};
+    if (!run.isComplete() || run.plan_json.empty()) continue;
+    const auto j = nlohmann::json::parse(run.plan_json, nullptr, false);
+    if (j.is_discarded()) continue;
+    auto ran = core::planFromJson(j, "run plan");
+    if (!ran || !samePlacement(*ran, plan)) continue;
+    auto analysis = analyzeRun(*store, run.id);
+    if (!analysis) return analysis.error();
+    MeasuredPlanLoad out;
+    out.run = run.id;
+    out.label = run.label;
+    std::vector<double> sum(plan.sharding_group_size, 0.0);
+    std::vector<int> count(plan.sharding_group_size, 0);
+    for (const auto& r : analysis->ranks) {
+      const int gr = groupRankOf(plan, r.rank);
+      if (gr < 0 || static_cast<std::size_t>(gr) >= sum.size()) continue;
+      sum[static_cast<std::size_t>(gr)] += r.compute_ms;
+      ++count[static_cast<std::size_t>(gr)];
+    }
+    out.compute_ms.resize(sum.size());
+    for (std::size_t i = 0; i < sum.size(); ++i)
+      out.compute_ms[i] = count[i] > 0 ? sum[i] / count[i] : std::numeric_limits<double>::quiet_NaN();
+    return std::optional<MeasuredPlanLoad>(std::move(out));
+  }
+  return std::optional<MeasuredPlanLoad>{};
 }
 
 }  // namespace shardscope::profiler

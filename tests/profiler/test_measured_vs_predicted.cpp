@@ -10,6 +10,7 @@
 #include "shardscope/planner/grid_result.h"
 #include "shardscope/profiler/analysis/measured_vs_predicted.h"
 #include "shardscope/profiler/analysis/run_analysis.h"
+#include "shardscope/profiler/workflow/stored_runs.h"
 #include "test_workflow_support.h"
 
 using namespace shardscope;
@@ -132,6 +133,43 @@ class TestMeasuredVsPredicted : public QObject {
     auto v = profiler::measuredVsPredicted(m.analysis, m.inputs, nullptr);
     QVERIFY(!v.ok());
     QVERIFY2(v.error().message.find("has no plan") != std::string::npos, v.error().message.c_str());
+  }
+
+  void theNewestRunOfAPlanGivesTheOverlay() {
+    QTemporaryDir dir;
+    profiler::ProfileRequest r = test::tinyProfileRequest(dir);
+    QVERIFY(!profiler::latestRunOfPlan(r.store, profiler::plannedProfilePlan(r, 2).value()).value().has_value());
+    std::vector<core::ShardPlan> plans;
+    for (const std::uint32_t m : {2u, 4u, 2u}) {
+      r.plan = profiler::plannedProfilePlan(r, m).value();
+      plans.push_back(r.plan);
+      QVERIFY(profiler::runProfile(r, {}, nullptr).ok());
+    }
+    QVERIFY(profiler::samePlacement(plans[0], plans[2]));
+    QVERIFY(!profiler::samePlacement(plans[0], plans[1]));
+    auto load = profiler::latestRunOfPlan(r.store, plans[0]);
+    QVERIFY2(load.ok(), load.ok() ? "" : load.error().message.c_str());
+    QVERIFY(load->has_value());
+    QCOMPARE(static_cast<std::int64_t>((*load)->run), std::int64_t{3});  // the newest of the two M = 2 runs
+    QCOMPARE((*load)->compute_ms.size(), std::size_t{2});
+    auto store = st::openStore(r.store).value();
+    const auto analysis = profiler::analyzeRun(store, (*load)->run).value();
+    for (std::size_t g = 0; g < 2; ++g) {
+      double sum = 0;
+      int n = 0;
+      for (const auto& rank : analysis.ranks)
+        if (rank.group_rank == static_cast<int>(g)) {
+          sum += rank.compute_ms;
+          ++n;
+        }
+      QVERIFY(n > 0);
+      QCOMPARE((*load)->compute_ms[g], sum / n);
+    }
+    // Another placement of the same grid has no run.
+    core::ShardPlan moved = plans[0];
+    std::swap(moved.tables.front().shards, moved.tables.back().shards);
+    QVERIFY(!profiler::samePlacement(moved, plans[0]));
+    QVERIFY(!profiler::latestRunOfPlan(r.store, moved).value().has_value());
   }
 
   void phasesByIndexMatchTheFields() {

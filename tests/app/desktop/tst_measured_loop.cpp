@@ -17,6 +17,8 @@
 #include "main_window.h"
 #include "measured_chart.h"
 #include "measured_page.h"
+#include "plan_page.h"
+#include "rank_load_chart.h"
 #include "planning_session.h"
 #include "profile_dialog.h"
 #include "project_document.h"
@@ -101,6 +103,18 @@ class TestMeasuredLoop : public QObject {
     const QString shot = QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/page_measured_1280x800.png");
     QVERIFY(saveScreenshot(window, shot, QSize(1280, 800)).ok());
     QCOMPARE(QImage(shot).size(), QSize(1280, 800));
+
+    // The Plan page overlays the run's measured embedding load on the plan it ran.
+    const QCPGraph* overlay = window.planPage()->rankLoadChart()->measuredGraph();
+    const int group_size = static_cast<int>(window.session()->planGrid()->plan.sharding_group_size);
+    QTRY_COMPARE_WITH_TIMEOUT(overlay->dataCount(), group_size, kTimeoutMs);
+    QVERIFY(overlay->name().contains(QStringLiteral("run %1").arg(run)));
+    for (const auto& r : expected->analysis.ranks)
+      if (r.group_rank >= 0 && expected->analysis.ranks.size() == static_cast<std::size_t>(group_size))
+        QCOMPARE(overlay->data()->at(r.group_rank)->value, r.compute_ms);
+    window.showPage(MainWindow::Page::Plan);
+    const QString plan_shot = QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/page_plan_measured_1280x800.png");
+    QVERIFY(saveScreenshot(window, plan_shot, QSize(1280, 800)).ok());
 
     // Calibrate from this run: the CLI's fit, and the project plans with it.
     QVERIFY(!window.document()->project().calibration.has_value());

@@ -3,6 +3,7 @@
 // and writes. The trainer's plan fills in what an imported run lacks.
 #pragma once
 
+#include <atomic>
 #include <optional>
 #include <span>
 #include <string>
@@ -59,5 +60,24 @@ struct RunVsPlan {
 // Errors: the store or the run does not open, the run holds no step summaries.
 [[nodiscard]] core::Result<RunVsPlan> runVsPlan(const std::string& store, core::store::RunId run,
                                                 const core::Calibration* calibration, const RunInputs* supplied);
+
+// Same grid (N, M, layout) and the same shards of the same tables: a run of
+// `a` ran what `b` describes (predictions, provenance and sync interval aside).
+[[nodiscard]] bool samePlacement(const core::ShardPlan& a, const core::ShardPlan& b);
+
+// The measured embedding load of the newest complete run of `plan` in a
+// store: per group rank, the mean over the measured ranks at that position
+// of forward + backward compute, ms per step (NaN where none was measured).
+struct MeasuredPlanLoad {
+  core::store::RunId run{};
+  std::string label;
+  std::vector<double> compute_ms;
+};
+
+// nullopt: no store at `store`, or no complete run of the plan in it.
+// Errors: a store that does not open, or whose run does not analyse.
+[[nodiscard]] core::Result<std::optional<MeasuredPlanLoad>> latestRunOfPlan(const std::string& store,
+                                                                            const core::ShardPlan& plan,
+                                                                            const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace shardscope::profiler
