@@ -31,11 +31,17 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-QString gridLabel(const planner::GridResult& g) {
+// Bar labels: two lines under upright bars; one short line when many bars
+// turn their labels (two turned lines would run into the next bar's).
+constexpr std::size_t kUprightLabels = 10;
+QString gridLabel(const planner::GridResult& g, bool turned) {
+  const bool strided = g.grid.layout == core::RankLayout::Strided;
+  if (turned)
+    return QStringLiteral("%1\u00d7%2 %3").arg(g.grid.group_size).arg(g.grid.replicas).arg(strided ? "s" : "c");
   return QStringLiteral("M=%1 R=%2\n%3")
       .arg(g.grid.group_size)
       .arg(g.grid.replicas)
-      .arg(g.grid.layout == core::RankLayout::Strided ? QStringLiteral("strided") : QStringLiteral("contig"));
+      .arg(strided ? QStringLiteral("strided") : QStringLiteral("contig"));
 }
 
 QStandardItem* cell(const QString& text, double sort_value, Qt::Alignment align = Qt::AlignRight | Qt::AlignVCenter) {
@@ -70,6 +76,7 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
       memory_plot_(new QCustomPlot),
       imbalance_plot_(new QCustomPlot),
       heatmap_plot_(new QCustomPlot),
+      sync_plot_(new QCustomPlot),
       heatmap_status_(new QLabel),
       side_tabs_(new QTabWidget),
       memory_bars_(nullptr),
@@ -88,6 +95,8 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
   buildMemoryPlot();
   buildImbalancePlot();
   buildHeatmap();
+  buildSyncPlot();
+  for (QCustomPlot* plot : {step_plot_, memory_plot_, imbalance_plot_}) addChosenMarker(plot);
   for (QCustomPlot* plot : {step_plot_, memory_plot_, imbalance_plot_}) {
     connect(plot, &QCustomPlot::plottableClick, this, &GridExplorerPage::onPlottableClick);
   }
@@ -104,6 +113,7 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
   side_tabs_->setObjectName(QStringLiteral("gridSideTabs"));
   side_tabs_->addTab(memory_plot_, tr("Memory per GPU"));
   side_tabs_->addTab(imbalance_plot_, tr("Imbalance"));
+  side_tabs_->addTab(sync_plot_, tr("Sync interval"));
   auto* plots = new QSplitter(Qt::Horizontal);
   plots->setChildrenCollapsible(false);
   plots->addWidget(step_plot_);
@@ -227,9 +237,38 @@ void GridExplorerPage::buildStepPlot() {
   }
   step_plot_->yAxis->setLabel(tr("predicted step time (ms)"));
   step_plot_->xAxis->setLabel(tr("fitting grids: M = sharding group size, R = replicas"));
+  // The legend in a row above the bars: it never covers one.
   step_plot_->legend->setVisible(true);
-  step_plot_->legend->setBrush(QColor(255, 255, 255, 220));
-  step_plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  step_plot_->legend->setBorderPen(Qt::NoPen);
+  step_plot_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  step_plot_->legend->setWrap(static_cast<int>(step_bars_.size()));
+  step_plot_->legend->setIconSize(14, 10);
+  step_plot_->axisRect()->insetLayout()->take(step_plot_->legend);
+  step_plot_->plotLayout()->insertRow(0);
+  step_plot_->plotLayout()->addElement(0, 0, step_plot_->legend);
+  step_plot_->plotLayout()->setRowStretchFactor(0, 0.001);
+}
+
+QCPItemRect* GridExplorerPage::addChosenMarker(QCustomPlot* plot) {
+  // A full-height outline around the chosen grid's bar (x in bar keys, y the axis rect).
+  auto* marker = new QCPItemRect(plot);
+  marker->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+  marker->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+  marker->setPen(QPen(QColor(0xd0, 0x20, 0x20), 2.0, Qt::DashLine));
+  marker->setBrush(QColor(0xd0, 0x20, 0x20, 18));
+  marker->setSelectable(false);
+  marker->setVisible(false);
+  chosen_markers_.push_back(marker);
+  return marker;
+}
+
+void GridExplorerPage::markChosen(QCPItemRect* marker, const std::vector<int>& keys, int chosen) {
+  const auto it = std::find(keys.begin(), keys.end(), chosen);
+  marker->setVisible(chosen >= 0 && it != keys.end());
+  if (!marker->visible()) return;
+  const auto key = static_cast<double>(it - keys.begin());
+  marker->topLeft->setCoords(key - 0.46, 0.0);
+  marker->bottomRight->setCoords(key + 0.46, 1.0);
 }
 
 void GridExplorerPage::buildMemoryPlot() {
@@ -257,6 +296,65 @@ void GridExplorerPage::buildMemoryPlot() {
   hbm_label_->setPadding(QMargins(0, 0, 4, 2));
   memory_plot_->yAxis->setLabel(tr("max memory per GPU (GiB)"));
   memory_plot_->xAxis->setLabel(tr("every grid: M = sharding group size, R = replicas"));
+}
+
+void GridExplorerPage::buildSyncPlot() {
+  // What staleness buys: the shown grid's step if replicas synced every k steps.
+  stylePlot(sync_plot_, palette());
+  sync_plot_->setObjectName(QStringLiteral("syncPlot"));
+  sync_bars_ = new QCPBars(sync_plot_->xAxis, sync_plot_->yAxis);
+  sync_current_ = new QCPBars(sync_plot_->xAxis, sync_plot_->yAxis);
+  for (QCPBars* bars : {sync_bars_, sync_current_}) {
+    bars->setWidthType(QCPBars::wtPlotCoords);
+    bars->setWidth(0.7);
+    bars->setPen(Qt::NoPen);
+  }
+  sync_bars_->setBrush(QColor(0x7a, 0x5c, 0xb8, 140));
+  sync_bars_->setName(tr("same placement, sync every k steps"));
+  sync_current_->setBrush(QColor(0x7a, 0x5c, 0xb8));
+  sync_current_->setName(tr("the project's k"));
+  sync_plot_->legend->setVisible(true);
+  sync_plot_->legend->setBrush(QColor(255, 255, 255, 220));
+  sync_plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  sync_plot_->yAxis->setLabel(tr("predicted step time (ms)"));
+  sync_plot_->xAxis->setLabel(tr("replicas sync weights + optimizer state every k steps"));
+  auto* title = new QCPTextElement(sync_plot_);
+  title->setObjectName(QStringLiteral("syncTitle"));
+  sync_plot_->plotLayout()->insertRow(0);
+  sync_plot_->plotLayout()->addElement(0, 0, title);
+}
+
+void GridExplorerPage::fillSyncPlot() {
+  auto* title = qobject_cast<QCPTextElement*>(sync_plot_->plotLayout()->element(0, 0));
+  const planner::GridResult* grid = session_->planGrid();
+  std::vector<std::uint32_t> ks = {1, 2, 4, 8, 16};
+  const std::uint32_t planned = grid ? std::max<std::uint32_t>(1, grid->plan.sync_interval) : 1;
+  if (std::find(ks.begin(), ks.end(), planned) == ks.end()) ks.push_back(planned);
+  std::sort(ks.begin(), ks.end());
+  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+  QVector<double> keys, values, current_key, current_value;
+  double top = 0;
+  for (std::size_t i = 0; grid && i < ks.size(); ++i) {
+    const double ms = planner::stepMsAtSyncInterval(*grid, ks[i]);
+    (ks[i] == planned ? current_key : keys).append(static_cast<double>(i));
+    (ks[i] == planned ? current_value : values).append(ms);
+    ticker->addTick(static_cast<double>(i), QString::number(ks[i]));
+    top = std::max(top, ms);
+  }
+  sync_bars_->setData(keys, values, true);
+  sync_current_->setData(current_key, current_value, true);
+  if (title) {
+    title->setText(!grid ? tr("Nothing planned")
+                   : grid->grid.replicas <= 1
+                       ? tr("M = %1 \u00d7 R = 1: one replica, nothing to sync").arg(grid->grid.group_size)
+                       : tr("M = %1 \u00d7 R = %2: step time against the sync interval k")
+                             .arg(grid->grid.group_size)
+                             .arg(grid->grid.replicas));
+  }
+  sync_plot_->xAxis->setTicker(ticker);
+  sync_plot_->xAxis->setRange(-0.6, static_cast<double>(ks.size()) - 0.4);
+  sync_plot_->yAxis->setRange(0, top > 0 ? top * 1.2 : 1.0);
+  sync_plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void GridExplorerPage::buildImbalancePlot() {
@@ -340,6 +438,13 @@ void GridExplorerPage::buildTable() {
   table_->verticalHeader()->setVisible(false);
   table_->horizontalHeader()->setHighlightSections(false);
   table_->horizontalHeader()->setStretchLastSection(false);
+  // The key columns first, so they are in view without scrolling at 1280x800;
+  // the step's parts follow (the model's column order stays the enum's).
+  const Column visual_order[] = {ColRank, ColM,       ColR,         ColLayout,   ColStep,        ColSamples, ColMemory,
+                                 ColFits, ColMaxMean, ColEmbedding, ColAllToAll, ColReplicaSync, ColDense,   ColGap};
+  static_assert(std::size(visual_order) == ColumnCount);
+  for (int i = 0; i < ColumnCount; ++i)
+    table_->horizontalHeader()->moveSection(table_->horizontalHeader()->visualIndex(visual_order[i]), i);
   table_->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);
   table_->setSortingEnabled(true);
   table_->sortByColumn(ColRank, Qt::AscendingOrder);
@@ -502,21 +607,23 @@ void GridExplorerPage::fillPlots() {
     (g.fits ? fit_k : over_k).append(key);
     (g.fits ? fit_v : over_v).append(gib);
     imb_k.append(key);
-    imb_v.append(g.imbalance.max_over_mean);
+    imb_v.append(g.imbalance.max_over_mean - 1.0);  // bars stand on the base value 1.0: their value is the excess
     memory_max = std::max(memory_max, gib);
     imbalance_max = std::max(imbalance_max, g.imbalance.max_over_mean);
-    memory_ticker->addTick(key, gridLabel(g));
+    memory_ticker->addTick(key, gridLabel(g, memory_keys_.size() > kUprightLabels));
   }
   memory_bars_->setData(fit_k, fit_v, true);
   memory_over_bars_->setData(over_k, over_v, true);
   imbalance_bars_->setData(imb_k, imb_v, true);
   const double x_max = std::max(static_cast<double>(memory_keys_.size()) - 0.4, 0.4);
   // Many grids: turn the labels so they do not overlap.
-  const int rotation = memory_keys_.size() > 10 ? -90 : 0;
+  const int rotation = memory_keys_.size() > kUprightLabels ? -90 : 0;
   for (QCustomPlot* plot : {memory_plot_, imbalance_plot_}) {
     plot->xAxis->setTicker(memory_ticker);
     plot->xAxis->setRange(-0.6, x_max);
     plot->xAxis->setTickLabelRotation(rotation);
+    plot->xAxis->setLabel(rotation != 0 ? tr("every grid: M \u00d7 R (s strided, c contiguous)")
+                                        : tr("every grid: M = sharding group size, R = replicas"));
   }
   memory_plot_->yAxis->setRange(0, memory_max > 0 ? memory_max * 1.15 : 1.0);
   hbm_line_->point1->setCoords(0, hbm_gib_);
@@ -543,13 +650,14 @@ void GridExplorerPage::fillStepPlot() {
     step_k.append(static_cast<double>(k));
     for (int p = 0; p < 4; ++p) parts[p].append(step_shares_ && total > 0 ? values[p] / total * 100.0 : values[p]);
     step_max = std::max(step_max, step_shares_ ? 100.0 : total);
-    step_ticker->addTick(static_cast<double>(k), gridLabel(g));
+    step_ticker->addTick(static_cast<double>(k), gridLabel(g, step_keys_.size() > kUprightLabels));
   }
   for (std::size_t p = 0; p < step_bars_.size(); ++p) step_bars_[p]->setData(step_k, parts[p], true);
   // The step time above each bar (also in share mode, where bars are all 100%).
   for (QCPItemText* label : step_totals_) step_plot_->removeItem(label);
   step_totals_.clear();
-  for (std::size_t k = 0; k < step_keys_.size(); ++k) {
+  // Totals above the bars while they have room; with many bars the table has them.
+  for (std::size_t k = 0; step_keys_.size() <= 2 * kUprightLabels && k < step_keys_.size(); ++k) {
     const planner::GridResult& g = result.grids[static_cast<std::size_t>(step_keys_[k])];
     const auto i = static_cast<qsizetype>(k);
     auto* label = new QCPItemText(step_plot_);
@@ -567,7 +675,10 @@ void GridExplorerPage::fillStepPlot() {
   step_plot_->xAxis->setTicker(step_ticker);
   step_plot_->xAxis->setRange(-0.6, std::max(static_cast<double>(step_keys_.size()) - 0.4, 0.4));
   step_plot_->yAxis->setRange(0, step_max > 0 ? step_max * 1.25 : 1.0);
-  step_plot_->xAxis->setTickLabelRotation(step_keys_.size() > 6 ? -90 : 0);
+  const bool turned = step_keys_.size() > kUprightLabels;
+  step_plot_->xAxis->setTickLabelRotation(turned ? -90 : 0);
+  step_plot_->xAxis->setLabel(turned ? tr("fitting grids: M \u00d7 R (s strided, c contiguous)")
+                                     : tr("fitting grids: M = sharding group size, R = replicas"));
   step_plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -669,6 +780,11 @@ void GridExplorerPage::showChosen() {
   }
   heatmap_marker_->setVisible(marked);
   heatmap_plot_->replot(QCustomPlot::rpQueuedReplot);
+  markChosen(chosen_markers_[0], step_keys_, chosen);
+  markChosen(chosen_markers_[1], memory_keys_, chosen);
+  markChosen(chosen_markers_[2], memory_keys_, chosen);
+  for (QCustomPlot* plot : {step_plot_, memory_plot_, imbalance_plot_}) plot->replot(QCustomPlot::rpQueuedReplot);
+  fillSyncPlot();
   if (!chosen_text_.isEmpty()) emit gridChosen(chosen_text_);
 }
 

@@ -69,6 +69,10 @@ class GridExplorerPage : public QWidget {
   [[nodiscard]] QCustomPlot* memoryPlot() const { return memory_plot_; }
   [[nodiscard]] QCustomPlot* imbalancePlot() const { return imbalance_plot_; }
   [[nodiscard]] QCustomPlot* heatmapPlot() const { return heatmap_plot_; }
+  // Step time of the Plan page's grid against the replica sync interval k.
+  [[nodiscard]] QCustomPlot* syncPlot() const { return sync_plot_; }
+  // The outline around the chosen grid's bar in the step, memory and imbalance charts.
+  [[nodiscard]] const std::vector<QCPItemRect*>& chosenMarkers() const { return chosen_markers_; }
   [[nodiscard]] CalibrationBar* calibrationBar() const { return calibration_bar_; }
   [[nodiscard]] int stepBarCount() const;      // keys of the stacked step bars (fitting grids)
   [[nodiscard]] int memoryBarCount() const;    // keys of the memory bars (every grid)
@@ -104,6 +108,10 @@ class GridExplorerPage : public QWidget {
   void buildMemoryPlot();
   void buildImbalancePlot();
   void buildHeatmap();
+  void buildSyncPlot();
+  void fillSyncPlot();
+  QCPItemRect* addChosenMarker(QCustomPlot* plot);
+  static void markChosen(QCPItemRect* marker, const std::vector<int>& keys, int chosen);
   void buildTable();
   void onSweepStarted();
   void onProgress(int done, int total);
@@ -127,6 +135,10 @@ class GridExplorerPage : public QWidget {
   QCustomPlot* memory_plot_;
   QCustomPlot* imbalance_plot_;
   QCustomPlot* heatmap_plot_;
+  QCustomPlot* sync_plot_;
+  QCPBars* sync_bars_ = nullptr;
+  QCPBars* sync_current_ = nullptr;
+  std::vector<QCPItemRect*> chosen_markers_;
   QLabel* heatmap_status_;
   QTabWidget* side_tabs_;
   std::vector<QCPBars*> step_bars_;  // embedding, all-to-all, replica sync, dense (stacked)

@@ -97,6 +97,12 @@ void fillPlanFile(const CostModel& model, const Grid& grid, const GridCosts& gc,
 
 }  // namespace
 
+double stepMsAtSyncInterval(const GridResult& r, std::uint32_t k) {
+  const double planned = std::max<std::uint32_t>(1, r.plan.sync_interval);
+  const double sync = r.step.replica_sync_ms;
+  return r.step.step_ms - sync + sync * planned / std::max<std::uint32_t>(1, k);
+}
+
 std::uint64_t GridResult::peakMemoryBytes() const {
   std::uint64_t most = 0;
   for (const auto& r : ranks) most = std::max(most, r.memory_bytes);

@@ -1,6 +1,10 @@
 // The sweep ranks grids, keeps non-fitting ones last, and can be cancelled.
 #include <QtTest>
 
+#include <nlohmann/json.hpp>
+
+#include "shardscope/core/json_io.h"
+
 #include "shardscope/core/presets.h"
 #include "shardscope/planner/sweep.h"
 
@@ -93,6 +97,36 @@ class TestSweep : public QObject {
     const double tenth = sweep(p.model, p.cluster, nullptr, {}, o).grids[0].step.replica_sync_ms;
     QVERIFY(every > 0);
     QVERIFY(std::abs(tenth - every / 10) < 1e-6 * every);
+  }
+
+  void plansCarryTheirSyncIntervalAndTheStepAtAnotherOne() {
+    const auto p = core::defaultProject();
+    SweepOptions o;
+    o.only_group_size = 8;
+    o.only_layout = core::RankLayout::Strided;
+    o.balance_replica_sync = false;  // the placement does not depend on k: the formula is exact
+    o.sync_interval = 1;
+    const GridResult every = sweep(p.model, p.cluster, nullptr, {}, o).grids[0];
+    o.sync_interval = 8;
+    const GridResult eighth = sweep(p.model, p.cluster, nullptr, {}, o).grids[0];
+    QCOMPARE(every.plan.sync_interval, 1u);
+    QCOMPARE(eighth.plan.sync_interval, 8u);
+    QCOMPARE(every.plan.tables, eighth.plan.tables);
+    QVERIFY(std::abs(stepMsAtSyncInterval(every, 8) - eighth.step.step_ms) < 1e-9 * eighth.step.step_ms);
+    QVERIFY(std::abs(stepMsAtSyncInterval(eighth, 1) - every.step.step_ms) < 1e-9 * every.step.step_ms);
+    QCOMPARE(stepMsAtSyncInterval(every, 1), every.step.step_ms);
+    // What the step was priced from travels with the plan.
+    const auto inputs = nlohmann::json::parse(eighth.plan.predicted.inputs_json);
+    QCOMPARE(inputs.at("sync_interval").get<int>(), 8);
+    QCOMPARE(inputs.at("batch_size_per_gpu").get<std::uint32_t>(), p.model.batch_size_per_gpu);
+    QCOMPARE(inputs.at("model").at("tables").size(), p.model.tables.size());
+    QCOMPARE(inputs.at("cluster").at("gpus_per_node").get<std::uint32_t>(), p.cluster.gpus_per_node);
+    QVERIFY(inputs.at("constants").contains("embedding_bandwidth_gbps"));
+    // ... and through plan.json.
+    const auto again = core::planFromJson(core::toJson(eighth.plan), "plan.json");
+    QVERIFY(again.ok());
+    QCOMPARE(again->sync_interval, 8u);
+    QCOMPARE(nlohmann::json::parse(again->predicted.inputs_json), inputs);
   }
 };
 

@@ -8,7 +8,9 @@
 #include <QStackedWidget>
 #include <QStandardItemModel>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QTableView>
+#include <qcustomplot.h>
 #include <QtTest>
 
 #include "grid_explorer_page.h"
@@ -19,6 +21,7 @@
 #include "model_page.h"
 #include "screenshot.h"
 #include "shardscope/core/presets.h"
+#include "shardscope/planner/grid_result.h"
 
 using shardscope::app::GridExplorerPage;
 using shardscope::app::MainWindow;
@@ -76,6 +79,53 @@ class TestGridExplorer : public QObject {
     QCOMPARE(page->stepBarCount(), fitting);
     QCOMPARE(page->memoryBarCount(), 14);  // every grid; those that do not fit in red
     QVERIFY2(page->messageText().contains("14 grids"), qPrintable(page->messageText()));
+  }
+
+  void chartsMarkTheChosenGridAndShowWhatTheSyncIntervalBuys() {
+    MainWindow window;
+    GridExplorerPage* page = window.gridExplorerPage();
+    QVERIFY(waitForSweep(page));
+    page->setSyncInterval(4);
+    QVERIFY(waitForSweep(page));
+    const auto& grids = page->result().grids;
+    const auto it = std::find_if(grids.begin(), grids.end(), [](const shardscope::planner::GridResult& g) {
+      return g.fits && g.grid.replicas > 1 && g.grid.layout == shardscope::core::RankLayout::Strided;
+    });
+    QVERIFY(it != grids.end());
+    window.session()->choose(static_cast<int>(it - grids.begin()));
+    const shardscope::planner::GridResult& chosen = *window.session()->planGrid();
+    QCOMPARE(chosen.grid.group_size, it->grid.group_size);
+    QCOMPARE(chosen.plan.sync_interval, 4u);
+    // Every grid chart outlines the chosen grid's bar.
+    QCOMPARE(page->chosenMarkers().size(), std::size_t{3});
+    for (const QCPItemRect* marker : page->chosenMarkers()) QVERIFY(marker->visible());
+    // The imbalance bars stand on 1.0 and reach each grid's max/mean, inside the axis.
+    auto* imbalance = qobject_cast<QCPBars*>(page->imbalancePlot()->plottable(0));
+    QVERIFY(imbalance != nullptr);
+    QCOMPARE(imbalance->baseValue(), 1.0);
+    double top = 0;
+    for (const auto& g : grids) top = std::max(top, g.imbalance.max_over_mean);
+    double drawn_top = 0;
+    for (int i = 0; i < imbalance->dataCount(); ++i)
+      drawn_top = std::max(drawn_top, imbalance->baseValue() + imbalance->data()->at(i)->value);
+    QVERIFY(std::abs(drawn_top - top) < 1e-12);
+    QVERIFY(page->imbalancePlot()->yAxis->range().upper >= top);
+    QCOMPARE(page->imbalancePlot()->yAxis->range().lower, 1.0);
+    // Step time against k = 1, 2, 4, 8, 16 for the shown grid; the project's k apart.
+    auto* others = qobject_cast<QCPBars*>(page->syncPlot()->plottable(0));
+    auto* current = qobject_cast<QCPBars*>(page->syncPlot()->plottable(1));
+    QCOMPARE(others->dataCount(), 4);
+    QCOMPARE(current->dataCount(), 1);
+    QCOMPARE(current->data()->at(0)->value, chosen.step.step_ms);
+    const std::uint32_t ks[] = {1, 2, 8, 16};
+    for (int i = 0; i < 4; ++i)
+      QCOMPARE(others->data()->at(i)->value, shardscope::planner::stepMsAtSyncInterval(chosen, ks[i]));
+    QVERIFY(others->data()->at(0)->value > current->data()->at(0)->value);  // syncing every step costs more
+    window.showPage(MainWindow::Page::GridExplorer);
+    page->findChild<QTabWidget*>(QStringLiteral("gridSideTabs"))->setCurrentWidget(page->syncPlot());
+    QVERIFY(saveScreenshot(window, QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/grid_sync_1280x800.png"),
+                           QSize(1280, 800))
+                .ok());
   }
 
   void choosingRowZeroRecordsTheGrid() {

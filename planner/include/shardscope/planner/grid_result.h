@@ -79,6 +79,12 @@ struct GridResult {
   [[nodiscard]] std::uint64_t peakMemoryBytes() const;
 };
 
+// The step time of `r`'s placement with replicas syncing every `k` steps
+// instead of r.plan.sync_interval: the amortised replica sync scales as 1/k,
+// nothing else changes (the placement balanced for the planned k is kept).
+// What a staleness budget buys, per grid.
+[[nodiscard]] double stepMsAtSyncInterval(const GridResult& r, std::uint32_t k);
+
 // Prices a placement (ours or imported) on a grid: every number of a GridResult.
 // The plan is written for `target` (its lower bound, when not given, is that target's).
 [[nodiscard]] GridResult evaluatePlacement(const CostModel& model, const Grid& grid,
