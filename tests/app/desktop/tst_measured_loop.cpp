@@ -4,6 +4,7 @@
 // Explorer re-planning with the calibration (best grid before and after).
 // Screenshots of the Measured page at 1280x800 and 1920x1080.
 #include <QAction>
+#include <QProcess>
 #include <QComboBox>
 #include <QLabel>
 #include <QSignalSpy>
@@ -27,6 +28,7 @@
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/profiler/analysis/measured_vs_predicted.h"
+#include "shardscope/profiler/workflow/profile_run.h"
 #include "shardscope/profiler/workflow/stored_runs.h"
 
 using namespace shardscope;
@@ -170,6 +172,92 @@ class TestMeasuredLoop : public QObject {
     QVERIFY(!window.document()->project().calibration.has_value());
     window.document()->undoStack()->undo();
     QVERIFY(window.document()->project().calibration.has_value());
+  }
+
+  // The calibration the GUI fits from a run, and the plans it then predicts,
+  // are the CLI's to the last bit: `calibrate --runs R --out`, then `report
+  // --calibration` of held-out runs of other plans and `plan --calibration`.
+  void guiCalibrationGivesTheClisNumbers() {
+    QTemporaryDir dir;
+    const QString cli = QStringLiteral(SHARDSCOPE_BINARY_DIR "/app/cli/shardscope-cli");
+    QVERIFY2(QFileInfo::exists(cli), qPrintable(cli));
+    MainWindow window;
+    const QString project = dir.filePath(QStringLiteral("tiny.shardscope"));
+    window.document()->reset(tinyProject());
+    QVERIFY(window.document()->saveAs(project).ok());
+    QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, false));
+    const std::string store = window.storePath().toStdString();
+    // A fitted run and held-out runs of other grids and batches, as the calibration bench makes them.
+    profiler::ProfileRequest r;
+    r.project = tinyProject();
+    r.store = store;
+    r.steps = 4;
+    r.threads = 1;
+    r.memory_budget_bytes = 64ull << 20;
+    std::vector<qint64> runs;
+    for (const auto& [m, batch] : std::vector<std::pair<std::uint32_t, std::uint32_t>>{{4, 0}, {2, 0}, {1, 64}}) {
+      r.batch = batch;
+      r.plan = profiler::plannedProfilePlan(r, m).value();
+      auto outcome = profiler::runProfile(r, {}, nullptr);
+      QVERIFY2(outcome.ok(), outcome.ok() ? "" : outcome.error().message.c_str());
+      runs.push_back(static_cast<qint64>(outcome->run));
+    }
+    auto run_cli = [&](const QStringList& args) -> QByteArray {
+      QProcess p;
+      p.start(cli, args);
+      if (!p.waitForFinished(kTimeoutMs) || p.exitCode() != 0) {
+        qWarning("%s", p.readAllStandardError().constData());
+        return {};
+      }
+      return p.readAllStandardOutput();
+    };
+    const QString cal_file = dir.filePath(QStringLiteral("cal.json"));
+    QVERIFY(
+        !run_cli({"calibrate", "--store", window.storePath(), "--runs", QString::number(runs[0]), "--out", cal_file})
+             .isNull());
+
+    // The GUI: the fitted run's view, Calibrate from This Run.
+    MeasuredPage* page = window.measuredPage();
+    QSignalSpy shown(page, &MeasuredPage::runShown);
+    window.openRun(runs[0]);
+    QVERIFY(shown.wait(kTimeoutMs));
+    QSignalSpy calibrated(page, &MeasuredPage::calibrated);
+    page->calibrate();
+    QVERIFY(calibrated.wait(kTimeoutMs));
+    const auto file = core::loadCalibration(cal_file.toStdString());
+    QVERIFY(file.ok());
+    QVERIFY(window.document()->project().calibration == *file);
+
+    // Held-out plans: the measured view's prediction per rank = the CLI report's.
+    for (std::size_t i = 1; i < runs.size(); ++i) {
+      window.openRun(runs[i]);
+      QTRY_VERIFY_WITH_TIMEOUT(page->shown() && static_cast<qint64>(page->shown()->analysis.run.id) == runs[i] &&
+                                   page->shown()->prediction &&
+                                   page->shown()->prediction->constants.rfind("calibration", 0) == 0,
+                               kTimeoutMs);
+      const auto report = nlohmann::json::parse(run_cli({"report", "--store", window.storePath(), "--run",
+                                                         QString::number(runs[i]), "--calibration", cal_file, "--json"})
+                                                    .toStdString());
+      const auto& ranks = page->shown()->prediction->ranks;
+      QCOMPARE(report.at("ranks").size(), ranks.size());
+      for (std::size_t k = 0; k < ranks.size(); ++k)
+        QCOMPARE(ranks[k].predicted.embedding(), report.at("ranks").at(k).at("predicted_model_ms").get<double>());
+    }
+
+    // Re-plan: every grid's per-rank prediction = `plan --calibration`'s.
+    QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, false));
+    const auto plan = nlohmann::json::parse(
+        run_cli({"plan", "--project", project, "--calibration", cal_file, "--json"}).toStdString());
+    const auto& grids = window.session()->result().grids;
+    QCOMPARE(plan.at("grids").size(), grids.size());
+    for (std::size_t g = 0; g < grids.size(); ++g) {
+      const auto& want = plan.at("grids").at(g);
+      QCOMPARE(want.at("step").at("step_ms").get<double>(), grids[g].step.step_ms);
+      for (std::size_t k = 0; k < grids[g].ranks.size(); ++k) {
+        QCOMPARE(want.at("ranks").at(k).at("fwd_ms").get<double>(), grids[g].ranks[k].fwd_ms);
+        QCOMPARE(want.at("ranks").at(k).at("bwd_ms").get<double>(), grids[g].ranks[k].bwd_ms);
+      }
+    }
   }
 };
 
