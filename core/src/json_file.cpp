@@ -50,6 +50,12 @@ Result<nlohmann::json> parseJsonText(std::string_view text, const std::string& s
     if (auto p = what.find(": "); what.starts_with("parse error at") && p != std::string::npos)
       what = what.substr(p + 2);
     return Error{source + ": not valid JSON at " + lineColumn(text, at) + ": " + what, ErrorKind::InvalidInput, source};
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number beyond a double's range (1e400): nlohmann says where only in its text.
+    std::string what = e.what();
+    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    return Error{source + ": not valid JSON: " + what + " (numbers must fit a double, |x| < 1.8e308)",
+                 ErrorKind::InvalidInput, source};
   }
 }
 
