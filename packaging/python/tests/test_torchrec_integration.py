@@ -74,5 +74,49 @@ class TorchRecShardingPlanTest(unittest.TestCase):
         self.assertEqual(str(shard.placement), "rank:3/cpu")
 
 
+@unittest.skipUnless(HAVE_TORCHREC, WHY)
+class AccessRecorderOnKeyedJaggedTensorsTest(unittest.TestCase):
+    """The recorder on real KeyedJaggedTensors (torch ops) counts what plain Python counts."""
+
+    def test_generated_kjts_count_like_lists(self):
+        import torch
+        from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
+
+        from shardscope_torchrec import AccessRecorder
+
+        gen = torch.Generator().manual_seed(3)
+        tables = {"a": 5000, "b": 70}
+        on_tensors = AccessRecorder(tables, buckets=64, hot=16)
+        on_lists = AccessRecorder(tables, buckets=64, hot=16)
+        for _ in range(30):
+            lengths_a = torch.randint(0, 6, (32,), generator=gen)
+            lengths_b = torch.randint(0, 3, (32,), generator=gen)
+            # Skewed ids: squares of uniform draws crowd the low rows.
+            ids_a = (torch.rand(int(lengths_a.sum()), generator=gen) ** 3 * 5000).to(torch.int64)
+            ids_b = torch.randint(0, 70, (int(lengths_b.sum()),), generator=gen)
+            kjt = KeyedJaggedTensor.from_lengths_sync(keys=["a", "b"], values=torch.cat([ids_a, ids_b]),
+                                                      lengths=torch.cat([lengths_a, lengths_b]))
+            self.assertIs(on_tensors.record(kjt), kjt)
+
+            class Lists:
+                def keys(self):
+                    return ["a", "b"]
+
+                def length_per_key(self):
+                    return [len(ids_a), len(ids_b)]
+
+                def values(self):
+                    return ids_a.tolist() + ids_b.tolist()
+
+            on_lists.record(Lists())
+        got, want = on_tensors.to_dict(), on_lists.to_dict()
+        for g, w in zip(got["tables"], want["tables"]):
+            self.assertEqual(g["buckets"], w["buckets"])
+            self.assertEqual(g["lookups"], w["lookups"])
+            self.assertEqual(g["hot"][0][0], w["hot"][0][0])
+            counts = [c for _, c in g["hot"]]
+            self.assertEqual(counts, sorted(counts, reverse=True))
+
+
 if __name__ == "__main__":
     unittest.main()
