@@ -27,6 +27,7 @@ from .plan import (LAYOUTS, SCHEMA, SHARDING_TYPES, TARGETS, ShardScopePlan, dum
                    to_torchrec)
 from .rules import column_shard_width, layout_problems, node_group_size, row_wise_blocks
 
-__all__ = ["AccessRecorder", "LAYOUTS", "SCHEMA", "SHARDING_TYPES", "TARGETS", "ShardScopePlan", "dump_plan", "layout_groups",
-           "load_plan", "to_torchrec", "column_shard_width", "layout_problems", "node_group_size", "row_wise_blocks"]
+__all__ = ["AccessRecorder", "LAYOUTS", "SCHEMA", "SHARDING_TYPES", "TARGETS", "ShardScopePlan", "dump_plan",
+           "layout_groups", "load_plan", "to_torchrec", "column_shard_width", "layout_problems", "node_group_size",
+           "row_wise_blocks"]
 __version__ = "0.1.0"
