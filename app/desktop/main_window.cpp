@@ -1,6 +1,7 @@
 #include "main_window.h"
 
 #include <QAction>
+#include <memory>
 #include <QCloseEvent>
 #include <QUndoStack>
 #include <QApplication>
@@ -19,6 +20,7 @@
 #include <QStatusBar>
 
 #include "about.h"
+#include "shardscope/core/access.h"
 #include "cluster_page.h"
 #include "export_page.h"
 #include "grid_explorer_page.h"
@@ -29,6 +31,7 @@
 #include "project_document.h"
 #include "project_files.h"
 #include "recent_projects.h"
+#include "job_tracker.h"
 #include "measured_page.h"
 #include "runs_page.h"
 
@@ -58,6 +61,10 @@ MainWindow::MainWindow(QWidget* parent)
       status_store_(new QLabel) {
   initShardScopeResources();
   setObjectName(QStringLiteral("ShardScopeMainWindow"));
+  access_jobs_ = new JobTracker(planningPool(), this);
+  connect(access_jobs_, &JobTracker::failed, this, [this](quint64, const QString& message) {
+    emit accessAttached(false, tr("Could not attach the access file: %1").arg(message));
+  });
   setWindowIcon(QIcon(QStringLiteral(":/icons/shardscope.svg")));
   // Sidebar: one entry per page, in the order of Page.
   sidebar_->setObjectName(QStringLiteral("sidebar"));
@@ -150,6 +157,8 @@ void MainWindow::createActions() {
       ->setObjectName(QStringLiteral("actionOpenStore"));
   addMenuAction(file, tr("&Import Traces\u2026"), this, &MainWindow::onImportTraces, QKeySequence(Qt::CTRL | Qt::Key_I))
       ->setObjectName(QStringLiteral("actionImportTraces"));
+  addMenuAction(file, tr("Attach Access &File\u2026"), this, &MainWindow::onAttachAccess)
+      ->setObjectName(QStringLiteral("actionAttachAccess"));
   addMenuAction(file, tr("Import Trace &Folder\u2026"), this, &MainWindow::onImportTraceFolder)
       ->setObjectName(QStringLiteral("actionImportTraceFolder"));
   file->addSeparator();
@@ -337,6 +346,38 @@ void MainWindow::openRun(qint64 run) {
   measured_page_->showRun(run);
   plan_page_->refreshMeasured();
   showPage(Page::Measured);
+}
+
+void MainWindow::onAttachAccess() {
+  const QString file = QFileDialog::getOpenFileName(this, tr("Attach Access File"), {},
+                                                    tr("Access files, shardscope.access/1 (*.json);;All files (*)"));
+  if (file.isEmpty()) return;
+  // Say how it went once it is done (a window-modal box that does not block the GUI thread).
+  auto connection = std::make_shared<QMetaObject::Connection>();
+  *connection = connect(this, &MainWindow::accessAttached, this, [this, connection](bool ok, const QString& message) {
+    disconnect(*connection);
+    auto* box = new QMessageBox(ok ? QMessageBox::Information : QMessageBox::Warning, tr("Attach Access File"), message,
+                                QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+  });
+  attachAccessFile(file);
+}
+
+void MainWindow::attachAccessFile(const QString& path) {
+  access_jobs_->start(
+      [file = localPath(path)](JobContext&) { return core::loadAccessFile(file); },
+      [this, path](core::AccessFile access) {
+        auto attached = core::attachAccess(document_->project(), access, localPath(path));
+        const QString name = QFileInfo(path).fileName();
+        QString message = tr("%1: measured access for %n table(s)", "", attached.measured.size()).arg(name);
+        if (!attached.problems.empty())
+          message +=
+              tr("; not applied: %1").arg(QString::fromStdString(attached.problems.front())) +
+              (attached.problems.size() > 1 ? tr(" (and %1 more)").arg(attached.problems.size() - 1) : QString());
+        document_->edit(std::move(attached.project), tr("Attach measured access from %1").arg(name));
+        emit accessAttached(true, message);
+      });
 }
 
 void MainWindow::onProfile() {

@@ -25,6 +25,7 @@ class GridExplorerPage;
 class ModelPage;
 class PlanningSession;
 class PlanPage;
+class JobTracker;
 class MeasuredPage;
 class RunsPage;
 class ProjectDocument;
@@ -69,6 +70,11 @@ class MainWindow : public QMainWindow {
   void openStore(const QString& path);
   [[nodiscard]] QString storePath() const;
   void newFromDefault();
+  // Reads a shardscope.access/1 file off the GUI thread and applies its
+  // measured histograms to the model's tables of the same name and rows, as
+  // one undoable edit that also records the file in the project; the status
+  // bar (and accessAttached) says which tables took it and why others did not.
+  void attachAccessFile(const QString& path);
 
   // openProject, and on failure a message box naming the problem.
   void openProjectInteractive(const QString& path);
@@ -79,6 +85,10 @@ class MainWindow : public QMainWindow {
   bool maybeSave();
   enum class UnsavedAnswer { Ask, Save, Discard, Cancel };
   void setUnsavedChangesAnswer(UnsavedAnswer answer) { unsaved_answer_ = answer; }
+
+ signals:
+  // An access file was attached (`message` names the measured tables) or not (`ok` false).
+  void accessAttached(bool ok, const QString& message);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -94,6 +104,7 @@ class MainWindow : public QMainWindow {
   void onRenameProject();
   void onImportTraces();
   void onImportTraceFolder();
+  void onAttachAccess();
   void followProjectStore();
   void updateTitle();
   void updateStatus();
@@ -122,6 +133,7 @@ class MainWindow : public QMainWindow {
   QLabel* status_store_;
   bool store_chosen_ = false;  // opened with openStore, not the project's default
   UnsavedAnswer unsaved_answer_ = UnsavedAnswer::Ask;
+  JobTracker* access_jobs_;
 };
 
 }  // namespace shardscope::app

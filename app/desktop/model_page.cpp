@@ -415,7 +415,8 @@ void ModelPage::fitColumns() {
     int width = header->sectionSize(c) + kColumnPadding;
     if (c == TableListModel::Name) width = std::clamp(width, 100, kMaxNameColumnWidth);
     if (c == TableListModel::Access)
-      width = std::max(width, fontMetrics().horizontalAdvance(QStringLiteral("hot 10% \u2192 90%")) + kColumnPadding);
+      width = std::max(width, fontMetrics().horizontalAdvance(QStringLiteral("measured (1024 buckets)")) +
+                                  kColumnPadding);  // also a measured access attached later
     header->resizeSection(c, width);
   }
   const int width =

@@ -137,7 +137,14 @@ QVariant TableListModel::data(const QModelIndex& index, int role) const {
           }
           return tr("%1 ids per sample").arg(qs(report::formatShort(t.pooling.mean)));
         case Access:
-          return tr("%1 (in CSV: %2)").arg(qs(report::accessText(t.access)), qs(core::accessToText(t.access)));
+          return t.access.kind == core::AccessKind::Histogram
+                     ? tr("Measured: the share of ids per 1/%1 of the rows, from an access file or a model's histogram "
+                          "(in CSV: %2)")
+                           .arg(t.access.histogram.size())
+                           .arg(qs(core::accessToText(t.access)))
+                     : tr("Assumed: %1 (in CSV: %2); attach a measured access file (File \u203a Attach Access "
+                          "File\u2026) to price it from what a trainer looked up")
+                           .arg(qs(report::accessText(t.access)), qs(core::accessToText(t.access)));
         case SizeGB:
           return tr("%1 bytes of weights (%2)")
               .arg(qs(report::formatCount(t.weightBytes())),

@@ -172,4 +172,15 @@ AppliedAccess applyAccess(const ModelSpec& model, const AccessFile& access) {
   return out;
 }
 
+AttachedProject attachAccess(const Project& project, const AccessFile& access, const std::string& file) {
+  AppliedAccess applied = applyAccess(project.model, access);
+  AttachedProject out;
+  out.project = project;
+  out.project.model = std::move(applied.model);
+  out.project.access = Project::AttachedAccess{file, access.source, applied.measured};
+  out.measured = std::move(applied.measured);
+  out.problems = std::move(applied.problems);
+  return out;
+}
+
 }  // namespace shardscope::core

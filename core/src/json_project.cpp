@@ -58,6 +58,10 @@ nlohmann::ordered_json toJson(const Project& p) {
   j["constraints"] = toJson(p.constraints);
   j["sync_interval"] = p.sync_interval;
   j["target"] = toString(p.target);
+  if (p.access)
+    j["access"] = {{"file", p.access->file}, {"source", p.access->source}, {"tables", p.access->tables}};
+  else
+    j["access"] = nullptr;
   if (p.chosen_group_size) {
     nlohmann::ordered_json g{{"sharding_group_size", *p.chosen_group_size}};
     if (p.chosen_layout) g["layout"] = toString(*p.chosen_layout);
@@ -89,6 +93,20 @@ Result<Project> projectFromJson(const nlohmann::json& j, const std::string& sour
       p.target = *target;
     else
       r.fail("/target", "expected \"torchrec\" or \"shardscope\", got \"" + *t + "\"");
+  }
+  if (const json* a = r.member(j, "", "access", false, ""); a && r.expectObject(*a, "/access")) {
+    Project::AttachedAccess attached;
+    if (auto s = r.string(*a, "/access", "file", false, true)) attached.file = *s;
+    if (auto s = r.string(*a, "/access", "source", false, true)) attached.source = *s;
+    if (const json* t = r.member(*a, "/access", "tables", false, ""); t && r.expectArray(*t, "/access/tables")) {
+      for (std::size_t i = 0; i < t->size(); ++i) {
+        if ((*t)[i].is_string())
+          attached.tables.push_back((*t)[i].get<std::string>());
+        else
+          r.fail(childPath("/access/tables", i), "expected a table name, got " + detail::describe((*t)[i]));
+      }
+    }
+    p.access = std::move(attached);
   }
   if (const json* g = r.member(j, "", "chosen_grid", false, ""); g && r.expectObject(*g, "/chosen_grid")) {
     if (auto m = r.integer(*g, "/chosen_grid", "sharding_group_size", true, 1, 1u << 24)) {

@@ -220,7 +220,7 @@ std::string accessText(const core::AccessSpec& a) {
     case core::AccessKind::HotSet:
       return "hot " + formatShort(a.hot_fraction * 100.0) + "% \u2192 " + formatShort(a.hot_probability * 100.0) + "%";
     case core::AccessKind::Histogram:
-      return "histogram (" + std::to_string(a.histogram.size()) + " buckets)";
+      return "measured (" + std::to_string(a.histogram.size()) + " buckets)";
   }
   return "?";
 }

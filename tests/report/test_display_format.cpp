@@ -19,7 +19,7 @@ class TestDisplayFormat : public QObject {
     core::AccessSpec hist;
     hist.kind = core::AccessKind::Histogram;
     hist.histogram = {0.5, 0.25, 0.25};
-    QCOMPARE(QString::fromStdString(shardscope::report::accessText(hist)), QString("histogram (3 buckets)"));
+    QCOMPARE(QString::fromStdString(shardscope::report::accessText(hist)), QString("measured (3 buckets)"));
     QCOMPARE(QString::fromStdString(shardscope::report::accessText(core::AccessSpec{})), QString("uniform"));
     core::PoolingSpec uniform{core::PoolingKind::Uniform, 20.0, 5.0};
     QCOMPARE(QString::fromStdString(shardscope::report::poolingText(uniform)),

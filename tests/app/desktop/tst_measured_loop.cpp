@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -18,6 +19,7 @@
 #include "main_window.h"
 #include "measured_chart.h"
 #include "measured_page.h"
+#include "model_page.h"
 #include "plan_page.h"
 #include "rank_load_chart.h"
 #include "planning_session.h"
@@ -25,7 +27,10 @@
 #include "project_document.h"
 #include "runs_page.h"
 #include "screenshot.h"
+#include "shardscope/core/access.h"
 #include "shardscope/core/json_io.h"
+#include "shardscope/planner/cost_model.h"
+#include "shardscope/planner/grid.h"
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/profiler/analysis/measured_vs_predicted.h"
 #include "shardscope/profiler/workflow/profile_run.h"
@@ -258,6 +263,71 @@ class TestMeasuredLoop : public QObject {
         QCOMPARE(want.at("ranks").at(k).at("bwd_ms").get<double>(), grids[g].ranks[k].bwd_ms);
       }
     }
+  }
+
+  // A measured access file attached to the project: its histograms replace
+  // the tables' assumed access (one undoable edit) and price row-wise blocks.
+  void anAttachedAccessFilePricesRowBlocksFromWhatWasMeasured() {
+    QTemporaryDir dir;
+    MainWindow window;
+    QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, false));
+    const core::TableSpec table = window.document()->project().model.tables[0];
+    QVERIFY(table.access.kind != core::AccessKind::Histogram);
+    core::AccessFile file;
+    file.source = "generated: every id in the last eighth of the rows";
+    file.batches = 4;
+    file.tables.push_back({table.name, table.rows, 100, {{table.rows - 1, 40}}, {0, 0, 0, 0, 0, 0, 0, 100}});
+    file.tables.push_back({"not_in_the_model", 10, 1, {}, {1}});
+    const QString path = dir.filePath(QStringLiteral("access.json"));
+    QVERIFY(core::writeJsonFile(path.toStdString(), core::toJson(file)).ok());
+
+    QSignalSpy attached(&window, &MainWindow::accessAttached);
+    window.attachAccessFile(path);
+    QVERIFY(attached.wait(kTimeoutMs));
+    QVERIFY(attached.last().at(0).toBool());
+    const QString message = attached.last().at(1).toString();
+    QVERIFY2(message.contains(QStringLiteral("1 table")) && message.contains(QStringLiteral("not_in_the_model")),
+             qPrintable(message));
+    const core::Project& p = window.document()->project();
+    QCOMPARE(p.model.tables[0].access.kind, core::AccessKind::Histogram);
+    QCOMPARE(p.model.tables[0].access.histogram.back(), 1.0);
+    QVERIFY(p.access.has_value());
+    QCOMPARE(p.access->source, file.source);
+    QCOMPARE(p.access->tables, std::vector<std::string>{table.name});
+    // The project file keeps both.
+    QVERIFY(window.document()->saveAs(dir.filePath(QStringLiteral("p.shardscope"))).ok());
+    auto reread = core::loadProject(dir.filePath(QStringLiteral("p.shardscope")).toStdString());
+    QVERIFY2(reread.ok(), reread.ok() ? "" : reread.error().message.c_str());
+    QVERIFY(reread->access == p.access);
+    QVERIFY(reread->model.tables[0].access == p.model.tables[0].access);
+
+    // Row-wise blocks are priced from the measured histogram: the last eighth takes every lookup.
+    const planner::CostModel measured(p.model, p.cluster, planner::CostConstants::from(p.cluster, nullptr));
+    QCOMPARE(measured.access(0).mass(0, table.rows / 2), 0.0);
+    QCOMPARE(measured.access(0).mass(table.rows - table.rows / 8, table.rows), 1.0);
+    const planner::Grid grid = planner::makeGrid(64, 8, 8, core::RankLayout::Strided);
+    const auto gc = measured.gridCosts(grid);
+    const auto cold = measured.shardCost(0, 0, table.rows / 2, table.dim, grid, gc);
+    const auto hot = measured.shardCost(0, table.rows / 2, table.rows - table.rows / 2, table.dim, grid, gc);
+    QCOMPARE(cold.ids, 0.0);
+    QVERIFY(hot.fwd_ms > cold.fwd_ms);
+
+    // The Model page says which tables are measured.
+    window.showPage(MainWindow::Page::Model);
+    auto* model_table = window.findChild<QTableView*>(QStringLiteral("tableView"));
+    if (model_table == nullptr) model_table = window.modelPage()->findChild<QTableView*>();
+    QVERIFY(model_table != nullptr);
+    bool shown = false;
+    for (int c = 0; c < model_table->model()->columnCount(); ++c)
+      shown = shown || model_table->model()->index(0, c).data().toString() == QStringLiteral("measured (8 buckets)");
+    QVERIFY(shown);
+    QVERIFY(saveScreenshot(window,
+                           QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/page_model_measured_1280x800.png"),
+                           QSize(1280, 800))
+                .ok());
+    window.document()->undoStack()->undo();
+    QVERIFY(!window.document()->project().access.has_value());
+    QVERIFY(window.document()->project().model.tables[0].access == table.access);
   }
 };
 

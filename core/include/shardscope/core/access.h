@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shardscope/core/model.h"
+#include "shardscope/core/project.h"
 #include "shardscope/core/result.h"
 
 namespace shardscope::core {
@@ -58,5 +59,14 @@ struct AppliedAccess {
   std::vector<std::string> problems;
 };
 [[nodiscard]] AppliedAccess applyAccess(const ModelSpec& model, const AccessFile& access);
+
+// `project` with `access` (read from `file`) applied to its model and
+// recorded as the project's attached access; `problems` as applyAccess's.
+struct AttachedProject {
+  Project project;
+  std::vector<std::string> measured;
+  std::vector<std::string> problems;
+};
+[[nodiscard]] AttachedProject attachAccess(const Project& project, const AccessFile& access, const std::string& file);
 
 }  // namespace shardscope::core

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "shardscope/core/calibration.h"
 #include "shardscope/core/cluster.h"
@@ -27,6 +28,15 @@ struct Project {
   // The trainer plans are made for (TorchRec's layouts, or any layout for
   // ShardScope's engine): a planning input.
   PlanTarget target = PlanTarget::TorchRec;
+  // The measured access file whose histograms the model's tables took
+  // (applyAccess): where it came from and which tables, for provenance.
+  struct AttachedAccess {
+    std::string file;
+    std::string source;
+    std::vector<std::string> tables;
+    bool operator==(const AttachedAccess&) const = default;
+  };
+  std::optional<AttachedAccess> access;
   std::optional<std::uint32_t> chosen_group_size;  // M of the grid the user picked
   std::optional<RankLayout> chosen_layout;         // its rank layout (absent: whichever is best)
   bool operator==(const Project&) const = default;
