@@ -1,5 +1,6 @@
 #include "shardscope/core/document_check.h"
 
+#include "shardscope/core/access.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/summary.h"
 
@@ -45,6 +46,14 @@ Result<std::string> checkDocument(const std::string& path) {
       if (!c) return c.error();
       return "constraints: " + std::to_string(c->tables.size()) + " table entries, " +
              std::to_string(c->rank_memory_caps.size()) + " rank memory caps";
+    }
+    case FormatKind::Access: {
+      auto a = accessFromJson(*j, path);
+      if (!a) return a.error();
+      std::uint64_t lookups = 0;
+      for (const auto& t : a->tables) lookups += t.lookups;
+      return "measured access from \"" + a->source + "\": " + std::to_string(a->tables.size()) + " tables, " +
+             std::to_string(lookups) + " ids over " + std::to_string(a->batches) + " batches";
     }
   }
   return Error{path + ": unsupported format"};

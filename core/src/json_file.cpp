@@ -105,12 +105,13 @@ Result<FormatKind> detectFormat(const nlohmann::json& j, const std::string& sour
   const std::pair<std::string_view, FormatKind> known[] = {
       {"shardscope.model/", FormatKind::Model},     {"shardscope.cluster/", FormatKind::Cluster},
       {"shardscope.plan/", FormatKind::Plan},       {"shardscope.calibration/", FormatKind::Calibration},
-      {"shardscope.project/", FormatKind::Project}, {"shardscope.constraints/", FormatKind::Constraints}};
+      {"shardscope.project/", FormatKind::Project}, {"shardscope.constraints/", FormatKind::Constraints},
+      {"shardscope.access/", FormatKind::Access}};
   for (const auto& [prefix, kind] : known)
     if (s.starts_with(prefix)) return kind;  // the loader checks the version
   return Error{source +
                ": /schema: expected one of shardscope.model/1, shardscope.cluster/1, shardscope.plan/1, "
-               "shardscope.calibration/1, shardscope.project/1, shardscope.constraints/1, got \"" +
+               "shardscope.calibration/1, shardscope.project/1, shardscope.constraints/1, shardscope.access/1, got \"" +
                s + "\""};
 }
 

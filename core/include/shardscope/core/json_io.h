@@ -25,7 +25,7 @@ inline constexpr std::string_view kCalibrationSchema = "shardscope.calibration/1
 inline constexpr std::string_view kProjectSchema = "shardscope.project/1";
 inline constexpr std::string_view kConstraintsSchema = "shardscope.constraints/1";
 
-enum class FormatKind { Model, Cluster, Plan, Calibration, Project, Constraints };
+enum class FormatKind { Model, Cluster, Plan, Calibration, Project, Constraints, Access };
 
 [[nodiscard]] nlohmann::ordered_json toJson(const ModelSpec& m);
 [[nodiscard]] nlohmann::ordered_json toJson(const ClusterSpec& c);
