@@ -75,6 +75,11 @@ core::Result<RunVsPlan> runVsPlan(const std::string& store_path, st::RunId run, 
   if (!analysis) return analysis.error();
   RunVsPlan out;
   out.inputs = runInputs(analysis->run, supplied);
+  if (supplied) {  // the prediction is of the plan the user gave, even for a run that carries its own
+    out.inputs.model = supplied->model ? supplied->model : out.inputs.model;
+    out.inputs.cluster = supplied->cluster ? supplied->cluster : out.inputs.cluster;
+    out.inputs.plan = supplied->plan ? supplied->plan : out.inputs.plan;
+  }
   out.analysis = std::move(analysis).value();
   auto prediction = measuredVsPredicted(out.analysis, out.inputs, calibration);
   if (prediction)

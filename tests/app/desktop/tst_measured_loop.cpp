@@ -265,6 +265,59 @@ class TestMeasuredLoop : public QObject {
     }
   }
 
+  // A run compared with another plan: the Plan page's, then a plan file
+  // (what an imported trace is compared with).
+  void aRunIsComparedWithThePlanTheUserPicks() {
+    QTemporaryDir dir;
+    MainWindow window;
+    window.document()->reset(tinyProject());
+    QVERIFY(window.document()->saveAs(dir.filePath(QStringLiteral("tiny.shardscope"))).ok());
+    QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, false));
+    profiler::ProfileRequest r;
+    r.project = tinyProject();
+    r.store = window.storePath().toStdString();
+    r.steps = 2;
+    r.threads = 1;
+    r.memory_budget_bytes = 64ull << 20;
+    r.plan = profiler::plannedProfilePlan(r, 4).value();
+    auto outcome = profiler::runProfile(r, {}, nullptr);
+    QVERIFY(outcome.ok());
+    const auto run = static_cast<qint64>(outcome->run);
+    MeasuredPage* page = window.measuredPage();
+    auto shownWith = [&](const std::string& summary) {
+      return page->shown() && page->shown()->prediction &&
+             page->shown()->prediction->plan_summary.rfind(summary, 0) == 0;
+    };
+    window.openRun(run);
+    QTRY_VERIFY_WITH_TIMEOUT(shownWith("M=4 R=1"), 20000);
+    // The Plan page's plan: choose M = 2.
+    const auto& grids = window.session()->result().grids;
+    const auto m2 = std::find_if(grids.begin(), grids.end(), [](const auto& g) {
+      return g.grid.group_size == 2 && g.grid.layout == core::RankLayout::Strided;
+    });
+    QVERIFY(m2 != grids.end());
+    window.session()->choose(static_cast<int>(m2 - grids.begin()));
+    QCOMPARE(window.session()->planGrid()->grid.group_size, 2u);
+    page->setPlanSource(MeasuredPage::PlanSource::PlanPage);
+    QTRY_VERIFY_WITH_TIMEOUT(shownWith("M=2 R=2 strided"), 20000);
+    QCOMPARE(page->shown()->prediction->ranks.size(), std::size_t{4});
+    // A plan file: M = 1 (R = 4), written as trainers get it.
+    r.plan = profiler::plannedProfilePlan(r, 1).value();
+    const QString file = dir.filePath(QStringLiteral("m1.json"));
+    QVERIFY(core::writeJsonFile(file.toStdString(), core::toJson(r.plan)).ok());
+    page->setPlanSource(MeasuredPage::PlanSource::File, file);
+    QTRY_VERIFY_WITH_TIMEOUT(shownWith("M=1 R=4"), 20000);
+    // A file that is not a plan: the error names it, nothing else changes.
+    const QString bad = dir.filePath(QStringLiteral("bad.json"));
+    QVERIFY(core::writeFileAtomic(bad.toStdString(), "{\"schema\": \"shardscope.plan/1\"}").ok());
+    QSignalSpy shown(page, &MeasuredPage::runShown);
+    page->setPlanSource(MeasuredPage::PlanSource::File, bad);
+    QVERIFY(shown.wait(kTimeoutMs));
+    QVERIFY2(shown.last().at(1).toString().contains(QStringLiteral("bad.json")),
+             qPrintable(shown.last().at(1).toString()));
+    QVERIFY(shownWith("M=1 R=4"));  // the view keeps the last good comparison
+  }
+
   // A measured access file attached to the project: its histograms replace
   // the tables' assumed access (one undoable edit) and price row-wise blocks.
   void anAttachedAccessFilePricesRowBlocksFromWhatWasMeasured() {

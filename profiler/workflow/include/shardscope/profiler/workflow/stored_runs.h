@@ -46,9 +46,10 @@ struct StoredRunAnalysisRequest {
                                                                   std::span<const core::store::RunId> holdout,
                                                                   const RunInputs* supplied);
 
-// One run measured against the plan it ran (or `supplied`'s, for an import
-// or to compare with another plan): what the desktop's measured-vs-predicted
-// view shows. `prediction` is absent when there is no plan to predict from;
+// One run measured against the plan it ran, or against `supplied`'s model,
+// cluster and plan where given (an import, or another plan to compare with;
+// they replace the run's own): what the desktop's measured-vs-predicted view
+// shows. `prediction` is absent when there is no plan to predict from;
 // `no_prediction` then says why.
 struct RunVsPlan {
   RunAnalysis analysis;
