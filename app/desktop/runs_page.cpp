@@ -2,6 +2,7 @@
 
 #include <QFile>
 #include <QHBoxLayout>
+#include <QFileDialog>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
@@ -16,6 +17,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "shardscope/core/json_io.h"
+#include "shardscope/profiler/workflow/stored_runs.h"
 #include "job_tracker.h"
 #include "project_files.h"
 #include "run_list_model.h"
@@ -39,13 +42,15 @@ RunsPage::RunsPage(QWidget* parent)
       delete_(new QPushButton(tr("Delete\u2026"))),
       compare_(new QPushButton(tr("Compare"))),
       open_(new QPushButton(tr("Measured vs Predicted"))),
+      export_access_(new QPushButton(tr("Export Access\u2026"))),
       cancel_import_(new QPushButton(tr("Cancel Import"))),
       comparison_title_(new QLabel),
       comparison_(new QTableWidget),
       list_jobs_(new JobTracker(planningPool(), this)),
       edit_jobs_(new JobTracker(planningPool(), this)),
       compare_jobs_(new JobTracker(planningPool(), this)),
-      import_jobs_(new JobTracker(planningPool(), this)) {
+      import_jobs_(new JobTracker(planningPool(), this)),
+      export_jobs_(new JobTracker(planningPool(), this)) {
   setObjectName(QStringLiteral("RunsPage"));
   header_->setObjectName(QStringLiteral("runsHeader"));
   header_->setWordWrap(true);
@@ -89,6 +94,7 @@ RunsPage::RunsPage(QWidget* parent)
   buttons->addWidget(cancel_import_);
   buttons->addWidget(refresh_);
   buttons->addWidget(open_);
+  buttons->addWidget(export_access_);
   buttons->addWidget(compare_);
   buttons->addWidget(delete_);
   auto* layout = new QVBoxLayout(this);
@@ -101,6 +107,20 @@ RunsPage::RunsPage(QWidget* parent)
   connect(refresh_, &QPushButton::clicked, this, &RunsPage::refresh);
   connect(delete_, &QPushButton::clicked, this, &RunsPage::onDeleteClicked);
   connect(compare_, &QPushButton::clicked, this, &RunsPage::onCompareClicked);
+  export_access_->setObjectName(QStringLiteral("runsExportAccess"));
+  export_access_->setToolTip(
+      tr("Save the ids the run looked up per table (shardscope.access/1): attach it to a project to plan from it"));
+  connect(export_access_, &QPushButton::clicked, this, [this] {
+    const auto runs = selectedRuns();
+    if (runs.size() != 1) return;
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export Access"), QStringLiteral("run%1.access.json").arg(runs.front()), tr("Access files (*.json)"));
+    if (!path.isEmpty()) exportAccess(runs.front(), path);
+  });
+  connect(export_jobs_, &JobTracker::failed, this, [this](quint64, const QString& message) {
+    showMessage(message, true);
+    emit accessExported({}, message.isEmpty() ? tr("export failed") : message);
+  });
   connect(open_, &QPushButton::clicked, this, [this] {
     if (const auto runs = selectedRuns(); runs.size() == 1) emit openRequested(runs.front());
   });
@@ -338,11 +358,26 @@ void RunsPage::showMessage(const QString& text, bool error) {
   message_->setStyleSheet(error ? QStringLiteral("color: #c02020;") : QString());
 }
 
+void RunsPage::exportAccess(qint64 run, const QString& path) {
+  export_jobs_->start(
+      [store = localPath(store_path_), run, file = localPath(path)](JobContext&) -> core::Result<int> {
+        auto access = profiler::runAccess(store, st::RunId{run});
+        if (!access) return access.error();
+        if (auto s = core::writeJsonFile(file, core::toJson(*access)); !s) return s.error();
+        return static_cast<int>(access->tables.size());
+      },
+      [this, path, run](int tables) {
+        showMessage(tr("Run %1: measured access of %2 tables written to %3").arg(run).arg(tables).arg(path), false);
+        emit accessExported(path, {});
+      });
+}
+
 void RunsPage::updateButtons() {
   refresh_->setEnabled(!store_path_.isEmpty());
   const auto selected = selectedRuns().size();
   delete_->setEnabled(selected == 1);
   open_->setEnabled(selected == 1);
+  export_access_->setEnabled(selected == 1);
   compare_->setEnabled(selected == 2);
 }
 

@@ -47,6 +47,9 @@ class RunsPage : public QWidget {
   // `format`: "kineto" (PyTorch profiler JSON, .json or .json.gz) or "nsys"
   // (Nsight Systems SQLite export).
   void importTraces(const QString& format, const QStringList& inputs);
+  // Writes run `run`'s measured access per table (shardscope.access/1) to
+  // `path`, off the GUI thread; the page's Export Access button asks for the file.
+  void exportAccess(qint64 run, const QString& path);
   void cancelImport();
 
   [[nodiscard]] RunListModel* model() const { return model_; }
@@ -64,6 +67,8 @@ class RunsPage : public QWidget {
   void compared(const QString& message);
   // The user asked for a run's measured-vs-predicted view.
   void openRequested(qint64 run);
+  // An access export finished: `message` empty on success.
+  void accessExported(const QString& path, const QString& message);
   // An import finished: its run (> 0), or 0 and `message` (failed or cancelled).
   void imported(qint64 run, const QString& message);
 
@@ -85,6 +90,7 @@ class RunsPage : public QWidget {
   QPushButton* delete_;
   QPushButton* compare_;
   QPushButton* open_;
+  QPushButton* export_access_;
   QPushButton* cancel_import_;
   QLabel* comparison_title_;
   QTableWidget* comparison_;
@@ -92,6 +98,7 @@ class RunsPage : public QWidget {
   JobTracker* edit_jobs_;
   JobTracker* compare_jobs_;
   JobTracker* import_jobs_;
+  JobTracker* export_jobs_;
 };
 
 }  // namespace shardscope::app

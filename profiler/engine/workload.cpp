@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 #include <utility>
 
 #include "shardscope/core/hash.h"
@@ -216,6 +217,36 @@ IdTrace WorkloadGenerator::record(std::uint64_t first_sample, std::uint32_t samp
     trace.tables.push_back(batch(t, first_sample, samples));
   }
   return trace;
+}
+
+core::TableAccess measuredAccess(const WorkloadGenerator& workload, const core::TableSpec& spec, std::size_t table,
+                                 const std::vector<SampleRange>& ranges, std::size_t buckets, std::size_t hot) {
+  core::TableAccess out;
+  out.name = spec.name;
+  out.rows = spec.rows;
+  out.buckets.assign(std::clamp<std::size_t>(buckets, 1, std::min<std::uint64_t>(spec.rows, core::kMaxAccessBuckets)),
+                     0);
+  std::unordered_map<std::uint64_t, std::uint64_t> counted;
+  for (const SampleRange& r : ranges) {
+    const Batch b = workload.batch(table, r.first, r.samples);
+    for (std::uint64_t id : b.ids) {
+      ++out.buckets[core::accessBucketOf(id, spec.rows, out.buckets.size())];
+      ++out.lookups;
+      if (auto it = counted.find(id); it != counted.end())
+        ++it->second;
+      else if (counted.size() < kAccessCountedIds)
+        counted.emplace(id, 1);
+    }
+  }
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> top(counted.begin(), counted.end());
+  const std::size_t keep = std::min({hot, core::kMaxHotIds, top.size()});
+  const auto hotter = [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  };
+  std::partial_sort(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(keep), top.end(), hotter);
+  top.resize(keep);
+  out.hot = std::move(top);
+  return out;
 }
 
 }  // namespace shardscope::profiler

@@ -89,6 +89,34 @@ core::Result<RunVsPlan> runVsPlan(const std::string& store_path, st::RunId run, 
   return out;
 }
 
+core::Result<core::AccessFile> runAccess(const std::string& store_path, st::RunId run) {
+  auto store = st::openStore(store_path, st::OpenMode::ReadOnly);
+  if (!store) return store.error();
+  auto record = store->run(run);
+  if (!record) return record.error();
+  auto rows = store->tableAccess(run);
+  if (!rows) return rows.error();
+  const std::string name = store_path + ": run " + std::to_string(static_cast<std::int64_t>(run));
+  if (rows->empty())
+    return core::Error{name + " stored no table access (imported traces and runs of older builds have none)",
+                       core::ErrorKind::InvalidInput, store_path};
+  nlohmann::json doc = {{"schema", "shardscope.access/1"}, {"tables", nlohmann::json::array()}};
+  doc["source"] = "run " + std::to_string(static_cast<std::int64_t>(run)) + " (" + record->label + ") of " +
+                  std::filesystem::path(store_path).filename().string();
+  const auto config = nlohmann::json::parse(record->config_json.empty() ? "{}" : record->config_json, nullptr, false);
+  if (config.is_object() && config.contains("steps") && config["steps"].is_number_unsigned())
+    doc["batches"] = config["steps"].get<std::uint64_t>() *
+                     (config.contains("groups_measured") && config["groups_measured"].is_number_unsigned()
+                          ? config["groups_measured"].get<std::uint64_t>()
+                          : 1);
+  for (const auto& [table, text] : *rows) {
+    auto entry = nlohmann::json::parse(text, nullptr, false);
+    if (entry.is_discarded()) return core::Error{name + ": table " + table + ": stored access is not JSON"};
+    doc["tables"].push_back(std::move(entry));
+  }
+  return core::accessFromJson(doc, name);
+}
+
 bool samePlacement(const core::ShardPlan& a, const core::ShardPlan& b) {
   if (a.world_size != b.world_size || a.sharding_group_size != b.sharding_group_size || a.layout != b.layout ||
       a.tables.size() != b.tables.size())

@@ -587,6 +587,23 @@ Status RunWriter::addTableStat(const TableStat& stat) {
   return s_->maybeFlush();
 }
 
+Status RunWriter::setTableAccess(std::string_view table, std::string_view access_json) {
+  if (auto s = s_->usable(); !s) {
+    return s;
+  }
+  auto stmt = s_->db->prepare("INSERT OR REPLACE INTO table_access(run, name, access_json) VALUES (?1, ?2, ?3)");
+  if (!stmt) {
+    return stmt.error();
+  }
+  stmt->bind(1, static_cast<std::int64_t>(s_->run));
+  stmt->bind(2, table);
+  stmt->bind(3, access_json);
+  if (const int rc = stmt->step(); rc != SQLITE_DONE) {
+    return s_->db->error("writing a table's access", rc);
+  }
+  return Ok{};
+}
+
 Status RunWriter::commit() {
   if (auto s = s_->usable(); !s) {
     return s;

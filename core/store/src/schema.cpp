@@ -130,6 +130,15 @@ CREATE TABLE table_stats(
   PRIMARY KEY (run, rank, table_id)
 ) WITHOUT ROWID;
 
+-- schema 3: each table's measured access in a run (one shardscope.access/1
+-- table entry as JSON: hottest ids and counts over row buckets).
+CREATE TABLE table_access(
+  run         INTEGER NOT NULL,
+  name        TEXT NOT NULL,
+  access_json TEXT NOT NULL,
+  PRIMARY KEY (run, name)
+) WITHOUT ROWID;
+
 CREATE TABLE bookmarks(
   id         INTEGER PRIMARY KEY,
   run        INTEGER NOT NULL,
@@ -350,9 +359,14 @@ Result<int> migrate(Database& db) {
     }
     return static_cast<int>(*version);
   }
-  const std::string sql = std::string("ALTER TABLE runs ADD COLUMN config_json TEXT NOT NULL DEFAULT '';") +
-                          "PRAGMA user_version=" + std::to_string(kSchemaVersion) + ";" + "UPDATE meta SET value = '" +
-                          std::to_string(kSchemaVersion) + "' WHERE key = 'schema_version';";
+  std::string sql;
+  if (*version < 2) sql += "ALTER TABLE runs ADD COLUMN config_json TEXT NOT NULL DEFAULT '';";
+  if (*version < 3)
+    sql +=
+        "CREATE TABLE IF NOT EXISTS table_access(run INTEGER NOT NULL, name TEXT NOT NULL, access_json TEXT NOT NULL, "
+        "PRIMARY KEY (run, name)) WITHOUT ROWID;";
+  sql += std::string("PRAGMA user_version=") + std::to_string(kSchemaVersion) + ";" + "UPDATE meta SET value = '" +
+         std::to_string(kSchemaVersion) + "' WHERE key = 'schema_version';";
   if (auto s = db.exec(sql.c_str()); !s) {
     (void)db.exec("ROLLBACK");
     return s.error();

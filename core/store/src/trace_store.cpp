@@ -277,6 +277,16 @@ Result<std::vector<TableStat>> TraceStore::tableStats(RunId run) const {
       "reading table stats");
 }
 
+Result<std::vector<std::pair<std::string, std::string>>> TraceStore::tableAccess(RunId run) const {
+  if (schemaVersion() < 3) return std::vector<std::pair<std::string, std::string>>{};
+  return queryRows<std::pair<std::string, std::string>>(
+      *db_, "SELECT name, access_json FROM table_access WHERE run = ?1 ORDER BY name", run,
+      [](const Statement& s) {
+        return std::pair<std::string, std::string>{s.text(0), s.text(1)};
+      },
+      "reading table access");
+}
+
 Result<std::vector<Collective>> TraceStore::collectives(RunId run) const {
   return queryRows<Collective>(
       *db_,
@@ -409,9 +419,9 @@ Status TraceStore::deleteRun(RunId run) {
                      " is still being written; cancel it, or mark it failed if its writer is gone, then delete it",
                  ErrorKind::InvalidInput, path().string()};
   }
-  static constexpr const char* kTables[] = {"spans",       "span_blocks",    "span_extent",
-                                            "collectives", "step_summaries", "table_stats",
-                                            "ranks",       "bookmarks",      "notes"};
+  static constexpr const char* kTables[] = {"spans",          "span_blocks", "span_extent", "collectives",
+                                            "step_summaries", "table_stats", "ranks",       "bookmarks",
+                                            "notes",          "table_access"};
   if (auto s = db_->exec("BEGIN IMMEDIATE"); !s) {
     return s.error();
   }

@@ -318,6 +318,60 @@ class TestMeasuredLoop : public QObject {
     QVERIFY(shownWith("M=1 R=4"));  // the view keeps the last good comparison
   }
 
+  // The engine stores what each run looked up; the Runs page exports it as
+  // shardscope.access/1, and attached to the project it becomes the model's
+  // measured access.
+  void aRunsAccessIsExportedAndAttached() {
+    QTemporaryDir dir;
+    MainWindow window;
+    window.document()->reset(tinyProject());
+    QVERIFY(window.document()->saveAs(dir.filePath(QStringLiteral("tiny.shardscope"))).ok());
+    QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, false));
+    profiler::ProfileRequest r;
+    r.project = tinyProject();
+    r.store = window.storePath().toStdString();
+    r.steps = 3;
+    r.threads = 1;
+    r.memory_budget_bytes = 64ull << 20;
+    r.plan = profiler::plannedProfilePlan(r, 2).value();
+    auto outcome = profiler::runProfile(r, {}, nullptr);
+    QVERIFY(outcome.ok());
+    RunsPage* runs = window.runsPage();
+    runs->setStorePath(window.storePath());
+    QSignalSpy exported(runs, &RunsPage::accessExported);
+    const QString file = dir.filePath(QStringLiteral("run.access.json"));
+    runs->exportAccess(static_cast<qint64>(outcome->run), file);
+    QVERIFY(exported.wait(kTimeoutMs));
+    QCOMPARE(exported.last().at(1).toString(), QString());
+    auto access = core::loadAccessFile(file.toStdString());
+    QVERIFY2(access.ok(), access.ok() ? "" : access.error().message.c_str());
+    QCOMPARE(access->tables.size(), r.project.model.tables.size());
+    QCOMPARE(access->batches, std::uint64_t{3});
+    const std::uint64_t samples = 3ull * 2 * r.project.model.batch_size_per_gpu;  // 3 steps of a group of M = 2
+    for (const auto& t : access->tables) {
+      QVERIFY(t.lookups > 0);
+      QVERIFY(!t.hot.empty());
+      // Fixed pooling: every sample looks up exactly `mean` ids.
+      const auto& spec = *std::find_if(r.project.model.tables.begin(), r.project.model.tables.end(),
+                                       [&](const core::TableSpec& s) { return s.name == t.name; });
+      if (spec.pooling.kind == core::PoolingKind::Fixed)
+        QCOMPARE(t.lookups, samples * static_cast<std::uint64_t>(spec.pooling.mean));
+    }
+    QSignalSpy attached(&window, &MainWindow::accessAttached);
+    window.attachAccessFile(file);
+    QVERIFY(attached.wait(kTimeoutMs));
+    QVERIFY(attached.last().at(0).toBool());
+    QCOMPARE(window.document()->project().access->tables.size(), r.project.model.tables.size());
+    for (const auto& t : window.document()->project().model.tables)
+      QCOMPARE(t.access.kind, core::AccessKind::Histogram);
+    // An imported or old run has none: the error names the run.
+    QSignalSpy failed(runs, &RunsPage::accessExported);
+    runs->exportAccess(999, dir.filePath(QStringLiteral("none.json")));
+    QVERIFY(failed.wait(kTimeoutMs));
+    QVERIFY(!failed.last().at(1).toString().isEmpty());
+    QVERIFY(!QFileInfo::exists(dir.filePath(QStringLiteral("none.json"))));
+  }
+
   // A measured access file attached to the project: its histograms replace
   // the tables' assumed access (one undoable edit) and price row-wise blocks.
   void anAttachedAccessFilePricesRowBlocksFromWhatWasMeasured() {

@@ -56,7 +56,7 @@ class TestStoreOpen : public QObject {
     const auto path = pathIn(dir_, "v1.db");
     const auto sample = writeSampleRun(path, 2, 5);
     rawExec(path,
-            "ALTER TABLE runs DROP COLUMN config_json; PRAGMA user_version = 1; "
+            "ALTER TABLE runs DROP COLUMN config_json; DROP TABLE table_access; PRAGMA user_version = 1; "
             "UPDATE meta SET value = '1' WHERE key = 'schema_version';");
     {
       auto ro = st::openStore(path, st::OpenMode::ReadOnly);
@@ -67,16 +67,23 @@ class TestStoreOpen : public QObject {
       QCOMPARE(runs->size(), std::size_t{1});
       QVERIFY(runs->front().config_json.empty());
       QCOMPARE(*ro->spanCount(sample.run), std::int64_t{10});
+      QVERIFY(ro->tableAccess(sample.run)->empty());  // no table_access table before schema 3
     }
     st::RunHeader header;
     header.config_json = "{\"x\":1}";
     auto writer = st::RunWriter::begin(path, header);
     QVERIFY2(writer.ok(), writer.ok() ? "" : writer.error().message.c_str());
+    QVERIFY(writer->setTableAccess("t", "{\"name\":\"t\"}").ok());
+    QVERIFY(writer->setTableAccess("t", "{\"name\":\"t\",\"rows\":2}").ok());  // replaces
     QVERIFY(writer->finish().ok());
     auto store = st::openStore(path, st::OpenMode::ReadOnly);
     QCOMPARE(store->schemaVersion(), st::kSchemaVersion);
     QCOMPARE(store->listRuns()->size(), std::size_t{2});
     QCOMPARE(store->run(writer->run())->config_json, std::string("{\"x\":1}"));
+    const auto access = store->tableAccess(writer->run());
+    QVERIFY(access.ok());
+    QCOMPARE(access->size(), std::size_t{1});
+    QCOMPARE(access->front().second, std::string("{\"name\":\"t\",\"rows\":2}"));
     QVERIFY(store->run(sample.run)->isComplete());
     QCOMPARE(*store->spanCount(sample.run), std::int64_t{10});
   }

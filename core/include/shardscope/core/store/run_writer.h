@@ -51,6 +51,10 @@ class RunWriter {
   // Same (step, rank) or (rank, table) twice: the later row wins.
   [[nodiscard]] Status addStepSummary(const StepSummary& summary);
   [[nodiscard]] Status addTableStat(const TableStat& stat);
+  // One table's measured access in this run: a shardscope.access/1 table
+  // entry as JSON (docs/formats/access.md); written at once, replacing any
+  // earlier one of the same table.
+  [[nodiscard]] Status setTableAccess(std::string_view table, std::string_view access_json);
 
   // Commits everything buffered now (readers see it afterwards).
   [[nodiscard]] Status commit();

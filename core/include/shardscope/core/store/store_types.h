@@ -25,7 +25,7 @@ inline constexpr StringId kNoString{0};
 // The schema version this build writes and the newest it can read.
 // 2 added runs.config_json; a schema-1 file opened for writing is migrated
 // in place (one ALTER TABLE), read-only opens read it as is.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 // PRAGMA application_id of every trace store: ASCII "ShSc".
 inline constexpr std::int32_t kApplicationId = 0x53685363;
 

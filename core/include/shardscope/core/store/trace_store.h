@@ -66,6 +66,9 @@ class TraceStore {
 
   [[nodiscard]] Result<std::vector<StepSummary>> stepSummaries(RunId run) const;
   [[nodiscard]] Result<std::vector<TableStat>> tableStats(RunId run) const;
+  // (table name, its shardscope.access/1 entry as JSON), by name; none for
+  // runs without (imports, stores before schema 3).
+  [[nodiscard]] Result<std::vector<std::pair<std::string, std::string>>> tableAccess(RunId run) const;
   [[nodiscard]] Result<std::vector<Collective>> collectives(RunId run) const;
   [[nodiscard]] Result<StringTable> strings() const;
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "shardscope/core/access.h"
 #include "shardscope/core/model.h"
 #include "shardscope/core/result.h"
 
@@ -79,5 +80,21 @@ class WorkloadGenerator {
 // Reads and checks a file against `model`: table count and rows must match,
 // every id in range, lengths summing to the id count, nothing truncated or trailing.
 [[nodiscard]] core::Result<IdTrace> readIdTrace(const std::string& path, const core::ModelSpec& model);
+
+// Sample ranges [first, first + samples) whose ids a run looked up.
+struct SampleRange {
+  std::uint64_t first = 0;
+  std::uint32_t samples = 0;
+};
+
+// What a run looked up in table `table` (a shardscope.access/1 entry): the
+// ids of `ranges` counted into min(`buckets`, rows) equal row buckets
+// (exact) and the `hot` most frequent ids. Bounded memory: ids are counted
+// exactly in at most kAccessCountedIds distinct keys; an id seen after that
+// is left out of the hot list (so every hot count is a lower bound).
+inline constexpr std::size_t kAccessCountedIds = std::size_t{1} << 16;
+[[nodiscard]] core::TableAccess measuredAccess(const WorkloadGenerator& workload, const core::TableSpec& spec,
+                                               std::size_t table, const std::vector<SampleRange>& ranges,
+                                               std::size_t buckets = 1024, std::size_t hot = 256);
 
 }  // namespace shardscope::profiler

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 
+#include "shardscope/core/access.h"
 #include "shardscope/core/result.h"
 #include "shardscope/core/store/store_types.h"
 #include "shardscope/profiler/analysis/calibration_fit.h"
@@ -61,6 +62,12 @@ struct RunVsPlan {
 // Errors: the store or the run does not open, the run holds no step summaries.
 [[nodiscard]] core::Result<RunVsPlan> runVsPlan(const std::string& store, core::store::RunId run,
                                                 const core::Calibration* calibration, const RunInputs* supplied);
+
+// The measured access per table a run stored (engine runs), as a
+// shardscope.access/1 document whose source names the run and store.
+// Errors: the store or run does not open, the run stored no access (an
+// import, a run of an older build), a stored entry that does not validate.
+[[nodiscard]] core::Result<core::AccessFile> runAccess(const std::string& store, core::store::RunId run);
 
 // Same grid (N, M, layout) and the same shards of the same tables: a run of
 // `a` ran what `b` describes (predictions, provenance and sync interval aside).
