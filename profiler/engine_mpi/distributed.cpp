@@ -287,6 +287,22 @@ std::string collectRun(MPI_Comm world, RankEngine& engine, std::optional<core::s
   return flush_error;
 }
 
+// Rank 0: what every rank looked up per table over the measured steps (the
+// world's samples of each step are one contiguous range); "" or the error.
+std::string writeTableAccess(const DistributedConfig& config, const Prepared& p, const RankEngine& engine,
+                             core::store::RunWriter& writer) {
+  const std::uint32_t n = p.in.plan.world_size;
+  std::vector<SampleRange> ranges;
+  for (std::uint32_t k = config.warmup; k < config.warmup + config.steps; ++k)
+    ranges.push_back({firstSampleOf(k, n, 0, p.batch), n * p.batch});
+  for (std::size_t t = 0; t < p.in.model.tables.size(); ++t) {
+    const core::TableAccess access = measuredAccess(engine.workload(), p.in.model.tables[t], t, ranges);
+    const auto j = core::toJson(core::AccessFile{"", 0, {access}})["tables"][0];
+    if (auto s = writer.setTableAccess(access.name, j.dump()); !s) return s.error().message;
+  }
+  return {};
+}
+
 // Rank 0: marks the run complete or failed and writes the summary file.
 core::Status finishRun(MPI_Comm world, const DistributedConfig& config, const Prepared& p, long long run_id,
                        core::store::RunWriter& writer, const std::string& flush_error, bool cancelled,
@@ -357,7 +373,9 @@ core::Result<DistributedRun> runDistributed(MPI_Comm world, const DistributedCon
 
   // Every rank returns rank 0's outcome: -1 for success, else the error's kind, and its message.
   core::Status outcome = core::Ok{};
-  if (rank == 0) outcome = finishRun(world, config, p, run_id, *writer, flush_error, cancelled, std::move(ranks_json));
+  std::string access_error = flush_error;
+  if (rank == 0 && !cancelled && access_error.empty()) access_error = writeTableAccess(config, p, *engine, *writer);
+  if (rank == 0) outcome = finishRun(world, config, p, run_id, *writer, access_error, cancelled, std::move(ranks_json));
   int kind = outcome ? -1 : static_cast<int>(outcome.error().kind);
   std::string message = outcome ? std::string() : outcome.error().message;
   MPI_Bcast(&kind, 1, MPI_INT, 0, world);

@@ -112,6 +112,7 @@ class RankEngine {
   [[nodiscard]] nlohmann::ordered_json summary() const;
 
   TraceRecorder& recorder() { return rec_; }
+  [[nodiscard]] const WorkloadGenerator& workload() const { return gen_; }
 
  private:
   // The phases of a step, in order (docs/engine-distributed.md).

@@ -12,6 +12,8 @@
 #include <map>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "shardscope/core/store/trace_store.h"
 
 using namespace shardscope;
@@ -263,6 +265,18 @@ class TestEngineMpi : public QObject {
       QVERIFY(t.lookups >= 0);
     }
     QVERIFY(ranks == (std::set<int>{0, 1, 2, 3}));
+    // What the run looked up per table: every rank's ids of every measured step.
+    auto access = store_->tableAccess(run_.id);
+    QVERIFY(access.ok());
+    QVERIFY(!access->empty());
+    for (const auto& [name, text] : *access) {
+      const auto j = nlohmann::json::parse(text);
+      QCOMPARE(j.at("name").get<std::string>(), name);
+      std::uint64_t sum = 0;
+      for (const auto& c : j.at("buckets")) sum += c.get<std::uint64_t>();
+      QCOMPARE(sum, j.at("lookups").get<std::uint64_t>());
+      QVERIFY(sum > 0);
+    }
   }
 
   void replicasHoldIdenticalShardsAfterTheSync() {
