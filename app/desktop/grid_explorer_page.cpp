@@ -21,6 +21,7 @@
 
 #include "chart_style.h"
 #include "calibration_bar.h"
+#include "sync_interval_chart.h"
 #include "planning_session.h"
 #include "project_document.h"
 #include "shardscope/report/grid_choice.h"
@@ -76,7 +77,7 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
       memory_plot_(new QCustomPlot),
       imbalance_plot_(new QCustomPlot),
       heatmap_plot_(new QCustomPlot),
-      sync_plot_(new QCustomPlot),
+      sync_plot_(new SyncIntervalChart),
       heatmap_status_(new QLabel),
       side_tabs_(new QTabWidget),
       memory_bars_(nullptr),
@@ -95,7 +96,6 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
   buildMemoryPlot();
   buildImbalancePlot();
   buildHeatmap();
-  buildSyncPlot();
   for (QCustomPlot* plot : {step_plot_, memory_plot_, imbalance_plot_}) addChosenMarker(plot);
   for (QCustomPlot* plot : {step_plot_, memory_plot_, imbalance_plot_}) {
     connect(plot, &QCustomPlot::plottableClick, this, &GridExplorerPage::onPlottableClick);
@@ -296,65 +296,6 @@ void GridExplorerPage::buildMemoryPlot() {
   hbm_label_->setPadding(QMargins(0, 0, 4, 2));
   memory_plot_->yAxis->setLabel(tr("max memory per GPU (GiB)"));
   memory_plot_->xAxis->setLabel(tr("every grid: M = sharding group size, R = replicas"));
-}
-
-void GridExplorerPage::buildSyncPlot() {
-  // What staleness buys: the shown grid's step if replicas synced every k steps.
-  stylePlot(sync_plot_, palette());
-  sync_plot_->setObjectName(QStringLiteral("syncPlot"));
-  sync_bars_ = new QCPBars(sync_plot_->xAxis, sync_plot_->yAxis);
-  sync_current_ = new QCPBars(sync_plot_->xAxis, sync_plot_->yAxis);
-  for (QCPBars* bars : {sync_bars_, sync_current_}) {
-    bars->setWidthType(QCPBars::wtPlotCoords);
-    bars->setWidth(0.7);
-    bars->setPen(Qt::NoPen);
-  }
-  sync_bars_->setBrush(QColor(0x7a, 0x5c, 0xb8, 140));
-  sync_bars_->setName(tr("same placement, sync every k steps"));
-  sync_current_->setBrush(QColor(0x7a, 0x5c, 0xb8));
-  sync_current_->setName(tr("the project's k"));
-  sync_plot_->legend->setVisible(true);
-  sync_plot_->legend->setBrush(QColor(255, 255, 255, 220));
-  sync_plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
-  sync_plot_->yAxis->setLabel(tr("predicted step time (ms)"));
-  sync_plot_->xAxis->setLabel(tr("replicas sync weights + optimizer state every k steps"));
-  auto* title = new QCPTextElement(sync_plot_);
-  title->setObjectName(QStringLiteral("syncTitle"));
-  sync_plot_->plotLayout()->insertRow(0);
-  sync_plot_->plotLayout()->addElement(0, 0, title);
-}
-
-void GridExplorerPage::fillSyncPlot() {
-  auto* title = qobject_cast<QCPTextElement*>(sync_plot_->plotLayout()->element(0, 0));
-  const planner::GridResult* grid = session_->planGrid();
-  std::vector<std::uint32_t> ks = {1, 2, 4, 8, 16};
-  const std::uint32_t planned = grid ? std::max<std::uint32_t>(1, grid->plan.sync_interval) : 1;
-  if (std::find(ks.begin(), ks.end(), planned) == ks.end()) ks.push_back(planned);
-  std::sort(ks.begin(), ks.end());
-  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-  QVector<double> keys, values, current_key, current_value;
-  double top = 0;
-  for (std::size_t i = 0; grid && i < ks.size(); ++i) {
-    const double ms = planner::stepMsAtSyncInterval(*grid, ks[i]);
-    (ks[i] == planned ? current_key : keys).append(static_cast<double>(i));
-    (ks[i] == planned ? current_value : values).append(ms);
-    ticker->addTick(static_cast<double>(i), QString::number(ks[i]));
-    top = std::max(top, ms);
-  }
-  sync_bars_->setData(keys, values, true);
-  sync_current_->setData(current_key, current_value, true);
-  if (title) {
-    title->setText(!grid ? tr("Nothing planned")
-                   : grid->grid.replicas <= 1
-                       ? tr("M = %1 \u00d7 R = 1: one replica, nothing to sync").arg(grid->grid.group_size)
-                       : tr("M = %1 \u00d7 R = %2: step time against the sync interval k")
-                             .arg(grid->grid.group_size)
-                             .arg(grid->grid.replicas));
-  }
-  sync_plot_->xAxis->setTicker(ticker);
-  sync_plot_->xAxis->setRange(-0.6, static_cast<double>(ks.size()) - 0.4);
-  sync_plot_->yAxis->setRange(0, top > 0 ? top * 1.2 : 1.0);
-  sync_plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void GridExplorerPage::buildImbalancePlot() {
@@ -784,7 +725,7 @@ void GridExplorerPage::showChosen() {
   markChosen(chosen_markers_[1], memory_keys_, chosen);
   markChosen(chosen_markers_[2], memory_keys_, chosen);
   for (QCustomPlot* plot : {step_plot_, memory_plot_, imbalance_plot_}) plot->replot(QCustomPlot::rpQueuedReplot);
-  fillSyncPlot();
+  sync_plot_->setGrid(session_->planGrid());
   if (!chosen_text_.isEmpty()) emit gridChosen(chosen_text_);
 }
 

@@ -32,6 +32,7 @@ class QTableView;
 namespace shardscope::app {
 
 class CalibrationBar;
+class SyncIntervalChart;
 class PlanningSession;
 
 class GridExplorerPage : public QWidget {
@@ -70,7 +71,7 @@ class GridExplorerPage : public QWidget {
   [[nodiscard]] QCustomPlot* imbalancePlot() const { return imbalance_plot_; }
   [[nodiscard]] QCustomPlot* heatmapPlot() const { return heatmap_plot_; }
   // Step time of the Plan page's grid against the replica sync interval k.
-  [[nodiscard]] QCustomPlot* syncPlot() const { return sync_plot_; }
+  [[nodiscard]] SyncIntervalChart* syncPlot() const { return sync_plot_; }
   // The outline around the chosen grid's bar in the step, memory and imbalance charts.
   [[nodiscard]] const std::vector<QCPItemRect*>& chosenMarkers() const { return chosen_markers_; }
   [[nodiscard]] CalibrationBar* calibrationBar() const { return calibration_bar_; }
@@ -108,8 +109,6 @@ class GridExplorerPage : public QWidget {
   void buildMemoryPlot();
   void buildImbalancePlot();
   void buildHeatmap();
-  void buildSyncPlot();
-  void fillSyncPlot();
   QCPItemRect* addChosenMarker(QCustomPlot* plot);
   static void markChosen(QCPItemRect* marker, const std::vector<int>& keys, int chosen);
   void buildTable();
@@ -135,9 +134,7 @@ class GridExplorerPage : public QWidget {
   QCustomPlot* memory_plot_;
   QCustomPlot* imbalance_plot_;
   QCustomPlot* heatmap_plot_;
-  QCustomPlot* sync_plot_;
-  QCPBars* sync_bars_ = nullptr;
-  QCPBars* sync_current_ = nullptr;
+  SyncIntervalChart* sync_plot_;
   std::vector<QCPItemRect*> chosen_markers_;
   QLabel* heatmap_status_;
   QTabWidget* side_tabs_;

@@ -107,20 +107,7 @@ RunsPage::RunsPage(QWidget* parent)
   connect(refresh_, &QPushButton::clicked, this, &RunsPage::refresh);
   connect(delete_, &QPushButton::clicked, this, &RunsPage::onDeleteClicked);
   connect(compare_, &QPushButton::clicked, this, &RunsPage::onCompareClicked);
-  export_access_->setObjectName(QStringLiteral("runsExportAccess"));
-  export_access_->setToolTip(
-      tr("Save the ids the run looked up per table (shardscope.access/1): attach it to a project to plan from it"));
-  connect(export_access_, &QPushButton::clicked, this, [this] {
-    const auto runs = selectedRuns();
-    if (runs.size() != 1) return;
-    const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export Access"), QStringLiteral("run%1.access.json").arg(runs.front()), tr("Access files (*.json)"));
-    if (!path.isEmpty()) exportAccess(runs.front(), path);
-  });
-  connect(export_jobs_, &JobTracker::failed, this, [this](quint64, const QString& message) {
-    showMessage(message, true);
-    emit accessExported({}, message.isEmpty() ? tr("export failed") : message);
-  });
+  connectExport();
   connect(open_, &QPushButton::clicked, this, [this] {
     if (const auto runs = selectedRuns(); runs.size() == 1) emit openRequested(runs.front());
   });
@@ -356,6 +343,23 @@ void RunsPage::compareRuns(qint64 a, qint64 b) {
 void RunsPage::showMessage(const QString& text, bool error) {
   message_->setText(text);
   message_->setStyleSheet(error ? QStringLiteral("color: #c02020;") : QString());
+}
+
+void RunsPage::connectExport() {
+  export_access_->setObjectName(QStringLiteral("runsExportAccess"));
+  export_access_->setToolTip(
+      tr("Save the ids the run looked up per table (shardscope.access/1): attach it to a project to plan from it"));
+  connect(export_access_, &QPushButton::clicked, this, [this] {
+    const auto runs = selectedRuns();
+    if (runs.size() != 1) return;
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export Access"), QStringLiteral("run%1.access.json").arg(runs.front()), tr("Access files (*.json)"));
+    if (!path.isEmpty()) exportAccess(runs.front(), path);
+  });
+  connect(export_jobs_, &JobTracker::failed, this, [this](quint64, const QString& message) {
+    showMessage(message, true);
+    emit accessExported({}, message.isEmpty() ? tr("export failed") : message);
+  });
 }
 
 void RunsPage::exportAccess(qint64 run, const QString& path) {

@@ -75,6 +75,7 @@ class RunsPage : public QWidget {
  private:
   void onDeleteClicked();
   void onCompareClicked();
+  void connectExport();  // the Export Access button and its job's errors
   void showMessage(const QString& text, bool error);
   void updateButtons();
 

@@ -304,6 +304,22 @@ RankOutcome runRank(RankContext& ctx, const GroupRankSetup& setup, std::uint32_t
   return out;
 }
 
+// What the run looked up, per table: every measured step of every measured group.
+core::Status writeTableAccess(core::store::RunWriter& writer, const WorkloadGenerator& workload,
+                              const core::ModelSpec& model, const EmulateOptions& options, std::uint32_t M,
+                              std::uint32_t R, std::uint32_t B) {
+  std::vector<SampleRange> ranges;
+  for (std::uint32_t k = options.warmup; k < options.warmup + options.steps; ++k)
+    for (std::uint32_t g = 0; g < (options.all_groups ? R : 1u); ++g)
+      ranges.push_back({(std::uint64_t{k} * R + g) * M * B, M * B});
+  for (std::size_t t = 0; t < model.tables.size(); ++t) {
+    const core::TableAccess access = measuredAccess(workload, model.tables[t], t, ranges);
+    const nlohmann::ordered_json j = core::toJson(core::AccessFile{"", 0, {access}})["tables"][0];
+    if (auto st = writer.setTableAccess(access.name, j.dump()); !st) return st;
+  }
+  return core::Ok{};
+}
+
 std::string configJson(const core::ShardPlan& plan, const EmulateOptions& o, std::uint32_t batch_size, unsigned threads,
                        std::uint64_t budget, const std::vector<std::uint32_t>& measured,
                        const std::vector<CappedShard>& capped, const std::string& host) {
@@ -452,16 +468,7 @@ core::Result<EmulateResult> runEmulate(const core::ModelSpec& model, const core:
     if (auto st = writer.commit(); !st) return failRun(st.error().message);
     result.ranks.push_back(std::move(outcome->result));
   }
-  // What the run looked up, per table: every measured step of every measured group.
-  std::vector<SampleRange> ranges;
-  for (std::uint32_t k = options.warmup; k < options.warmup + options.steps; ++k)
-    for (std::uint32_t g = 0; g < (options.all_groups ? R : 1u); ++g)
-      ranges.push_back({(std::uint64_t{k} * R + g) * M * B, M * B});
-  for (std::size_t t = 0; t < model.tables.size(); ++t) {
-    const core::TableAccess access = measuredAccess(*workload, model.tables[t], t, ranges);
-    nlohmann::ordered_json j = core::toJson(core::AccessFile{"", 0, {access}})["tables"][0];
-    if (auto st = writer.setTableAccess(access.name, j.dump()); !st) return failRun(st.error().message);
-  }
+  if (auto st = writeTableAccess(writer, *workload, model, options, M, R, B); !st) return failRun(st.error().message);
   if (auto st = writer.finish(); !st) return st.error();
   return result;
 }

@@ -14,6 +14,7 @@
 #include <QtTest>
 
 #include "grid_explorer_page.h"
+#include "sync_interval_chart.h"
 #include "main_window.h"
 #include "runs_page.h"
 #include "planning_session.h"
