@@ -10,6 +10,21 @@ QColor seriesColor(int i) {
   return kColours[((i % kSeriesColours) + kSeriesColours) % kSeriesColours];
 }
 
+void styleBarChart(QCustomPlot* plot, int min_height, QCPTextElement* title) {
+  plot->setBackground(plot->palette().base());
+  plot->setMinimumHeight(min_height);
+  plot->xAxis->grid()->setVisible(false);
+  plot->xAxis->setSubTicks(false);
+  plot->xAxis->setTickLength(0, 3);
+  plot->yAxis->grid()->setSubGridVisible(false);
+  if (title == nullptr) return;
+  QFont bold = plot->font();
+  bold.setBold(true);
+  title->setFont(bold);
+  plot->plotLayout()->insertRow(0);
+  plot->plotLayout()->addElement(0, 0, title);
+}
+
 QCPColorGradient viridisGradient() {
   QCPColorGradient gradient;
   gradient.setColorStops({{0.0, QColor(0x44, 0x01, 0x54)},

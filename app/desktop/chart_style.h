@@ -10,6 +10,11 @@ namespace shardscope::app {
 // QCPColorMap after setColorScale, which replaces the map's gradient.
 [[nodiscard]] QCPColorGradient viridisGradient();
 
+// The look every bar chart of the desktop shares: the palette's base as
+// background, no vertical grid or sub-ticks, short ticks, at least
+// `min_height` pixels; with `title`, the title in bold in a row above the plot.
+void styleBarChart(QCustomPlot* plot, int min_height, QCPTextElement* title = nullptr);
+
 // Ten distinct series colours (Tableau 10, its grey swapped for cyan so that
 // grey stays free for "other"); `i` wraps around.
 inline constexpr int kSeriesColours = 10;

@@ -53,15 +53,6 @@ QStandardItem* cell(const QString& text, double sort_value, Qt::Alignment align 
   return item;
 }
 
-void stylePlot(QCustomPlot* plot, const QPalette& palette) {
-  plot->setBackground(palette.base());
-  plot->xAxis->grid()->setVisible(false);
-  plot->xAxis->setSubTicks(false);
-  plot->xAxis->setTickLength(0, 3);
-  plot->yAxis->grid()->setSubGridVisible(false);
-  plot->setMinimumHeight(260);
-}
-
 }  // namespace
 
 GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
@@ -216,7 +207,7 @@ void GridExplorerPage::buildControls() {
 
 void GridExplorerPage::buildStepPlot() {
   // Step time: four stacked bar series, one per part of the step.
-  stylePlot(step_plot_, palette());
+  styleBarChart(step_plot_, 260);
   step_plot_->setObjectName(QStringLiteral("stepPlot"));
   const struct {
     QString name;
@@ -273,7 +264,7 @@ void GridExplorerPage::markChosen(QCPItemRect* marker, const std::vector<int>& k
 
 void GridExplorerPage::buildMemoryPlot() {
   // Memory per GPU with the HBM line.
-  stylePlot(memory_plot_, palette());
+  styleBarChart(memory_plot_, 260);
   memory_plot_->setObjectName(QStringLiteral("memoryPlot"));
   memory_bars_ = new QCPBars(memory_plot_->xAxis, memory_plot_->yAxis);
   memory_bars_->setName(tr("fits"));
@@ -300,7 +291,7 @@ void GridExplorerPage::buildMemoryPlot() {
 
 void GridExplorerPage::buildImbalancePlot() {
   // Load imbalance (max/mean of the per-rank loads) of every grid.
-  stylePlot(imbalance_plot_, palette());
+  styleBarChart(imbalance_plot_, 260);
   imbalance_plot_->setObjectName(QStringLiteral("imbalancePlot"));
   imbalance_bars_ = new QCPBars(imbalance_plot_->xAxis, imbalance_plot_->yAxis);
   imbalance_bars_->setName(tr("max / mean load"));
@@ -315,7 +306,7 @@ void GridExplorerPage::buildImbalancePlot() {
 
 void GridExplorerPage::buildHeatmap() {
   // Throughput per GPU over world size x M: one cell per grid, the better layout.
-  stylePlot(heatmap_plot_, palette());
+  styleBarChart(heatmap_plot_, 260);
   heatmap_plot_->setObjectName(QStringLiteral("heatmapPlot"));
   heatmap_ = new QCPColorMap(heatmap_plot_->xAxis, heatmap_plot_->yAxis);
   heatmap_->setInterpolate(false);

@@ -15,20 +15,10 @@ constexpr double kOffset = 0.2;  // measured at rank - offset, predicted at rank
 MeasuredChart::MeasuredChart(QWidget* parent)
     : QCustomPlot(parent), title_(new QCPTextElement(this)), slowest_(new QCPItemText(this)) {
   setObjectName(QStringLiteral("measuredPlot"));
-  setBackground(palette().base());
-  setMinimumHeight(260);
-  xAxis->grid()->setVisible(false);
-  xAxis->setSubTicks(false);
-  xAxis->setTickLength(0, 3);
-  yAxis->grid()->setSubGridVisible(false);
+  styleBarChart(this, 260, title_);
   xAxis->setLabel(tr("global rank (left bar: measured, right bar: predicted)"));
   yAxis->setLabel(tr("ms per step"));
   xAxis->setTicker(QSharedPointer<RankTicker>::create(xAxis, 240));
-  QFont title_font = font();
-  title_font.setBold(true);
-  title_->setFont(title_font);
-  plotLayout()->insertRow(0);
-  plotLayout()->addElement(0, 0, title_);
 
   for (int p = 0; p < profiler::kPhases; ++p) {
     const QColor colour = seriesColor(p);

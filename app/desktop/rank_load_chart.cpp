@@ -23,22 +23,11 @@ RankLoadChart::RankLoadChart(QWidget* parent)
       critical_box_(new QCPItemRect(this)),
       critical_label_(new QCPItemText(this)) {
   setObjectName(QStringLiteral("rankLoadPlot"));
-  setBackground(palette().base());
-  setMinimumHeight(270);
-  xAxis->grid()->setVisible(false);
-  xAxis->setSubTicks(false);
-  xAxis->setTickLength(0, 3);
-  yAxis->grid()->setSubGridVisible(false);
+  styleBarChart(this, 270, title_);
   xAxis->setLabel(tr("group rank"));
   yAxis->setLabel(tr("load (ms)"));
   // The y axis and the legend take about this much of the width.
   xAxis->setTicker(QSharedPointer<RankTicker>::create(xAxis, 240));
-
-  QFont title_font = font();
-  title_font.setBold(true);
-  title_->setFont(title_font);
-  plotLayout()->insertRow(0);
-  plotLayout()->addElement(0, 0, title_);
 
   static_assert(kSeriesColours == report::kStackedTables);
   for (std::size_t i = 0; i <= report::kStackedTables; ++i) {

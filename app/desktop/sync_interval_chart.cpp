@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "chart_style.h"
+
 namespace shardscope::app {
 
 SyncIntervalChart::SyncIntervalChart(QWidget* parent)
@@ -11,12 +13,7 @@ SyncIntervalChart::SyncIntervalChart(QWidget* parent)
       others_(new QCPBars(xAxis, yAxis)),
       current_(new QCPBars(xAxis, yAxis)) {
   setObjectName(QStringLiteral("syncPlot"));
-  setBackground(palette().base());
-  xAxis->grid()->setVisible(false);
-  xAxis->setSubTicks(false);
-  xAxis->setTickLength(0, 3);
-  yAxis->grid()->setSubGridVisible(false);
-  setMinimumHeight(260);
+  styleBarChart(this, 260);
   for (QCPBars* bars : {others_, current_}) {
     bars->setWidthType(QCPBars::wtPlotCoords);
     bars->setWidth(0.7);

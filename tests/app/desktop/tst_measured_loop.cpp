@@ -53,6 +53,24 @@ core::Project tinyProject() {
   return p;
 }
 
+// A small emulate request of the tiny project into `store`.
+profiler::ProfileRequest tinyRequest(const QString& store, std::uint32_t steps) {
+  profiler::ProfileRequest r;
+  r.project = tinyProject();
+  r.store = store.toStdString();
+  r.steps = steps;
+  r.threads = 1;
+  r.memory_budget_bytes = 64ull << 20;
+  return r;
+}
+
+// The window with the tiny project saved in `dir` (its store next to it), planned.
+bool openTinyProject(MainWindow& window, const QTemporaryDir& dir) {
+  window.document()->reset(tinyProject());
+  return window.document()->saveAs(dir.filePath(QStringLiteral("tiny.shardscope"))).ok() &&
+         window.session()->waitUntilIdle(kTimeoutMs, false);
+}
+
 }  // namespace
 
 class TestMeasuredLoop : public QObject {
@@ -191,17 +209,9 @@ class TestMeasuredLoop : public QObject {
     QVERIFY2(QFileInfo::exists(cli), qPrintable(cli));
     MainWindow window;
     const QString project = dir.filePath(QStringLiteral("tiny.shardscope"));
-    window.document()->reset(tinyProject());
-    QVERIFY(window.document()->saveAs(project).ok());
-    QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, false));
-    const std::string store = window.storePath().toStdString();
+    QVERIFY(openTinyProject(window, dir));
     // A fitted run and held-out runs of other grids and batches, as the calibration bench makes them.
-    profiler::ProfileRequest r;
-    r.project = tinyProject();
-    r.store = store;
-    r.steps = 4;
-    r.threads = 1;
-    r.memory_budget_bytes = 64ull << 20;
+    profiler::ProfileRequest r = tinyRequest(window.storePath(), 4);
     std::vector<qint64> runs;
     for (const auto& [m, batch] : std::vector<std::pair<std::uint32_t, std::uint32_t>>{{4, 0}, {2, 0}, {1, 64}}) {
       r.batch = batch;
@@ -275,15 +285,8 @@ class TestMeasuredLoop : public QObject {
   void aRunIsComparedWithThePlanTheUserPicks() {
     QTemporaryDir dir;
     MainWindow window;
-    window.document()->reset(tinyProject());
-    QVERIFY(window.document()->saveAs(dir.filePath(QStringLiteral("tiny.shardscope"))).ok());
-    QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, false));
-    profiler::ProfileRequest r;
-    r.project = tinyProject();
-    r.store = window.storePath().toStdString();
-    r.steps = 2;
-    r.threads = 1;
-    r.memory_budget_bytes = 64ull << 20;
+    QVERIFY(openTinyProject(window, dir));
+    profiler::ProfileRequest r = tinyRequest(window.storePath(), 2);
     r.plan = profiler::plannedProfilePlan(r, 4).value();
     auto outcome = profiler::runProfile(r, {}, nullptr);
     QVERIFY(outcome.ok());
@@ -329,15 +332,8 @@ class TestMeasuredLoop : public QObject {
   void aRunsAccessIsExportedAndAttached() {
     QTemporaryDir dir;
     MainWindow window;
-    window.document()->reset(tinyProject());
-    QVERIFY(window.document()->saveAs(dir.filePath(QStringLiteral("tiny.shardscope"))).ok());
-    QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, false));
-    profiler::ProfileRequest r;
-    r.project = tinyProject();
-    r.store = window.storePath().toStdString();
-    r.steps = 3;
-    r.threads = 1;
-    r.memory_budget_bytes = 64ull << 20;
+    QVERIFY(openTinyProject(window, dir));
+    profiler::ProfileRequest r = tinyRequest(window.storePath(), 3);
     r.plan = profiler::plannedProfilePlan(r, 2).value();
     auto outcome = profiler::runProfile(r, {}, nullptr);
     QVERIFY(outcome.ok());

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "latency_probe.h"
 #include "main_window.h"
 #include "measured_page.h"
 #include "planning_session.h"
@@ -31,39 +32,7 @@ namespace core = shardscope::core;
 
 namespace {
 
-class LatencyProbe : public QObject {
- public:
-  LatencyProbe() {
-    timer_.setTimerType(Qt::PreciseTimer);
-    timer_.setInterval(2);
-    connect(&timer_, &QTimer::timeout, this, [this] {
-      const qint64 now = clock_.nsecsElapsed();
-      if (last_ >= 0) gaps_.push_back(static_cast<double>(now - last_) / 1e6);
-      last_ = now;
-    });
-  }
-  void start() {
-    gaps_.clear();
-    last_ = -1;
-    clock_.start();
-    timer_.start();
-  }
-  void stop() { timer_.stop(); }
-  [[nodiscard]] double maxGapMs() const { return gaps_.empty() ? 0 : *std::max_element(gaps_.begin(), gaps_.end()); }
-  [[nodiscard]] double p99Ms() const {
-    if (gaps_.empty()) return 0;
-    std::vector<double> s = gaps_;
-    std::sort(s.begin(), s.end());
-    return s[static_cast<std::size_t>(0.99 * static_cast<double>(s.size() - 1))];
-  }
-  [[nodiscard]] std::size_t samples() const { return gaps_.size(); }
-
- private:
-  QTimer timer_;
-  QElapsedTimer clock_;
-  qint64 last_ = -1;
-  std::vector<double> gaps_;
-};
+using shardscope::bench::LatencyProbe;
 
 void spin(int ms) {
   QElapsedTimer t;
@@ -137,7 +106,7 @@ int main(int argc, char* argv[]) {
   spin(300);  // the view painted
   const double loop_s = static_cast<double>(total.elapsed()) / 1000.0;
   const double loop_max = probe.maxGapMs();
-  const double loop_p99 = probe.p99Ms();
+  const double loop_p99 = probe.quantileMs(0.99);
   const std::size_t loop_samples = probe.samples();
 
   probe.start();
@@ -155,7 +124,7 @@ int main(int argc, char* argv[]) {
   std::printf("    longest GUI-thread gap %.1f ms, p99 %.1f ms over %zu probe ticks   (bar <= 50 ms: %s)\n", loop_max,
               loop_p99, loop_samples, loop_max <= 50 ? "PASS" : "FAIL");
   std::printf("(b) calibrate from the run -> re-plan (Grid Explorer and heatmap): longest gap %.1f ms, p99 %.1f ms\n",
-              probe.maxGapMs(), probe.p99Ms());
+              probe.maxGapMs(), probe.quantileMs(0.99));
   std::printf("    baseline, idle event loop: longest gap %.1f ms; ratios %.1fx and %.1fx\n", idle_max,
               loop_max / std::max(idle_max, 1e-3), probe.maxGapMs() / std::max(idle_max, 1e-3));
   return ok ? 0 : 1;
