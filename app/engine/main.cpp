@@ -25,7 +25,8 @@ constexpr const char* kHelp = R"(usage: mpirun -np N shardscope-engine --model M
 Runs a shard plan's training steps with one process per rank (N = the plan's
 world_size) and writes every rank's trace into one run (kind mpi) of the
 trace store F. Rank 0 prints `run <id>` once the run is begun, and with
---progress `progress <done> <total>` after every step (warm-up included).
+--progress `progress <done> <total>` after every step (warm-up included), and
+`step <i> <ms of rank 0> <ms of rank 1> ...` after every measured step.
 
   --model M          preset name or shardscope.model/1 file
   --cluster C        preset name or shardscope.cluster/1 file

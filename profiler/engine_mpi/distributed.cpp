@@ -219,6 +219,21 @@ std::variant<long long, core::Error> beginRun(MPI_Comm world, const DistributedC
   return run_id;
 }
 
+// With --progress: every rank's time of measured step `measured`, gathered on
+// rank 0 (after the step, outside what is traced) and printed as
+// "step <measured> <ms of rank 0> ...", the live per-rank step times launchers show.
+void reportStepTimes(MPI_Comm world, std::int64_t measured, double step_ms, std::ostream& out) {
+  const int rank = rankOf(world);
+  int n = 0;
+  MPI_Comm_size(world, &n);
+  std::vector<double> all(rank == 0 ? static_cast<std::size_t>(n) : 0);
+  MPI_Gather(&step_ms, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, world);
+  if (rank != 0) return;
+  out << "step " << measured;
+  for (double ms : all) out << ' ' << ms;
+  out << '\n';
+}
+
 // The warm-up and measured steps; the ranks agree at every boundary whether
 // to go on. True when cancelled. A rank that throws aborts the job.
 bool runSteps(MPI_Comm world, const DistributedConfig& config, RankEngine& engine,
@@ -239,6 +254,7 @@ bool runSteps(MPI_Comm world, const DistributedConfig& config, RankEngine& engin
     // Warm-up syncs once at its end (the sync path gets warmed, measuring starts
     // from agreeing replicas); measured step i syncs when (i + 1) % K == 0.
     const bool sync = warm ? s + 1 == config.warmup : (measured + 1) % config.sync_interval == 0;
+    const std::int64_t step_start = traceNowNs();
     try {
       if (!warm && measured == 0) engine.resetCounters();
       engine.step(s, measured, sync);
@@ -248,6 +264,8 @@ bool runSteps(MPI_Comm world, const DistributedConfig& config, RankEngine& engin
       MPI_Abort(world, 3);
     }
     if (!warm) ++measured_done;
+    if (config.progress && !warm)
+      reportStepTimes(world, measured, static_cast<double>(traceNowNs() - step_start) / 1e6, out);
     if (rank == 0 && config.progress) out << "progress " << (s + 1) << ' ' << total << std::endl;
   }
   if (measured_done > 0) engine.writeTableStats();

@@ -84,6 +84,18 @@ class LaunchFollower {
       if (in >> id && id > 0) out_.run = core::store::RunId{id};
       return;
     }
+    if (word == "step") {
+      long long step = -1;
+      std::vector<double> ms;
+      if (in >> step) {
+        for (double v = 0; in >> v;) ms.push_back(v);
+        if (in.eof() && !ms.empty()) {
+          if (callbacks_.step) callbacks_.step(step, ms);
+          return;
+        }
+      }
+      in.clear();
+    }
     if (word == "progress") {
       unsigned long long done = 0, total = 0;
       if (in >> done >> total) {

@@ -162,6 +162,11 @@ core::Result<st::RunId> launch(const ProfileRequest& r, const ProfileProgressFn&
       stage.step(done, total, what);
     };
     callbacks.output = [&stage](const std::string& line) { stage.output(line); };
+    callbacks.step = [&r](std::int64_t step, const std::vector<double>& rank_ms) {
+      if (!r.on_step) return;
+      for (std::size_t rank = 0; rank < rank_ms.size(); ++rank)
+        r.on_step(RankStepTime{static_cast<std::uint32_t>(rank), step, rank_ms[rank]});
+    };
     outcome = launchEngine(argv, callbacks, cancel);
   }
   if (!outcome) return outcome.error();

@@ -167,6 +167,15 @@ class TestEngineMpi : public QObject {
     QCOMPARE(lines.front(), QString("run %1").arg(static_cast<qint64>(run_.id)));
     QCOMPARE(lines.count("progress 4 4"), 1);  // warm-up + 3 measured; printed once (rank 0 only)
     QCOMPARE(lines.filter(QRegularExpression("^run ")).size(), 1);
+    // Every measured step's time on each of the 4 ranks, once (rank 0 gathers them).
+    const QStringList steps = lines.filter(QRegularExpression("^step "));
+    QCOMPARE(steps.size(), kSteps);
+    for (int s = 0; s < kSteps; ++s) {
+      const QStringList fields = steps[s].split(' ');
+      QCOMPARE(fields.size(), 2 + 4);
+      QCOMPARE(fields[1].toInt(), s);
+      for (int r = 0; r < 4; ++r) QVERIFY(fields[2 + r].toDouble() > 0);
+    }
   }
 
   void theStoreHoldsOneCompleteMpiRunWithItsConfiguration() {

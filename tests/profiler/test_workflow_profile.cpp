@@ -187,15 +187,23 @@ class TestWorkflowProfile : public QObject {
       progress.push_back(std::to_string(done) + "/" + std::to_string(total) + " " + std::string(what));
     };
     callbacks.output = [&](const std::string& line) { output.push_back(line); };
-    auto outcome = profiler::launchEngine(
-        {"/bin/sh", "-c", "echo run 7; echo progress 1 2 warm-up; echo progress 2 2; echo hello; printf tail"},
-        callbacks, nullptr);
+    std::vector<std::pair<std::int64_t, std::vector<double>>> steps;
+    callbacks.step = [&](std::int64_t step, const std::vector<double>& ms) { steps.emplace_back(step, ms); };
+    auto outcome =
+        profiler::launchEngine({"/bin/sh", "-c",
+                                "echo run 7; echo progress 1 2 warm-up; echo step 0 1.5 2.25; "
+                                "echo step x; echo step 1 3 oops; echo progress 2 2; echo hello; printf tail"},
+                               callbacks, nullptr);
     QVERIFY(outcome.ok());
     QCOMPARE(outcome->exit_code, 0);
     QVERIFY(!outcome->cancelled);
     QVERIFY(outcome->run == st::RunId{7});
     QCOMPARE(progress, (std::vector<std::string>{"1/2 warm-up", "2/2 step 2 of 2"}));
-    QCOMPARE(output, (std::vector<std::string>{"hello", "tail"}));
+    // Each rank's step time; a malformed step line is passed on as output.
+    QCOMPARE(steps.size(), std::size_t{1});
+    QCOMPARE(steps.front().first, std::int64_t{0});
+    QCOMPARE(steps.front().second, (std::vector<double>{1.5, 2.25}));
+    QCOMPARE(output, (std::vector<std::string>{"step x", "step 1 3 oops", "hello", "tail"}));
   }
 
   void cancelSendsTheProcessGroupSigusr1() {

@@ -32,6 +32,9 @@ namespace shardscope::profiler {
 struct EngineLaunchCallbacks {
   // "progress <done> <total> [what]" lines; `what` defaults to "step <done> of <total>".
   std::function<void(std::uint64_t done, std::uint64_t total, std::string_view what)> progress;
+  // "step <measured step> <ms of rank 0> <ms of rank 1> ..." lines: every
+  // rank's time of one measured step (the engine prints them with --progress).
+  std::function<void(std::int64_t step, const std::vector<double>& rank_ms)> step;
   // Every other line the launcher or the engine prints on stdout (not "run <id>").
   std::function<void(const std::string& line)> output;
 };
