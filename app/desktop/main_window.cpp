@@ -5,6 +5,7 @@
 #include <QCloseEvent>
 #include <QUndoStack>
 #include <QApplication>
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QKeySequence>
@@ -118,6 +119,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(session_, &PlanningSession::chosenChanged, this, &MainWindow::updateStatus);
   connect(session_, &PlanningSession::sweepStarted, this, &MainWindow::updateStatus);
   connect(document_, &ProjectDocument::filePathChanged, this, &MainWindow::followProjectStore);
+  connect(document_, &ProjectDocument::projectChanged, this, &MainWindow::followProjectStore);
   connect(recent_, &RecentProjects::changed, this, &MainWindow::rebuildRecentMenu);
   updateTitle();
   updateStatus();
@@ -212,6 +214,13 @@ core::Status MainWindow::saveProject() {
 }
 
 core::Status MainWindow::saveProjectAs(const QString& path) {
+  // A recorded store stays the same file: its relative path is rewritten for the new folder.
+  const QString recorded = QString::fromStdString(document_->project().trace_store);
+  if (!recorded.isEmpty() && !QFileInfo(recorded).isAbsolute() && !storePath().isEmpty()) {
+    core::Project p = document_->project();
+    p.trace_store = QFileInfo(path).absoluteDir().relativeFilePath(storePath()).toStdString();
+    if (p.trace_store != document_->project().trace_store) document_->edit(std::move(p), tr("Keep trace store"));
+  }
   core::Status saved = document_->saveAs(path);
   if (saved) recent_->add(document_->filePath());
   return saved;
@@ -306,28 +315,37 @@ bool MainWindow::onSaveAs() {
 void MainWindow::onAbout() { showAboutDialog(this); }
 
 void MainWindow::openStore(const QString& path) {
-  store_chosen_ = true;
-  runs_page_->setStorePath(path, /*create=*/true);
-  measured_page_->setStorePath(storePath());
-  plan_page_->setStorePath(storePath());
-  updateStatus();
+  // Recorded in the project (relative to its folder when it has one), so reopening it finds the store again.
+  const QString project = document_->filePath();
+  const QString given = project.isEmpty()
+                            ? QFileInfo(path).absoluteFilePath()
+                            : QFileInfo(project).absoluteDir().relativeFilePath(QFileInfo(path).absoluteFilePath());
+  core::Project p = document_->project();
+  p.trace_store = given.toStdString();
+  runs_page_->setStorePath(QFileInfo(path).absoluteFilePath(), /*create=*/true);
+  document_->edit(std::move(p), tr("Use trace store %1").arg(QFileInfo(path).fileName()));
+  followProjectStore();
 }
 
 QString MainWindow::storePath() const { return runs_page_->storePath(); }
 
 void MainWindow::followProjectStore() {
-  if (store_chosen_) return;
+  // The project's store: the one it records (relative to its folder), else <project>.runs.sqlite next to it.
   const QString project = document_->filePath();
-  if (project.isEmpty()) {
-    runs_page_->setStorePath({}, false);
-  } else {
-    const QFileInfo info(project);
-    runs_page_->setStorePath(info.absoluteDir().filePath(info.completeBaseName() + QStringLiteral(".runs.sqlite")),
-                             /*create=*/false);
-  }
+  const QString recorded = QString::fromStdString(document_->project().trace_store);
+  QString store;
+  if (!recorded.isEmpty())
+    store = project.isEmpty() || QFileInfo(recorded).isAbsolute()
+                ? recorded
+                : QDir::cleanPath(QFileInfo(project).absoluteDir().filePath(recorded));
+  else if (!project.isEmpty())
+    store = QFileInfo(project).absoluteDir().filePath(QFileInfo(project).completeBaseName() +
+                                                      QStringLiteral(".runs.sqlite"));
+  if (store != runs_page_->storePath()) runs_page_->setStorePath(store, /*create=*/!recorded.isEmpty());
   measured_page_->setStorePath(storePath());
   plan_page_->setStorePath(storePath());
   updateStatus();
+  updateTitle();
 }
 
 void MainWindow::onRenameProject() {
@@ -455,7 +473,9 @@ void MainWindow::showError(const QString& what, const core::Error& error) {
 
 void MainWindow::updateTitle() {
   // "[*]" is where Qt shows the modified marker.
-  setWindowTitle(tr("%1[*] \u2014 ShardScope").arg(document_->displayName()));
+  const QString store =
+      storePath().isEmpty() ? QString() : QStringLiteral(" \u2014 ") + QFileInfo(storePath()).fileName();
+  setWindowTitle(tr("%1[*]%2 \u2014 ShardScope").arg(document_->displayName(), store));
   setWindowModified(document_->isModified());
 }
 

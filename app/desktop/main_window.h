@@ -131,7 +131,6 @@ class MainWindow : public QMainWindow {
   QLabel* status_world_;
   QLabel* status_grid_;
   QLabel* status_store_;
-  bool store_chosen_ = false;  // opened with openStore, not the project's default
   UnsavedAnswer unsaved_answer_ = UnsavedAnswer::Ask;
   JobTracker* access_jobs_;
 };

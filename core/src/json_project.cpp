@@ -58,6 +58,7 @@ nlohmann::ordered_json toJson(const Project& p) {
   j["constraints"] = toJson(p.constraints);
   j["sync_interval"] = p.sync_interval;
   j["target"] = toString(p.target);
+  j["trace_store"] = p.trace_store.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.trace_store);
   if (p.access)
     j["access"] = {{"file", p.access->file}, {"source", p.access->source}, {"tables", p.access->tables}};
   else
@@ -94,6 +95,7 @@ Result<Project> projectFromJson(const nlohmann::json& j, const std::string& sour
     else
       r.fail("/target", "expected \"torchrec\" or \"shardscope\", got \"" + *t + "\"");
   }
+  if (auto s = r.string(j, "", "trace_store", false)) p.trace_store = *s;
   if (const json* a = r.member(j, "", "access", false, ""); a && r.expectObject(*a, "/access")) {
     Project::AttachedAccess attached;
     if (auto s = r.string(*a, "/access", "file", false, true)) attached.file = *s;

@@ -7,6 +7,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QUndoStack>
+#include <QDir>
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
@@ -113,6 +114,35 @@ class TestMainWindow : public QObject {
     QVERIFY2(opened.ok(), opened.ok() ? "" : opened.error().message.c_str());
     QVERIFY(reopened.document()->project() == edited);
     QVERIFY(reopened.windowTitle().startsWith("Round trip"));
+  }
+
+  // A store opened for the project is recorded in it (relative to its folder)
+  // and found again when it is reopened, also after Save As elsewhere.
+  void theProjectRecordsItsTraceStore() {
+    QTemporaryDir dir;
+    QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("stores")) && QDir(dir.path()).mkpath(QStringLiteral("moved")));
+    const QString project = dir.filePath(QStringLiteral("lab.shardscope"));
+    const QString store = dir.filePath(QStringLiteral("stores/shared.sqlite"));
+    MainWindow window;
+    QVERIFY(window.saveProjectAs(project).ok());
+    QCOMPARE(window.storePath(), dir.filePath(QStringLiteral("lab.runs.sqlite")));
+    window.openStore(store);
+    QCOMPARE(window.storePath(), store);
+    QCOMPARE(window.document()->project().trace_store, std::string("stores/shared.sqlite"));
+    QVERIFY(window.windowTitle().contains(QStringLiteral("shared.sqlite")));
+    QVERIFY(window.saveProject().ok());
+    MainWindow reopened;
+    QVERIFY(reopened.openProject(project).ok());
+    QCOMPARE(reopened.storePath(), store);
+    const QString moved = dir.filePath(QStringLiteral("moved/lab.shardscope"));
+    QVERIFY(reopened.saveProjectAs(moved).ok());
+    QCOMPARE(reopened.document()->project().trace_store, std::string("../stores/shared.sqlite"));
+    MainWindow again;
+    QVERIFY(again.openProject(moved).ok());
+    QCOMPARE(again.storePath(), store);
+    // Undo forgets it: back to the store next to the project.
+    window.document()->undoStack()->undo();
+    QCOMPARE(window.storePath(), dir.filePath(QStringLiteral("lab.runs.sqlite")));
   }
 
   void saveWithoutAFileFailsWithoutDialogs() {

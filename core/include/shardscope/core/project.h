@@ -28,6 +28,9 @@ struct Project {
   // The trainer plans are made for (TorchRec's layouts, or any layout for
   // ShardScope's engine): a planning input.
   PlanTarget target = PlanTarget::TorchRec;
+  // The trace store of the project's runs, as given (relative paths are
+  // relative to the project file's folder); "": <project>.runs.sqlite next to it.
+  std::string trace_store;
   // The measured access file whose histograms the model's tables took
   // (applyAccess): where it came from and which tables, for provenance.
   struct AttachedAccess {
