@@ -131,16 +131,18 @@ nlohmann::ordered_json toJson(const AccessFile& a) {
   j["source"] = a.source;
   j["batches"] = a.batches;
   auto& tables = j["tables"] = nlohmann::ordered_json::array();
-  for (const auto& t : a.tables) {
-    nlohmann::ordered_json tj;
-    tj["name"] = t.name;
-    tj["rows"] = t.rows;
-    tj["lookups"] = t.lookups;
-    auto& hot = tj["hot"] = nlohmann::ordered_json::array();
-    for (const auto& [id, count] : t.hot) hot.push_back({id, count});
-    tj["buckets"] = t.buckets;
-    tables.push_back(std::move(tj));
-  }
+  for (const auto& t : a.tables) tables.push_back(toJson(t));
+  return j;
+}
+
+nlohmann::ordered_json toJson(const TableAccess& t) {
+  nlohmann::ordered_json j;
+  j["name"] = t.name;
+  j["rows"] = t.rows;
+  j["lookups"] = t.lookups;
+  auto& hot = j["hot"] = nlohmann::ordered_json::array();
+  for (const auto& [id, count] : t.hot) hot.push_back({id, count});
+  j["buckets"] = t.buckets;
   return j;
 }
 

@@ -15,6 +15,7 @@
 #include "shardscope/planner/cost_model.h"
 #include "shardscope/planner/grid.h"
 #include "shardscope/planner/grid_result.h"
+#include "shardscope/profiler/analysis/measured_vs_predicted.h"
 #include "shardscope/profiler/trace/engine_trace.h"
 #include "analysis_common.h"
 
@@ -548,16 +549,10 @@ int groupRankOf(const core::ShardPlan& plan, int global_rank) {
 core::Result<std::vector<double>> predictedComputeMs(const core::ModelSpec& model, const core::ClusterSpec& cluster,
                                                      const core::ShardPlan& plan,
                                                      const core::Calibration* calibration) {
-  if (plan.sharding_group_size == 0 || plan.world_size == 0 || plan.world_size % plan.sharding_group_size != 0)
-    return core::Error{"plan: sharding group size " + std::to_string(plan.sharding_group_size) +
-                       " does not divide world size " + std::to_string(plan.world_size)};
-  const std::uint32_t gpn = plan.gpus_per_node ? plan.gpus_per_node : std::max<std::uint32_t>(1, cluster.gpus_per_node);
-  const planner::Grid grid = planner::makeGrid(plan.world_size, gpn, plan.sharding_group_size, plan.layout);
-  const planner::CostModel cm(model, cluster, planner::CostConstants::from(cluster, calibration));
-  const planner::GridResult r =
-      planner::evaluatePlacement(cm, grid, plan.tables, core::Constraints{}, plan.target, "measured plan");
+  auto priced = pricePlan(model, cluster, plan, calibration);
+  if (!priced) return priced.error();
   std::vector<double> out(plan.sharding_group_size, 0.0);
-  for (const auto& rr : r.ranks)
+  for (const auto& rr : priced->result.ranks)
     if (rr.group_rank < out.size()) out[rr.group_rank] = rr.fwd_ms + rr.bwd_ms;
   return out;
 }

@@ -312,12 +312,7 @@ core::Status writeTableAccess(core::store::RunWriter& writer, const WorkloadGene
   for (std::uint32_t k = options.warmup; k < options.warmup + options.steps; ++k)
     for (std::uint32_t g = 0; g < (options.all_groups ? R : 1u); ++g)
       ranges.push_back({(std::uint64_t{k} * R + g) * M * B, M * B});
-  for (std::size_t t = 0; t < model.tables.size(); ++t) {
-    const core::TableAccess access = measuredAccess(workload, model.tables[t], t, ranges);
-    const nlohmann::ordered_json j = core::toJson(core::AccessFile{"", 0, {access}})["tables"][0];
-    if (auto st = writer.setTableAccess(access.name, j.dump()); !st) return st;
-  }
-  return core::Ok{};
+  return storeTableAccess(writer, workload, model, ranges);
 }
 
 std::string configJson(const core::ShardPlan& plan, const EmulateOptions& o, std::uint32_t batch_size, unsigned threads,

@@ -249,4 +249,13 @@ core::TableAccess measuredAccess(const WorkloadGenerator& workload, const core::
   return out;
 }
 
+core::Status storeTableAccess(core::store::RunWriter& writer, const WorkloadGenerator& workload,
+                              const core::ModelSpec& model, const std::vector<SampleRange>& ranges) {
+  for (std::size_t t = 0; t < model.tables.size(); ++t) {
+    const core::TableAccess access = measuredAccess(workload, model.tables[t], t, ranges);
+    if (auto s = writer.setTableAccess(access.name, core::toJson(access).dump()); !s) return s;
+  }
+  return core::Ok{};
+}
+
 }  // namespace shardscope::profiler

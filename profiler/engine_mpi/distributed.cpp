@@ -313,12 +313,8 @@ std::string writeTableAccess(const DistributedConfig& config, const Prepared& p,
   std::vector<SampleRange> ranges;
   for (std::uint32_t k = config.warmup; k < config.warmup + config.steps; ++k)
     ranges.push_back({firstSampleOf(k, n, 0, p.batch), n * p.batch});
-  for (std::size_t t = 0; t < p.in.model.tables.size(); ++t) {
-    const core::TableAccess access = measuredAccess(engine.workload(), p.in.model.tables[t], t, ranges);
-    const auto j = core::toJson(core::AccessFile{"", 0, {access}})["tables"][0];
-    if (auto s = writer.setTableAccess(access.name, j.dump()); !s) return s.error().message;
-  }
-  return {};
+  auto stored = storeTableAccess(writer, engine.workload(), p.in.model, ranges);
+  return stored ? std::string() : stored.error().message;
 }
 
 // Rank 0: marks the run complete or failed and writes the summary file.

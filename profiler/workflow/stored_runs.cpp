@@ -53,7 +53,7 @@ core::Result<CalibrationReport> calibrateStoredRuns(const std::string& store_pat
   if (fit.empty()) return core::Error{"no runs to fit", core::ErrorKind::Usage};
   auto supplied = trainerPlanForRun(trainer, *store, fit.front());
   if (!supplied) return supplied.error();
-  return calibrateFromRuns(*store, fit, holdout, *supplied ? &**supplied : nullptr);
+  return calibrateStoredRuns(store_path, fit, holdout, *supplied ? &**supplied : nullptr);
 }
 
 core::Result<CalibrationReport> calibrateStoredRuns(const std::string& store_path, std::span<const st::RunId> fit,

@@ -27,6 +27,7 @@
 #include "project_document.h"
 #include "runs_page.h"
 #include "screenshot.h"
+#include "tiny_project.h"
 #include "shardscope/core/access.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/planner/cost_model.h"
@@ -39,19 +40,11 @@
 using namespace shardscope;
 using namespace shardscope::app;
 namespace st = core::store;
+using test::tinyProject;
 
 namespace {
 
 constexpr int kTimeoutMs = 120000;
-
-core::Project tinyProject() {
-  const std::string data = SHARDSCOPE_TEST_DATA_DIR;
-  core::Project p;
-  p.name = "tiny on 4 CPU ranks";
-  p.model = core::loadModel(data + "/engine/tiny_model.json").value();
-  p.cluster = core::loadCluster(data + "/engine/cpu4.json").value();
-  return p;
-}
 
 // A small emulate request of the tiny project into `store`.
 profiler::ProfileRequest tinyRequest(const QString& store, std::uint32_t steps) {

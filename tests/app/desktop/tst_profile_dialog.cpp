@@ -12,24 +12,18 @@
 #include "runs_page.h"
 #include "run_list_model.h"
 #include "screenshot.h"
+#include "tiny_project.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/store/trace_store.h"
 
 using namespace shardscope;
 using namespace shardscope::app;
 namespace st = core::store;
+using test::tinyProject;
 
 namespace {
 
 constexpr int kTimeoutMs = 60000;
-
-core::Project tinyProject() {
-  const std::string data = SHARDSCOPE_TEST_DATA_DIR;
-  core::Project p;
-  p.model = core::loadModel(data + "/engine/tiny_model.json").value();
-  p.cluster = core::loadCluster(data + "/engine/cpu4.json").value();
-  return p;
-}
 
 }  // namespace
 

@@ -45,6 +45,8 @@ struct AccessFile {
 [[nodiscard]] Result<AccessFile> accessFromJson(const nlohmann::json& j, const std::string& source);
 [[nodiscard]] Result<AccessFile> loadAccessFile(const std::string& path);
 [[nodiscard]] nlohmann::ordered_json toJson(const AccessFile& a);
+// One `tables` entry (what a trace store keeps per table and run).
+[[nodiscard]] nlohmann::ordered_json toJson(const TableAccess& t);
 
 // The bucket of `id` in a table of `rows` rows with `buckets` buckets.
 [[nodiscard]] std::size_t accessBucketOf(std::uint64_t id, std::uint64_t rows, std::size_t buckets);

@@ -49,8 +49,8 @@ struct RunInputs {
 [[nodiscard]] int groupRankOf(const core::ShardPlan& plan, int global_rank);
 
 // The cost model's embedding compute (forward + backward, ms per step) of
-// every group rank of `plan`, priced as the planner prices it
-// (evaluatePlacement with CostConstants::from(cluster, calibration)).
+// every group rank of `plan`, priced as the planner prices it (pricePlan,
+// measured_vs_predicted.h).
 [[nodiscard]] core::Result<std::vector<double>> predictedComputeMs(const core::ModelSpec& model,
                                                                    const core::ClusterSpec& cluster,
                                                                    const core::ShardPlan& plan,

@@ -11,6 +11,7 @@
 #include "shardscope/core/access.h"
 #include "shardscope/core/model.h"
 #include "shardscope/core/result.h"
+#include "shardscope/core/store/run_writer.h"
 
 namespace shardscope::profiler {
 
@@ -92,6 +93,10 @@ struct SampleRange {
 // (exact) and the `hot` most frequent ids. Bounded memory: ids are counted
 // exactly in at most kAccessCountedIds distinct keys; an id seen after that
 // is left out of the hot list (so every hot count is a lower bound).
+// Every table's measuredAccess over `ranges`, stored in the run `writer` writes.
+[[nodiscard]] core::Status storeTableAccess(core::store::RunWriter& writer, const WorkloadGenerator& workload,
+                                            const core::ModelSpec& model, const std::vector<SampleRange>& ranges);
+
 inline constexpr std::size_t kAccessCountedIds = std::size_t{1} << 16;
 [[nodiscard]] core::TableAccess measuredAccess(const WorkloadGenerator& workload, const core::TableSpec& spec,
                                                std::size_t table, const std::vector<SampleRange>& ranges,
