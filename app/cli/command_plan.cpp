@@ -10,14 +10,15 @@
 #include "cli.h"
 #include "common_options.h"
 #include "plan_output.h"
+#include "progress.h"
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/limits.h"
 #include "shardscope/planner/sweep.h"
 
 namespace shardscope::app::cli {
 
 namespace {
 std::atomic<bool> g_cancel{false};
-extern "C" void onSigint(int) { g_cancel.store(true); }
 
 constexpr const char* kPlanHelp = R"(usage: shardscope-cli plan [--project F] [--model M] [--cluster C] [--grid M]
                           [--layout strided|contiguous] [--algorithm NAME] [--calibration F]
@@ -92,12 +93,12 @@ int runPlan(Args args) {
     options.planner.algorithm = *a;
   }
   if (sync_arg) {
-    const auto k = parsePositive(*sync_arg, 1u << 20);
+    const auto k = parsePositive(*sync_arg, core::kMaxSyncInterval);
     if (!k) return usageError("plan: --sync-interval must be a positive integer, got " + *sync_arg);
     options.sync_interval = static_cast<std::uint32_t>(*k);
   }
 
-  std::signal(SIGINT, onSigint);
+  const CancelOnSignals on_signals(g_cancel);
   const bool tty = isatty(STDERR_FILENO);
   auto progress = [&](std::size_t done, std::size_t total) {
     if (tty) std::fprintf(stderr, "\rplanning grid %zu/%zu ", done, total);
@@ -107,7 +108,6 @@ int runPlan(Args args) {
   const planner::SweepResult result =
       planner::sweep(project->model, project->cluster, cal, project->constraints, options, progress, &g_cancel);
   if (tty) std::fprintf(stderr, "\r%40s\r", "");
-  std::signal(SIGINT, SIG_DFL);
   if (result.grids.empty())
     return fail(core::Error{"plan: cancelled before any grid was planned", core::ErrorKind::Cancelled});
   const planner::GridResult& chosen = result.grids.front();
@@ -117,7 +117,11 @@ int runPlan(Args args) {
     printSweep(std::cout, result, *project);
     printGridDetail(std::cout, chosen);
   }
-  if (out_arg) {
+  if (out_arg && result.cancelled) {
+    std::cerr << "plan: cancelled, " << *out_arg << " not written\n";
+  } else if (const std::string why = planner::unpricedReason(chosen); out_arg && !why.empty()) {
+    return fail(core::Error{"plan: " + why + "; " + *out_arg + " not written"});
+  } else if (out_arg) {
     if (auto s = core::writeJsonFile(*out_arg, core::toJson(chosen.plan)); !s) return fail(s.error());
     if (!json) std::cout << "\nplan written to " << *out_arg << "\n";
   }

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "common_options.h"
 #include "progress.h"
+#include "shardscope/core/limits.h"
 #include "shardscope/core/units.h"
 #include "shardscope/profiler/workflow/profile_run.h"
 
@@ -85,8 +86,8 @@ int parseNumbers(const NumberTexts& t, profiler::ProfileRequest& r) {
   const auto warmup = numberOption(t.warmup, 1, 10000, "--warmup", true);
   const auto seed = numberOption(t.seed, 1, ~0ull >> 1, "--seed");
   const auto threads = numberOption(t.threads, 0, 4096, "--threads");
-  const auto batch = numberOption(t.batch, 0, 1u << 24, "--batch");
-  const auto sync = numberOption(t.sync, 0, 1u << 20, "--sync-interval");
+  const auto batch = numberOption(t.batch, 0, core::kMaxBatchPerGpu, "--batch");
+  const auto sync = numberOption(t.sync, 0, core::kMaxSyncInterval, "--sync-interval");
   if (!steps || !warmup || !seed || !threads || !batch || !sync)
     return exitCodeFor(core::Error{"a bad number", core::ErrorKind::Usage});
   r.steps = static_cast<std::uint32_t>(*steps);

@@ -43,8 +43,8 @@ void ProgressBar::update(std::uint64_t done, std::uint64_t total, std::string_vi
   const auto now = std::chrono::steady_clock::now();
   const double fraction = static_cast<double>(done) / static_cast<double>(total);
   const double elapsed = std::chrono::duration<double>(now - start_).count();
-  const std::string eta =
-      done > 0 && done < total ? core::formatDuration(elapsed / fraction - elapsed) : std::string("-");
+  const std::optional<double> left = eta_.update(elapsed, done, total);
+  const std::string eta = left ? core::formatDuration(*left) : std::string("-");
   if (tty_) {
     // At most ~20 redraws a second, but always the last one.
     if (drawn_ && done < total && now - last_draw_ < std::chrono::milliseconds(50)) return;

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "shardscope/core/eta.h"
+
 namespace shardscope::app::cli {
 
 // While it lives, Ctrl-C (SIGINT) and SIGTERM set `flag` instead of killing
@@ -38,6 +40,7 @@ class ProgressBar {
   bool tty_ = false;
   bool drawn_ = false;
   int last_decile_ = -1;
+  core::EtaEstimator eta_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_draw_{};
 };

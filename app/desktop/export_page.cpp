@@ -261,6 +261,8 @@ void ExportPage::refresh() {
 core::Status ExportPage::savePlan(const QString& path) {
   const planner::GridResult* grid = session_->planGrid();
   if (grid == nullptr) return fileError(path, QStringLiteral("not written: there is no plan (no grid fits in memory)"));
+  if (const std::string why = planner::unpricedReason(*grid); !why.empty())
+    return fileError(path, QStringLiteral("not written: ") + QString::fromStdString(why));
   if (auto written = core::writeJsonFile(path.toStdString(), core::toJson(grid->plan)); !written) return written;
   saved_plan_path_ = QFileInfo(path).absoluteFilePath();
   refresh();

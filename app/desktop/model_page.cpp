@@ -28,6 +28,7 @@
 #include <unordered_set>
 
 #include "project_document.h"
+#include "shardscope/core/limits.h"
 #include "shardscope/core/model_csv.h"
 #include "shardscope/report/display_format.h"
 #include "shardscope/report/model_tables.h"
@@ -270,7 +271,7 @@ QWidget* ModelPage::buildSidePanel() {
 
   batch_spin_ = new QSpinBox;
   batch_spin_->setObjectName(QStringLiteral("model.batch"));
-  batch_spin_->setRange(1, 1 << 30);  // as shardscope.model/1 allows
+  batch_spin_->setRange(1, static_cast<int>(core::kMaxBatchPerGpu));  // as shardscope.model/1 allows
   batch_spin_->setGroupSeparatorShown(true);
   batch_spin_->setKeyboardTracking(false);  // one edit per value entered, not per digit
   batch_spin_->setToolTip(tr("Samples per GPU per step; the global batch is this \u00d7 the number of GPUs"));
@@ -354,7 +355,7 @@ void ModelPage::fillSummary(const core::Project& project) {
       name_edit_->setCursorPosition(0);  // show the start of a long name
       name_edit_->setToolTip(qs(m.name));
     }
-    batch_spin_->setValue(static_cast<int>(std::min<std::uint32_t>(m.batch_size_per_gpu, 1u << 30)));
+    batch_spin_->setValue(static_cast<int>(std::min<std::uint64_t>(m.batch_size_per_gpu, core::kMaxBatchPerGpu)));
     optimizer_combo_->setCurrentIndex(optimizer_combo_->findData(static_cast<int>(m.optimizer)));
   }
   const std::uint64_t weights = m.totalWeightBytes();

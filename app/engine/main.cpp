@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "shardscope/app/args.h"
+#include "shardscope/core/limits.h"
 #include "shardscope/core/units.h"
 #include "shardscope/profiler/engine_mpi/distributed.h"
 
@@ -100,7 +101,7 @@ Parsed parseArgs(std::vector<std::string> argv) {
     const std::string& value = option.second;
     auto number = [&](std::uint64_t min, std::uint64_t max) { return numberOption(name, value, min, max, p.error); };
     if (name == "--grid")
-      c.grid = static_cast<std::uint32_t>(number(1, 1u << 24));
+      c.grid = static_cast<std::uint32_t>(number(1, shardscope::core::kMaxWorldSize));
     else if (name == "--steps")
       c.steps = static_cast<std::uint32_t>(number(1, 1u << 30));
     else if (name == "--warmup")
@@ -110,9 +111,9 @@ Parsed parseArgs(std::vector<std::string> argv) {
     else if (name == "--threads")
       c.threads = static_cast<unsigned>(number(1, 4096));
     else if (name == "--sync-interval")
-      c.sync_interval = static_cast<std::uint32_t>(number(1, 1u << 30));
+      c.sync_interval = static_cast<std::uint32_t>(number(1, shardscope::core::kMaxSyncInterval));
     else if (name == "--batch")
-      c.batch = static_cast<std::uint32_t>(number(1, 1u << 30));
+      c.batch = static_cast<std::uint32_t>(number(1, shardscope::core::kMaxBatchPerGpu));
     else if (const auto bytes = shardscope::core::parseSize(value); bytes && *bytes > 0)
       c.memory_budget_bytes = *bytes;
     else if (p.error.empty())

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/limits.h"
 #include "json_reader.h"
 
 namespace shardscope::core {
@@ -16,7 +17,6 @@ using detail::json;
 using detail::JsonReader;
 
 constexpr std::string_view kAccessSchema = "shardscope.access/1";
-constexpr std::uint64_t kMaxRows = std::uint64_t{1} << 48;
 
 void readHot(JsonReader& r, const json& t, const std::string& path, TableAccess& out) {
   const json* hot = r.member(t, path, "hot", false, "");
@@ -102,11 +102,11 @@ Result<AccessFile> accessFromJson(const nlohmann::json& j, const std::string& so
   if (auto x = r.integer(j, "", "batches", false, 0)) a.batches = *x;
   const json* tables = r.member(j, "", "tables", true, "an array of tables");
   if (tables && r.expectArray(*tables, "/tables")) {
-    if (tables->size() > kMaxAccessTables)
+    if (tables->size() > kMaxTables)
       r.fail("/tables",
-             "expected at most " + std::to_string(kMaxAccessTables) + " tables, got " + std::to_string(tables->size()));
+             "expected at most " + std::to_string(kMaxTables) + " tables, got " + std::to_string(tables->size()));
     std::map<std::string, std::size_t> seen;
-    for (std::size_t i = 0; i < tables->size() && i < kMaxAccessTables && r.problemCount() < 20; ++i) {
+    for (std::size_t i = 0; i < tables->size() && i < kMaxTables && r.problemCount() < 20; ++i) {
       a.tables.push_back(readTable(r, (*tables)[i], childPath("/tables", i)));
       const std::string& name = a.tables.back().name;
       if (name.empty()) continue;

@@ -42,6 +42,13 @@ Calibration readCalibrationBody(JsonReader& r, const json& j, const std::string&
       }
       c.coefficients[name] = f;
     }
+    // The cache term needs both its size and its cost: one alone would be ignored, silently.
+    const bool size = c.coefficients.contains("cache_bytes"), cost = c.coefficients.contains("cache_miss_ns");
+    if (size != cost)
+      r.fail(childPath(cpath, size ? "cache_miss_ns" : "cache_bytes"),
+             std::string("missing: the cache term takes cache_bytes and cache_miss_ns together, this calibration "
+                         "has only ") +
+                 (size ? "cache_bytes" : "cache_miss_ns"));
   }
   c.collectives = readCollectiveCurves(r, j, path);
   if (const json* fit = r.member(j, path, "fit", false, ""); fit && r.expectObject(*fit, childPath(path, "fit"))) {

@@ -4,6 +4,7 @@
 
 #include "json_parts.h"
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/limits.h"
 
 namespace shardscope::core {
 
@@ -41,7 +42,7 @@ std::vector<CollectiveCurve> readCollectiveCurves(JsonReader& r, const json& j, 
     CollectiveCurve curve;
     if (auto op = readEnum<std::size_t>(r, c, ipath, "op", kCollectiveOps, true)) curve.op = kCollectiveOps[*op];
     if (auto sc = readEnum<std::size_t>(r, c, ipath, "scope", kScopes, true)) curve.scope = kScopes[*sc];
-    if (auto n = r.integer(c, ipath, "ranks", true, 2, 1u << 24)) curve.ranks = static_cast<std::uint32_t>(*n);
+    if (auto n = r.integer(c, ipath, "ranks", true, 2, kMaxWorldSize)) curve.ranks = static_cast<std::uint32_t>(*n);
     const json* pts = r.member(c, ipath, "points", true, "an array of {bytes, time_us}");
     const std::string ppath = childPath(ipath, "points");
     if (pts && r.expectArray(*pts, ppath)) {
@@ -79,21 +80,25 @@ ClusterSpec readClusterBody(JsonReader& r, const json& j, const std::string& pat
   ClusterSpec c;
   if (!r.expectObject(j, path)) return c;
   if (auto s = r.string(j, path, "name")) c.name = *s;
-  auto nodes = r.integer(j, path, "nodes", true, 1, 1u << 20);
-  auto gpn = r.integer(j, path, "gpus_per_node", true, 1, 1024);
+  const auto nodes = r.integer(j, path, "nodes", true, 1, kMaxWorldSize);
+  const auto gpn = r.integer(j, path, "gpus_per_node", true, 1, kMaxGpusPerNode);
   if (nodes) c.nodes = static_cast<std::uint32_t>(*nodes);
   if (gpn) c.gpus_per_node = static_cast<std::uint32_t>(*gpn);
+  const std::uint64_t world = nodes && gpn ? *nodes * *gpn : 0;
+  const std::string product = nodes && gpn ? std::to_string(*nodes) + " x " + std::to_string(*gpn) : "";
+  if (world > kMaxWorldSize)
+    r.fail(childPath(path, "nodes"), "expected at most " + std::to_string(kMaxWorldSize) +
+                                         " GPUs (nodes x gpus_per_node), got " + product + " = " +
+                                         std::to_string(world));
   // world_size is optional; when given it must agree (catches hand edits of one field).
-  if (auto n = r.integer(j, path, "world_size", false, 1); n && nodes && gpn && *n != *nodes * *gpn) {
-    r.fail(childPath(path, "world_size"), "expected nodes x gpus_per_node = " + std::to_string(*nodes) + " x " +
-                                              std::to_string(*gpn) + " = " + std::to_string(*nodes * *gpn) + ", got " +
-                                              std::to_string(*n));
-  }
+  if (auto n = r.integer(j, path, "world_size", false, 1); n && world && *n != world)
+    r.fail(childPath(path, "world_size"), "expected nodes x gpus_per_node = " + product + " = " +
+                                              std::to_string(world) + ", got " + std::to_string(*n));
   const json* g = r.member(j, path, "gpu", true, "an object describing the GPU kind");
   const std::string gpath = childPath(path, "gpu");
   if (g && r.expectObject(*g, gpath)) {
     if (auto s = r.string(*g, gpath, "name")) c.gpu.name = *s;
-    if (auto x = r.integer(*g, gpath, "hbm_bytes", true, 1)) c.gpu.hbm_bytes = *x;
+    if (auto x = r.integer(*g, gpath, "hbm_bytes", true, 1, kMaxHbmBytes)) c.gpu.hbm_bytes = *x;
     if (auto x = r.number(*g, gpath, "hbm_bandwidth_gbps", true, 0.0, kInf, true)) c.gpu.hbm_bandwidth_gbps = *x;
     if (auto x = r.number(*g, gpath, "peak_dense_tflops", true, 0.0, kInf, true)) c.gpu.peak_dense_tflops = *x;
   }

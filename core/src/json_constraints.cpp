@@ -4,6 +4,7 @@
 
 #include "json_parts.h"
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/limits.h"
 
 namespace shardscope::core {
 
@@ -47,7 +48,7 @@ Constraints readConstraintsBody(JsonReader& r, const json& j, const std::string&
       if (const json* pins = r.member(tj, ipath, "pin_ranks", false, "");
           pins && r.expectArray(*pins, childPath(ipath, "pin_ranks"))) {
         for (std::size_t k = 0; k < pins->size(); ++k)
-          if (auto x = r.integerValue((*pins)[k], childPath(childPath(ipath, "pin_ranks"), k), 0, 1u << 24))
+          if (auto x = r.integerValue((*pins)[k], childPath(childPath(ipath, "pin_ranks"), k), 0, kMaxWorldSize - 1))
             t.pin_ranks.push_back(static_cast<std::uint32_t>(*x));
         auto sorted = t.pin_ranks;
         std::sort(sorted.begin(), sorted.end());
@@ -77,7 +78,7 @@ Constraints readConstraintsBody(JsonReader& r, const json& j, const std::string&
       const std::string ipath = childPath(mpath, i);
       if (!r.expectObject((*caps)[i], ipath)) continue;
       RankMemoryCap cap;
-      if (auto x = r.integer((*caps)[i], ipath, "group_rank", true, 0, 1u << 24))
+      if (auto x = r.integer((*caps)[i], ipath, "group_rank", true, 0, kMaxWorldSize - 1))
         cap.group_rank = static_cast<std::uint32_t>(*x);
       if (auto x = r.integer((*caps)[i], ipath, "bytes", true, 1)) cap.bytes = *x;
       c.rank_memory_caps.push_back(cap);

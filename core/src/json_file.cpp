@@ -38,25 +38,130 @@ Result<T> loadWith(const std::string& path, F from) {
 }
 }  // namespace
 
-Result<nlohmann::json> parseJsonText(std::string_view text, const std::string& source) {
-  try {
-    return nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann's byte is 1-based and points just past the offending character.
-    const std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
-    // nlohmann says "[json.exception.parse_error.101] parse error at line L, column C: <why>"; keep <why>.
-    std::string what = e.what();
-    if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
-    if (auto p = what.find(": "); what.starts_with("parse error at") && p != std::string::npos)
-      what = what.substr(p + 2);
-    return Error{source + ": not valid JSON at " + lineColumn(text, at) + ": " + what, ErrorKind::InvalidInput, source};
-  } catch (const nlohmann::json::out_of_range& e) {
-    // A number beyond a double's range (1e400): nlohmann says where only in its text.
+namespace {
+// Builds the document like nlohmann's own DOM parser, and knows where it is:
+// a duplicate key, a number beyond a double and nesting deeper than
+// kMaxJsonDepth stop the parse with the JSON path of the value.
+class CheckedDomBuilder : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  explicit CheckedDomBuilder(nlohmann::json& root) : root_(root) {}
+
+  bool null() override { return put(nullptr); }
+  bool boolean(bool v) override { return put(v); }
+  bool number_integer(number_integer_t v) override { return put(v); }
+  bool number_unsigned(number_unsigned_t v) override { return put(v); }
+  bool number_float(number_float_t v, const string_t& /*text*/) override { return put(v); }
+  bool string(string_t& v) override { return put(std::move(v)); }
+  bool binary(binary_t& v) override { return put(nlohmann::json::binary(std::move(v))); }
+  bool start_object(std::size_t /*elements*/) override { return open(nlohmann::json::object()); }
+  bool start_array(std::size_t /*elements*/) override { return open(nlohmann::json::array()); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    nlohmann::json& obj = *stack_.back();
+    if (obj.contains(k)) {
+      problem_path_ = detail::childPath(pathHere(), k);
+      problem_ = "duplicate key \"" + k + "\" (each key may appear once in an object)";
+      return false;
+    }
+    keys_.back() = k;
+    pending_.back() = true;
+    member_ = &obj[k];
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string& /*token*/, const nlohmann::detail::exception& e) override {
+    error_position_ = position;
+    problem_path_ = pathOfNext();
     std::string what = e.what();
     if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    return Error{source + ": not valid JSON: " + what + " (numbers must fit a double, |x| < 1.8e308)",
-                 ErrorKind::InvalidInput, source};
+    // nlohmann says "syntax error while parsing value - invalid literal; last read: 'x'"; keep it.
+    if (auto p = what.find(": "); what.starts_with("parse error at") && p != std::string::npos)
+      what = what.substr(p + 2);
+    if (e.id == 406) what += " (numbers must fit a double, |x| < 1.8e308)";
+    syntax_ = what;
+    return false;
   }
+
+  [[nodiscard]] const std::string& problem() const { return problem_; }
+  [[nodiscard]] const std::string& syntax() const { return syntax_; }
+  [[nodiscard]] const std::string& problemPath() const { return problem_path_; }
+  [[nodiscard]] std::size_t errorPosition() const { return error_position_; }
+
+ private:
+  // The path of the container on top of the stack.
+  std::string pathHere() const {
+    std::string path;
+    for (std::size_t i = 0; i + 1 < stack_.size(); ++i)
+      path = stack_[i]->is_array() ? detail::childPath(path, stack_[i]->size() - 1) : detail::childPath(path, keys_[i]);
+    return path;
+  }
+  // The path of the value being read when an error stopped the parse.
+  std::string pathOfNext() const {
+    if (stack_.empty()) return "";
+    const nlohmann::json& top = *stack_.back();
+    if (top.is_array()) return detail::childPath(pathHere(), top.size());
+    return pending_.back() ? detail::childPath(pathHere(), keys_.back()) : pathHere();
+  }
+  nlohmann::json* place(nlohmann::json v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    if (stack_.back()->is_array()) {
+      stack_.back()->push_back(std::move(v));
+      return &stack_.back()->back();
+    }
+    *member_ = std::move(v);
+    pending_.back() = false;
+    return member_;
+  }
+  bool put(nlohmann::json v) {
+    place(std::move(v));
+    return true;
+  }
+  bool open(nlohmann::json v) {
+    if (stack_.size() >= kMaxJsonDepth) {
+      problem_path_ = pathOfNext();
+      problem_ = "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+      return false;
+    }
+    stack_.push_back(place(std::move(v)));
+    keys_.emplace_back();
+    pending_.push_back(false);
+    return true;
+  }
+  bool close() {
+    stack_.pop_back();
+    keys_.pop_back();
+    pending_.pop_back();
+    return true;
+  }
+
+  nlohmann::json& root_;
+  std::vector<nlohmann::json*> stack_;
+  std::vector<std::string> keys_;  // per open container: the object's current key
+  std::vector<bool> pending_;      // per open container: a key was read, its value not yet
+  nlohmann::json* member_ = nullptr;
+  std::string problem_, syntax_, problem_path_;
+  std::size_t error_position_ = 0;
+};
+}  // namespace
+
+Result<nlohmann::json> parseJsonText(std::string_view text, const std::string& source) {
+  nlohmann::json root;
+  CheckedDomBuilder builder(root);
+  const bool ok = nlohmann::json::sax_parse(text.begin(), text.end(), &builder);
+  if (ok) return root;
+  const std::string& path = builder.problemPath();
+  if (!builder.problem().empty()) {
+    const std::string at = path.empty() ? "/" : path;
+    return Error{source + ": " + at + ": " + builder.problem(), ErrorKind::InvalidInput, source, at};
+  }
+  // nlohmann's position is 1-based and points just past the offending character.
+  const std::size_t at = builder.errorPosition() > 0 ? builder.errorPosition() - 1 : 0;
+  return Error{source + ": not valid JSON at " + lineColumn(text, at) + (path.empty() ? "" : " (" + path + ")") + ": " +
+                   builder.syntax(),
+               ErrorKind::InvalidInput, source, path};
 }
 
 Result<std::string> detail::readWholeFile(const std::string& path, std::string_view kind,

@@ -5,6 +5,8 @@
 
 #include "json_parts.h"
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/limits.h"
+#include "shardscope/core/summary.h"
 
 namespace shardscope::core {
 
@@ -26,12 +28,12 @@ PoolingSpec readPooling(JsonReader& r, const json& t, const std::string& path) {
   if (!v) return p;  // default: one id per sample
   const std::string ppath = childPath(path, "pooling");
   if (v->is_number()) {  // shorthand: a fixed multi-hot size
-    if (auto m = r.numberValue(*v, ppath, 0.0, kInf, true)) p.mean = *m;
+    if (auto m = r.numberValue(*v, ppath, 0.0, kMaxPooling, true)) p.mean = *m;
     return p;
   }
   if (!r.expectObject(*v, ppath)) return p;
   if (auto k = detail::readEnum<PoolingKind>(r, *v, ppath, "kind", kPoolingKinds, false)) p.kind = *k;
-  if (auto m = r.number(*v, ppath, "mean", true, 0.0, kInf, true)) p.mean = *m;
+  if (auto m = r.number(*v, ppath, "mean", true, 0.0, kMaxPooling, true)) p.mean = *m;
   if (p.kind == PoolingKind::Uniform) {
     if (auto s = r.number(*v, ppath, "spread", true, 0.0, kInf)) {
       p.spread = *s;
@@ -91,9 +93,9 @@ TableSpec readTable(JsonReader& r, const json& t, const std::string& path) {
   TableSpec spec;
   if (!r.expectObject(t, path)) return spec;
   if (auto s = r.string(t, path, "name")) spec.name = *s;
-  if (auto x = r.integer(t, path, "rows", true, 1)) spec.rows = *x;
+  if (auto x = r.integer(t, path, "rows", true, 1, kMaxRows)) spec.rows = *x;
   if (const json* d = r.member(t, path, "dim", true, "a positive multiple of 4")) {
-    auto x = r.integerValue(*d, childPath(path, "dim"), 1, 65536);
+    auto x = r.integerValue(*d, childPath(path, "dim"), 1, kMaxDim);
     if (x && *x % 4 != 0)
       r.fail(childPath(path, "dim"), "expected a positive multiple of 4, got " + describe(*d));
     else if (x)
@@ -102,6 +104,10 @@ TableSpec readTable(JsonReader& r, const json& t, const std::string& path) {
   if (auto d = detail::readEnum<DType>(r, t, path, "dtype", kDTypes, false)) spec.dtype = *d;
   spec.pooling = readPooling(r, t, path);
   spec.access = readAccess(r, t, path);
+  if (spec.rows && spec.dim && spec.weightBytes() > kMaxTableBytes)
+    r.fail(path, "expected a table of at most " + formatBytes(kMaxTableBytes) +
+                     " of weights (rows x dim x dtype bytes), got " + std::to_string(spec.rows) + " x " +
+                     std::to_string(spec.dim) + " x " + std::to_string(dtypeBytes(spec.dtype)) + " bytes");
   return spec;
 }
 }  // namespace
@@ -112,13 +118,13 @@ ModelSpec readModelBody(JsonReader& r, const json& j, const std::string& path) {
   ModelSpec m;
   if (!r.expectObject(j, path)) return m;
   if (auto s = r.string(j, path, "name")) m.name = *s;
-  if (auto x = r.integer(j, path, "batch_size_per_gpu", true, 1, 1u << 30))
+  if (auto x = r.integer(j, path, "batch_size_per_gpu", true, 1, kMaxBatchPerGpu))
     m.batch_size_per_gpu = static_cast<std::uint32_t>(*x);
   if (auto o = readEnum<Optimizer>(r, j, path, "optimizer", kOptimizers, false)) m.optimizer = *o;
   if (const json* d = r.member(j, path, "dense", false, "")) {
     const std::string dpath = childPath(path, "dense");
     if (r.expectObject(*d, dpath)) {
-      if (auto x = r.integer(*d, dpath, "parameters", true, 0)) m.dense.parameters = *x;
+      if (auto x = r.integer(*d, dpath, "parameters", true, 0, kMaxDenseParameters)) m.dense.parameters = *x;
       if (auto x = r.number(*d, dpath, "flops_per_sample", true, 0.0, kInf)) m.dense.flops_per_sample = *x;
     }
   }
@@ -126,9 +132,12 @@ ModelSpec readModelBody(JsonReader& r, const json& j, const std::string& path) {
   const std::string tpath = childPath(path, "tables");
   if (tables && r.expectArray(*tables, tpath)) {
     if (tables->empty()) r.fail(tpath, "expected at least one table");
+    if (tables->size() > kMaxTables)
+      r.fail(tpath,
+             "expected at most " + std::to_string(kMaxTables) + " tables, got " + std::to_string(tables->size()));
     std::unordered_map<std::string, std::size_t> seen;
-    m.tables.reserve(tables->size());
-    for (std::size_t i = 0; i < tables->size(); ++i) {
+    m.tables.reserve(std::min<std::size_t>(tables->size(), kMaxTables));
+    for (std::size_t i = 0; i < tables->size() && i < kMaxTables; ++i) {
       m.tables.push_back(readTable(r, (*tables)[i], childPath(tpath, i)));
       const std::string& name = m.tables.back().name;
       if (name.empty()) continue;
@@ -137,6 +146,11 @@ ModelSpec readModelBody(JsonReader& r, const json& j, const std::string& path) {
         r.fail(childPath(childPath(tpath, i), "name"),
                "expected a unique table name, \"" + name + "\" is also at " + childPath(tpath, it->second));
     }
+    std::optional<std::uint64_t> total = 0;
+    for (const auto& t : m.tables)
+      if (total) total = addChecked(*total, t.weightBytes());
+    if (!total || *total > kMaxModelBytes)
+      r.fail(tpath, "expected at most " + formatBytes(kMaxModelBytes) + " of embedding weights in all tables together");
   }
   return m;
 }

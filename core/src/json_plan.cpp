@@ -7,6 +7,7 @@
 
 #include "json_parts.h"
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/limits.h"
 #include "shardscope/core/torchrec_sharding.h"
 
 namespace shardscope::core {
@@ -96,8 +97,8 @@ TablePlacement readTablePlacement(JsonReader& r, const json& t, const std::strin
   TablePlacement p;
   if (!r.expectObject(t, path)) return p;
   if (auto s = r.string(t, path, "name")) p.name = *s;
-  if (auto x = r.integer(t, path, "rows", true, 1)) p.rows = *x;
-  if (auto x = r.integer(t, path, "dim", true, 1, 65536)) {
+  if (auto x = r.integer(t, path, "rows", true, 1, kMaxRows)) p.rows = *x;
+  if (auto x = r.integer(t, path, "dim", true, 1, kMaxDim)) {
     if (*x % 4) r.fail(childPath(path, "dim"), "expected a positive multiple of 4, got " + std::to_string(*x));
     p.dim = static_cast<std::uint32_t>(*x);
   }
@@ -122,8 +123,8 @@ TablePlacement readTablePlacement(JsonReader& r, const json& t, const std::strin
     Shard s;
     if (auto x = r.integer(sj, ipath, "group_rank", true, 0, group_size ? group_size - 1 : 0))
       s.group_rank = static_cast<std::uint32_t>(*x);
-    if (auto x = r.integer(sj, ipath, "row_offset", true, 0)) s.row_offset = *x;
-    if (auto x = r.integer(sj, ipath, "rows", true, 0)) {
+    if (auto x = r.integer(sj, ipath, "row_offset", true, 0, kMaxRows)) s.row_offset = *x;
+    if (auto x = r.integer(sj, ipath, "rows", true, 0, kMaxRows)) {
       s.rows = *x;
       const bool row_blocks = p.sharding_type == ShardingType::RowWise ||
                               p.sharding_type == ShardingType::TableRowWise ||
@@ -133,8 +134,9 @@ TablePlacement readTablePlacement(JsonReader& r, const json& t, const std::strin
                                                      "grid_shard row blocks may be empty), got 0 for a ") +
                                              toString(p.sharding_type) + " table");
     }
-    if (auto x = r.integer(sj, ipath, "col_offset", true, 0, 65535)) s.col_offset = static_cast<std::uint32_t>(*x);
-    if (auto x = r.integer(sj, ipath, "cols", true, 1, 65536)) s.cols = static_cast<std::uint32_t>(*x);
+    if (auto x = r.integer(sj, ipath, "col_offset", true, 0, kMaxDim - 1))
+      s.col_offset = static_cast<std::uint32_t>(*x);
+    if (auto x = r.integer(sj, ipath, "cols", true, 1, kMaxDim)) s.cols = static_cast<std::uint32_t>(*x);
     if (p.rows && s.row_offset + s.rows > p.rows)
       r.fail(ipath, "expected rows [row_offset, row_offset + rows) inside the table's " + std::to_string(p.rows) +
                         " rows, got [" + std::to_string(s.row_offset) + ", " + std::to_string(s.row_offset + s.rows) +
@@ -265,14 +267,17 @@ Result<ShardPlan> planFromJson(const nlohmann::json& j, const std::string& sourc
     else
       r.fail("/target", "expected \"torchrec\" or \"shardscope\", got \"" + *t + "\"");
   }
-  if (auto x = r.integer(j, "", "world_size", true, 1, 1u << 24)) p.world_size = static_cast<std::uint32_t>(*x);
-  if (auto x = r.integer(j, "", "gpus_per_node", true, 1, 1024)) p.gpus_per_node = static_cast<std::uint32_t>(*x);
-  if (auto x = r.integer(j, "", "sync_interval", false, 1, 1000000)) p.sync_interval = static_cast<std::uint32_t>(*x);
+  if (auto x = r.integer(j, "", "world_size", true, 1, kMaxWorldSize)) p.world_size = static_cast<std::uint32_t>(*x);
+  if (auto x = r.integer(j, "", "gpus_per_node", true, 1, kMaxGpusPerNode))
+    p.gpus_per_node = static_cast<std::uint32_t>(*x);
+  if (auto x = r.integer(j, "", "sync_interval", false, 1, kMaxSyncInterval))
+    p.sync_interval = static_cast<std::uint32_t>(*x);
   const json* grid = r.member(j, "", "grid", true, "an object {sharding_group_size, replicas, layout}");
   if (grid && r.expectObject(*grid, "/grid")) {
-    if (auto x = r.integer(*grid, "/grid", "sharding_group_size", true, 1, 1u << 24))
+    if (auto x = r.integer(*grid, "/grid", "sharding_group_size", true, 1, kMaxWorldSize))
       p.sharding_group_size = static_cast<std::uint32_t>(*x);
-    if (auto x = r.integer(*grid, "/grid", "replicas", true, 1, 1u << 24)) p.replicas = static_cast<std::uint32_t>(*x);
+    if (auto x = r.integer(*grid, "/grid", "replicas", true, 1, kMaxWorldSize))
+      p.replicas = static_cast<std::uint32_t>(*x);
     if (auto l = r.string(*grid, "/grid", "layout")) {
       if (auto layout = rankLayoutFromString(*l))
         p.layout = *layout;
@@ -291,7 +296,7 @@ Result<ShardPlan> planFromJson(const nlohmann::json& j, const std::string& sourc
   const bool shape_ok = r.ok();
   if (shape_ok && grid) {
     const std::uint32_t L = nodeGroupSize(N, p.gpus_per_node, M, p.layout);
-    if (auto x = r.integer(*grid, "/grid", "node_group_size", false, 1, 1u << 24); x && *x != L)
+    if (auto x = r.integer(*grid, "/grid", "node_group_size", false, 1, kMaxWorldSize); x && *x != L)
       r.fail("/grid/node_group_size", "expected " + std::to_string(L) + ", the node group size of " +
                                           std::to_string(N) + " GPUs (" + std::to_string(p.gpus_per_node) +
                                           " per node) as " + std::to_string(M) + " x " + std::to_string(R) + " " +
@@ -320,8 +325,11 @@ Result<ShardPlan> planFromJson(const nlohmann::json& j, const std::string& sourc
   const json* tables = r.member(j, "", "tables", true, "an array of tables");
   if (tables && r.expectArray(*tables, "/tables")) {
     if (tables->empty()) r.fail("/tables", "expected at least one table");
+    if (tables->size() > kMaxTables)
+      r.fail("/tables",
+             "expected at most " + std::to_string(kMaxTables) + " tables, got " + std::to_string(tables->size()));
     std::unordered_map<std::string, std::size_t> seen;
-    for (std::size_t i = 0; i < tables->size(); ++i) {
+    for (std::size_t i = 0; i < tables->size() && i < kMaxTables; ++i) {
       p.tables.push_back(readTablePlacement(r, (*tables)[i], childPath("/tables", i), M));
       const std::string& name = p.tables.back().name;
       if (name.empty()) continue;

@@ -5,6 +5,7 @@
 
 #include "json_parts.h"
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/limits.h"
 #include "shardscope/core/presets.h"
 
 namespace shardscope::core {
@@ -111,7 +112,7 @@ Result<Project> projectFromJson(const nlohmann::json& j, const std::string& sour
     p.access = std::move(attached);
   }
   if (const json* g = r.member(j, "", "chosen_grid", false, ""); g && r.expectObject(*g, "/chosen_grid")) {
-    if (auto m = r.integer(*g, "/chosen_grid", "sharding_group_size", true, 1, 1u << 24)) {
+    if (auto m = r.integer(*g, "/chosen_grid", "sharding_group_size", true, 1, kMaxWorldSize)) {
       const std::uint32_t n = p.cluster.worldSize();
       if (n && n % *m != 0)
         r.fail("/chosen_grid/sharding_group_size",

@@ -1,5 +1,7 @@
 #include "shardscope/core/model.h"
 
+#include "shardscope/core/limits.h"
+
 namespace shardscope::core {
 
 int dtypeBytes(DType t) {
@@ -42,11 +44,15 @@ const char* toString(Optimizer o) {
   return "?";
 }
 
-std::uint64_t TableSpec::weightBytes() const { return rows * dim * static_cast<std::uint64_t>(dtypeBytes(dtype)); }
+// Saturates at UINT64_MAX: the readers refuse such tables, a model built in code cannot wrap.
+std::uint64_t TableSpec::weightBytes() const {
+  const auto b = mulChecked(rows, std::uint64_t{dim} * static_cast<std::uint64_t>(dtypeBytes(dtype)));
+  return b ? *b : UINT64_MAX;
+}
 
 std::uint64_t ModelSpec::totalWeightBytes() const {
   std::uint64_t total = 0;
-  for (const auto& t : tables) total += t.weightBytes();
+  for (const auto& t : tables) total = addChecked(total, t.weightBytes()).value_or(UINT64_MAX);
   return total;
 }
 

@@ -17,6 +17,7 @@
 
 #include "json_reader.h"
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/limits.h"
 
 namespace shardscope::core {
 
@@ -26,10 +27,9 @@ using detail::describe;
 using detail::json;
 using detail::JsonReader;
 
-constexpr std::uint64_t kMaxRank = (1u << 24) - 1;  // world sizes are at most 2^24
-constexpr std::uint64_t kMaxRows = 1ull << 48;
-constexpr std::uint64_t kMaxColOffset = 65535;
-constexpr std::uint64_t kMaxCols = 65536;
+constexpr std::uint64_t kMaxRank = kMaxWorldSize - 1;
+constexpr std::uint64_t kMaxColOffset = kMaxDim - 1;
+constexpr std::uint64_t kMaxCols = kMaxDim;
 
 // Message text from pieces; numbers are spelled with std::to_string. (Appending
 // avoids GCC 12's false -Wrestrict on "literal" + std::to_string(x).)
@@ -324,6 +324,8 @@ Result<ShardPlan> shardPlanFromTorchRec(const nlohmann::json& j, const std::stri
   const std::uint32_t N = o.world_size ? o.world_size : M;
   if (N > kMaxRank + 1)
     r.fail("", cat("expected world_size in [1, ", kMaxRank + 1, "], got ", N));
+  else if (M > N)
+    r.fail("/plan", cat("expected ranks below the world size ", N, ", the plan places a shard on rank ", M - 1));
   else if (N % M != 0)
     r.fail("/plan", cat("expected world_size ", N, " to be a multiple of the sharding group size M = ", M,
                         " (group ranks 0..", M - 1, " in the plan)"));

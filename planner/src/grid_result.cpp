@@ -103,6 +103,25 @@ double stepMsAtSyncInterval(const GridResult& r, std::uint32_t k) {
   return r.step.step_ms - sync + sync * planned / std::max<std::uint32_t>(1, k);
 }
 
+std::string unpricedReason(const GridResult& r) {
+  const std::pair<const char*, double> parts[] = {
+      {"embedding compute", r.step.embedding_ms},      {"all-to-all", r.step.all_to_all_ms},
+      {"replica sync", r.step.replica_sync_ms},        {"dense", r.step.dense_ms},
+      {"dense all-reduce", r.step.dense_allreduce_ms}, {"step", r.step.step_ms},
+      {"slowest rank's load", r.max_load_ms}};
+  std::string bad;
+  for (const auto& [name, v] : parts)
+    if (!std::isfinite(v)) bad += std::string(bad.empty() ? "" : ", ") + name + " " + (std::isnan(v) ? "NaN" : "inf");
+  for (const auto& rank : r.ranks)
+    if (!std::isfinite(rank.load_ms) || !std::isfinite(rank.served_comm_ms)) {
+      bad += std::string(bad.empty() ? "" : ", ") + "group rank " + std::to_string(rank.group_rank) + "'s load";
+      break;
+    }
+  if (bad.empty()) return {};
+  return "grid M = " + std::to_string(r.grid.group_size) + ", R = " + std::to_string(r.grid.replicas) +
+         " cannot be priced (" + bad + " ms): a constant of the cluster or the calibration is out of any real range";
+}
+
 std::uint64_t GridResult::peakMemoryBytes() const {
   std::uint64_t most = 0;
   for (const auto& r : ranks) most = std::max(most, r.memory_bytes);

@@ -49,6 +49,7 @@ struct State {
   double uniform_load = 0;  // data-parallel tables: the same on every rank
   std::uint64_t uniform_mem = 0;
   std::vector<std::uint64_t> cap;
+  double bound = 0;  // lower bound on the slowest rank's load, over the options that fit min(cap)
   std::vector<std::vector<int>> rank_pieces;
   std::set<std::pair<double, std::uint32_t>> by_load;
   std::unordered_set<std::uint64_t> occupied;                        // (table << 32) | rank
@@ -274,8 +275,8 @@ struct State {
   }
 };
 
-State makeState(const CostModel& model, const Grid& grid, const core::Constraints& constraints,
-                core::PlanTarget target) {
+State makeState(const CostModel& model, const Grid& grid, const core::Constraints& constraints, core::PlanTarget target,
+                const std::atomic<bool>* cancel) {
   State s;
   s.model = &model;
   s.grid = &grid;
@@ -297,6 +298,7 @@ State makeState(const CostModel& model, const Grid& grid, const core::Constraint
   const std::uint64_t cap = *std::min_element(s.cap.begin(), s.cap.end());
   s.options_ptr = std::make_shared<const std::vector<TableChoices>>(
       detail::enumerateAllOptions(model, grid, s.gc, constraints, target, cap));
+  s.bound = detail::lowerBoundOf(s.choices(), s.M, cap, cancel);
   s.piece_count.assign(T, 0);
   s.chosen.assign(T, 0);
   s.table_pieces.resize(T);
@@ -408,6 +410,7 @@ void improve(State& s, const PlannerOptions& opt) {
   const auto start = Clock::now();
   for (std::uint32_t step = 0; step < opt.max_improvement_steps; ++step) {
     if (std::chrono::duration<double, std::milli>(Clock::now() - start).count() > opt.time_budget_ms) break;
+    if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) break;
     if (!improveOnce(s)) break;
   }
 }
@@ -415,7 +418,7 @@ void improve(State& s, const PlannerOptions& opt) {
 State optimized(const State& proto, const PlannerOptions& opt) {
   State s = proto;
   const std::uint64_t cap = *std::min_element(s.cap.begin(), s.cap.end());
-  const double lb = detail::lowerBoundOf(s.choices(), s.M, cap);
+  const double lb = s.bound;
   std::vector<int> ids;
   for (std::uint32_t t = 0; t < s.choices().size(); ++t) {
     const auto& options = s.choices()[t].options;
@@ -518,9 +521,7 @@ State baseline(const State& proto, Algorithm algo, std::uint64_t seed) {
 
 GridResult finish(const State& s, const CostModel& model, const Grid& grid, const core::Constraints& constraints,
                   Algorithm algo) {
-  GridResult r =
-      evaluatePlacement(model, grid, s.placements(), constraints, s.target, toString(algo),
-                        detail::lowerBoundOf(s.choices(), s.M, *std::min_element(s.cap.begin(), s.cap.end())));
+  GridResult r = evaluatePlacement(model, grid, s.placements(), constraints, s.target, toString(algo), s.bound);
   std::vector<std::string> problems;
   for (const auto& c : constraints.tables) {
     const auto& tables = model.model().tables;
@@ -562,15 +563,22 @@ double lowerBoundMs(const CostModel& model, const Grid& grid, const core::Constr
 
 GridResult planGrid(const CostModel& model, const Grid& grid, const core::Constraints& constraints,
                     const PlannerOptions& options) {
-  const State proto = makeState(model, grid, constraints, options.target);
+  const auto stopped = [&] { return options.cancel && options.cancel->load(); };
+  const auto cancelled = [&] {
+    GridResult r;
+    r.grid = grid;
+    r.cancelled = true;
+    return r;
+  };
+  const State proto = makeState(model, grid, constraints, options.target, options.cancel);
+  if (stopped()) return cancelled();
   if (options.algorithm != Algorithm::Optimized)
     return finish(baseline(proto, options.algorithm, options.seed), model, grid, constraints, options.algorithm);
   State best = optimized(proto, options);
-  const double bound =
-      detail::lowerBoundOf(proto.choices(), proto.M, *std::min_element(proto.cap.begin(), proto.cap.end()));
-  if (options.compare_baselines && best.maxLoad() > bound * (1 + 1e-9)) {  // at the bound nothing can beat it
+  if (options.compare_baselines && best.maxLoad() > proto.bound * (1 + 1e-9)) {  // at the bound nothing can beat it
     // Never worse than the greedy heuristics: improve the best of them too and keep the winner.
     for (auto algo : {Algorithm::TorchRecGreedy, Algorithm::SizeLookupGreedy, Algorithm::LookupGreedy}) {
+      if (stopped()) return cancelled();
       State b = baseline(proto, algo, options.seed);
       if (b.maxLoad() < best.maxLoad() * (1 - 1e-12)) {
         improve(b, options);
@@ -578,6 +586,7 @@ GridResult planGrid(const CostModel& model, const Grid& grid, const core::Constr
       }
     }
   }
+  if (stopped()) return cancelled();
   return finish(best, model, grid, constraints, Algorithm::Optimized);
 }
 

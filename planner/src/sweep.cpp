@@ -28,7 +28,13 @@ SweepResult sweep(const core::ModelSpec& model, const core::ClusterSpec& cluster
       out.cancelled = true;
       break;
     }
-    GridResult r = planGrid(cost, grids[i], constraints, options.planner);
+    PlannerOptions planner = options.planner;
+    if (cancel) planner.cancel = cancel;
+    GridResult r = planGrid(cost, grids[i], constraints, planner);
+    if (r.cancelled) {
+      out.cancelled = true;
+      break;
+    }
     if (calibration) r.plan.provenance.calibration = calibration->source;
     out.grids.push_back(std::move(r));
     if (progress && !progress(i + 1, grids.size())) {

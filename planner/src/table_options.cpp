@@ -278,7 +278,8 @@ std::vector<TableChoices> enumerateAllOptions(const CostModel& model, const Grid
   return out;
 }
 
-double lowerBoundOf(const std::vector<TableChoices>& choices, std::uint32_t M, std::uint64_t capacity) {
+double lowerBoundOf(const std::vector<TableChoices>& choices, std::uint32_t M, std::uint64_t capacity,
+                    const std::atomic<bool>* cancel) {
   // Per option: its total, its largest and smallest piece, whether it puts a
   // piece on every rank (row-wise over the group, data-parallel).
   struct Opt {
@@ -317,6 +318,7 @@ double lowerBoundOf(const std::vector<TableChoices>& choices, std::uint32_t M, s
   for (std::size_t i = 0; i + 1 < breaks.size(); ++i) {
     const double T0 = breaks[i];
     if (T0 < biggest) continue;
+    if (cancel && i % 64 == 0 && cancel->load(std::memory_order_relaxed)) return T0;
     double sum = 0, floor = 0, heaviest = 0;
     for (const auto& opts : usable) {
       double best_total = std::numeric_limits<double>::infinity(), piece = std::numeric_limits<double>::infinity();

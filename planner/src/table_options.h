@@ -4,6 +4,7 @@
 // lower bound so both reason about the same choices.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -67,7 +68,8 @@ struct TableChoices {
 
 // max(sum of each table's cheapest total / M, largest indivisible piece), over
 // the options whose pieces fit `capacity` (all options for a table none of whose do).
+// *cancel stops it early; the value is then meaningless (the caller drops it).
 [[nodiscard]] double lowerBoundOf(const std::vector<TableChoices>& choices, std::uint32_t group_size,
-                                  std::uint64_t capacity);
+                                  std::uint64_t capacity, const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace shardscope::planner::detail

@@ -22,34 +22,24 @@ namespace shardscope::profiler {
 namespace {
 namespace fs = std::filesystem;
 
-// Follows one launched process group: reads its stdout line by line and
-// escalates a cancel from SIGUSR1 to SIGTERM and SIGKILL.
+constexpr std::size_t kStderrTailLines = 40;
+
+// Follows one launched process group: reads its stdout and stderr line by
+// line and escalates a cancel from SIGUSR1 to SIGTERM and SIGKILL.
 class LaunchFollower {
  public:
-  LaunchFollower(pid_t pid, int fd, const EngineLaunchCallbacks& callbacks, const std::atomic<bool>* cancel)
-      : pid_(pid), fd_(fd), callbacks_(callbacks), cancel_(cancel) {}
+  LaunchFollower(pid_t pid, int out_fd, int err_fd, const EngineLaunchCallbacks& callbacks,
+                 const std::atomic<bool>* cancel)
+      : pid_(pid), fds_{out_fd, err_fd}, callbacks_(callbacks), cancel_(cancel) {}
 
   EngineLaunchOutcome run() {
-    for (bool eof = false; !eof;) {
+    while (fds_[0] >= 0 || fds_[1] >= 0) {
       escalateCancel();
-      pollfd p{fd_, POLLIN, 0};
-      const int n = poll(&p, 1, 200);
-      if (n <= 0) continue;  // a timeout, or EINTR
-      char chunk[4096];
-      const ssize_t got = read(fd_, chunk, sizeof chunk);
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) {
-        eof = true;
-        break;
-      }
-      buffer_.append(chunk, static_cast<std::size_t>(got));
-      for (std::size_t nl; (nl = buffer_.find('\n')) != std::string::npos;) {
-        handleLine(buffer_.substr(0, nl));
-        buffer_.erase(0, nl + 1);
-      }
+      pollfd p[2] = {{fds_[0], POLLIN, 0}, {fds_[1], POLLIN, 0}};  // a negative fd is ignored
+      if (poll(p, 2, 200) <= 0) continue;                          // a timeout, or EINTR
+      for (int i = 0; i < 2; ++i)
+        if (fds_[i] >= 0 && p[i].revents != 0) readFrom(i);
     }
-    if (!buffer_.empty()) handleLine(buffer_);
-    close(fd_);
     int status = 0;
     while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
@@ -72,6 +62,37 @@ class LaunchFollower {
     } else if (escalation_ == 1 && waited > std::chrono::seconds(45)) {
       escalation_ = 2;
       kill(-pid_, SIGKILL);
+    }
+  }
+
+  void readFrom(int i) {
+    char chunk[4096];
+    const ssize_t got = read(fds_[i], chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR) return;
+    if (got <= 0) {  // end of the stream (or an error: the same for us)
+      if (!buffers_[i].empty()) line(i, buffers_[i]);
+      buffers_[i].clear();
+      close(fds_[i]);
+      fds_[i] = -1;
+      return;
+    }
+    std::string& buffer = buffers_[i];
+    buffer.append(chunk, static_cast<std::size_t>(got));
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = buffer.find('\n', start)) != std::string::npos; start = nl + 1)
+      line(i, buffer.substr(start, nl - start));
+    buffer.erase(0, start);
+  }
+
+  void line(int stream, const std::string& text) {
+    if (stream == 0) return handleLine(text);
+    out_.stderr_tail.push_back(text);
+    if (out_.stderr_tail.size() > kStderrTailLines) out_.stderr_tail.erase(out_.stderr_tail.begin());
+    if (callbacks_.error_output) {
+      callbacks_.error_output(text);
+    } else {
+      const std::string l = text + "\n";
+      (void)!write(STDERR_FILENO, l.data(), l.size());
     }
   }
 
@@ -110,19 +131,23 @@ class LaunchFollower {
   }
 
   pid_t pid_;
-  int fd_;
+  int fds_[2];  // stdout, stderr; -1 once closed
   const EngineLaunchCallbacks& callbacks_;
   const std::atomic<bool>* cancel_;
   EngineLaunchOutcome out_;
-  std::string buffer_;
+  std::string buffers_[2];
   std::chrono::steady_clock::time_point cancel_sent_{};
   int escalation_ = 0;  // 0 SIGUSR1 sent, 1 SIGTERM sent, 2 SIGKILL sent
 };
 }  // namespace
 
-std::vector<std::string> launcherCommand(const std::optional<std::string>& launcher, std::uint32_t world_size) {
+bool runningAsRoot() { return geteuid() == 0; }
+
+std::vector<std::string> launcherCommand(const std::optional<std::string>& launcher, std::uint32_t world_size,
+                                         bool as_root) {
   std::string text = launcher.value_or("mpirun -np {N}");
   if (!launcher && world_size > std::max(1u, std::thread::hardware_concurrency())) text += " --oversubscribe";
+  if (!launcher && as_root) text += " --allow-run-as-root";
   std::istringstream in(text);
   std::vector<std::string> words;
   for (std::string w; in >> w;) {
@@ -149,14 +174,19 @@ core::Result<EngineLaunchOutcome> launchEngine(const std::vector<std::string>& a
                                                const EngineLaunchCallbacks& callbacks,
                                                const std::atomic<bool>* cancel) {
   if (argv.empty()) return core::Error{"no launcher command", core::ErrorKind::Usage};
-  int fds[2];
+  int fds[2], efds[2];
   if (pipe(fds) != 0)
     return core::Error{std::string("cannot create a pipe: ") + std::strerror(errno), core::ErrorKind::Io};
+  if (pipe(efds) != 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return core::Error{std::string("cannot create a pipe: ") + std::strerror(errno), core::ErrorKind::Io};
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
-  posix_spawn_file_actions_addclose(&actions, fds[1]);
+  posix_spawn_file_actions_adddup2(&actions, efds[1], STDERR_FILENO);
+  for (int fd : {fds[0], fds[1], efds[0], efds[1]}) posix_spawn_file_actions_addclose(&actions, fd);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
@@ -169,11 +199,23 @@ core::Result<EngineLaunchOutcome> launchEngine(const std::vector<std::string>& a
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   close(fds[1]);
+  close(efds[1]);
   if (rc != 0) {
     close(fds[0]);
+    close(efds[0]);
     return core::Error{"cannot start the launcher '" + argv.front() + "': " + std::strerror(rc), core::ErrorKind::Io};
   }
-  return LaunchFollower(pid, fds[0], callbacks, cancel).run();
+  return LaunchFollower(pid, fds[0], efds[0], callbacks, cancel).run();
+}
+
+std::string launcherFailureHint(const std::vector<std::string>& stderr_tail) {
+  const bool root_refused = std::any_of(stderr_tail.begin(), stderr_tail.end(), [](const std::string& l) {
+    return l.find("--allow-run-as-root") != std::string::npos || l.find("attempt to run as root") != std::string::npos;
+  });
+  if (root_refused)
+    return "OpenMPI refuses to run as root: add --allow-run-as-root to your launcher (e.g. --launcher \"mpirun "
+           "--allow-run-as-root -np {N}\") or set OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1";
+  return {};
 }
 
 }  // namespace shardscope::profiler

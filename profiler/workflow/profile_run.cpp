@@ -128,7 +128,9 @@ core::Result<st::RunId> launchedRun(const ProfileRequest& r, const EngineLaunchO
     const std::string reason =
         outcome.cancelled ? r.cancel_reason : "the launcher exited with status " + std::to_string(outcome.exit_code);
     const core::ErrorKind kind = outcome.cancelled ? core::ErrorKind::Cancelled : core::ErrorKind::Io;
-    if (!outcome.run) return core::Error{reason + " before the engine created a run", kind};
+    const std::string hint = outcome.cancelled ? "" : launcherFailureHint(outcome.stderr_tail);
+    if (!outcome.run)
+      return core::Error{reason + " before the engine created a run" + (hint.empty() ? "" : ": " + hint), kind};
     auto store = st::openStore(r.store, st::OpenMode::ReadWrite);
     if (store) (void)store->failStaleRun(*outcome.run, reason);
     return core::Error{reason + "; run " + std::to_string(static_cast<long long>(*outcome.run)) + " in " + r.store +
@@ -162,6 +164,8 @@ core::Result<st::RunId> launch(const ProfileRequest& r, const ProfileProgressFn&
       stage.step(done, total, what);
     };
     callbacks.output = [&stage](const std::string& line) { stage.output(line); };
+    if (!r.launcher && runningAsRoot())
+      stage.output("running as root: passing --allow-run-as-root to mpirun, which refuses root without it");
     callbacks.step = [&r](std::int64_t step, const std::vector<double>& rank_ms) {
       if (!r.on_step) return;
       for (std::size_t rank = 0; rank < rank_ms.size(); ++rank)

@@ -1,6 +1,7 @@
 #include "shardscope/profiler/workflow/trainer_plan.h"
 
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/limits.h"
 #include "shardscope/core/presets.h"
 #include "shardscope/core/rank_layout.h"
 #include "shardscope/core/torchrec_plan.h"
@@ -32,7 +33,7 @@ core::Result<LoadedPlan> loadPlanFile(const std::string& path, const core::Model
   o.gpus_per_node = gpus_per_node;
   o.world_size = placement.default_world_size;
   if (placement.world_size) {
-    const auto w = core::parseWholeNumber(*placement.world_size, 1, 1u << 24);
+    const auto w = core::parseWholeNumber(*placement.world_size, 1, core::kMaxWorldSize);
     if (!w) return usageError("--world-size must be a positive integer, got " + *placement.world_size);
     o.world_size = static_cast<std::uint32_t>(*w);
   }

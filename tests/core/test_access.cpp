@@ -82,7 +82,7 @@ class TestAccess : public QObject {
                                << "acc.json: /tables/0/rows";
     QTest::newRow("rows huge") << "/tables/0/rows"
                                << "1e400"
-                               << "acc.json: /tables/0/rows";
+                               << "(/tables/0/rows): number overflow parsing '1e400' (numbers must fit a double";
     QTest::newRow("rows string") << "/tables/0/rows"
                                  << R"("100")"
                                  << "acc.json: /tables/0/rows";
@@ -146,7 +146,6 @@ class TestAccess : public QObject {
       QVERIFY(!r.ok());
       QVERIFY(r.error().kind == core::ErrorKind::InvalidInput);
       message = r.error().message;
-      expected = QStringLiteral("acc.json: not valid JSON: number overflow");
     } else {
       if (v.is_null())
         doc.erase(pointer.mid(1).toStdString());

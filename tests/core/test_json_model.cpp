@@ -82,7 +82,8 @@ class TestJsonModel : public QObject {
     json j = validModel();
     j["tables"][0]["rows"] = "many";
     const QString e = errorOf(j);
-    QVERIFY2(e.contains("/tables/0/rows: expected an integer > 0, got string \"many\""), qPrintable(e));
+    QVERIFY2(e.contains("/tables/0/rows: expected an integer in [1, 281474976710656], got string \"many\""),
+             qPrintable(e));
   }
 
   void rejectsZeroAndNegativeSizes() {
@@ -91,7 +92,7 @@ class TestJsonModel : public QObject {
     j["tables"][1]["dim"] = -8;
     j["batch_size_per_gpu"] = 0;
     const QString e = errorOf(j);
-    QVERIFY2(e.contains("/tables/0/rows: expected an integer > 0, got 0"), qPrintable(e));
+    QVERIFY2(e.contains("/tables/0/rows: expected an integer in [1, 281474976710656], got 0"), qPrintable(e));
     QVERIFY2(e.contains("/tables/1/dim"), qPrintable(e));
     QVERIFY2(e.contains("/batch_size_per_gpu"), qPrintable(e));
   }
@@ -99,7 +100,8 @@ class TestJsonModel : public QObject {
   void rejectsFractionalRows() {
     json j = validModel();
     j["tables"][0]["rows"] = 10.5;
-    QVERIFY(errorOf(j).contains("/tables/0/rows: expected an integer > 0, got 10.5 (not a whole number)"));
+    QVERIFY(errorOf(j).contains(
+        "/tables/0/rows: expected an integer in [1, 281474976710656], got 10.5 (not a whole number)"));
   }
 
   void rejectsDuplicateTableNames() {

@@ -191,22 +191,26 @@ class TestModelCsv : public QObject {
   }
 
   void rejectsRowsThatAreNotAPositiveWholeNumber() {
-    EXPECT_ERROR("name,rows,dim\na,0,4\n", "tables.csv:2: column \"rows\": expected an integer > 0, got 0");
-    EXPECT_ERROR("name,rows,dim\na,-3,4\n", "tables.csv:2: column \"rows\": expected an integer > 0, got -3");
-    EXPECT_ERROR("name,rows,dim\na,10.5,4\n",
-                 "tables.csv:2: column \"rows\": expected an integer > 0, got 10.5 (not a whole number)");
+    EXPECT_ERROR("name,rows,dim\na,0,4\n",
+                 "tables.csv:2: column \"rows\": expected an integer in [1, 281474976710656], got 0");
+    EXPECT_ERROR("name,rows,dim\na,-3,4\n",
+                 "tables.csv:2: column \"rows\": expected an integer in [1, 281474976710656], got -3");
+    EXPECT_ERROR(
+        "name,rows,dim\na,10.5,4\n",
+        "tables.csv:2: column \"rows\": expected an integer in [1, 281474976710656], got 10.5 (not a whole number)");
     EXPECT_ERROR("name,rows,dim\na,lots,4\n",
-                 "tables.csv:2: column \"rows\": expected an integer > 0, got string \"lots\"");
+                 "tables.csv:2: column \"rows\": expected an integer in [1, 281474976710656], got string \"lots\"");
     EXPECT_ERROR("name,rows,dim\na,\"1,2345\",4\n",
-                 "tables.csv:2: column \"rows\": expected an integer > 0, got string");
+                 "tables.csv:2: column \"rows\": expected an integer in [1, 281474976710656], got string");
     EXPECT_ERROR("name,rows,dim\na,99999999999999999999999,4\n",
-                 "tables.csv:2: column \"rows\": expected an integer > 0");
+                 "tables.csv:2: column \"rows\": expected an integer in [1, 281474976710656]");
     EXPECT_ERROR("name,rows,dim\na,inf,4\n",
-                 "tables.csv:2: column \"rows\": expected an integer > 0, got string \"inf\"");
+                 "tables.csv:2: column \"rows\": expected an integer in [1, 281474976710656], got string \"inf\"");
   }
 
   void rejectsEmptyRequiredCells() {
-    EXPECT_ERROR("name,rows,dim\na,,4\n", "tables.csv:2: column \"rows\": missing value (expected an integer > 0)");
+    EXPECT_ERROR("name,rows,dim\na,,4\n",
+                 "tables.csv:2: column \"rows\": missing value (expected an integer in [1, 281474976710656])");
     EXPECT_ERROR("name,rows,dim\n,10,4\n", "tables.csv:2: column \"name\": missing value");
     EXPECT_ERROR("name,rows,dim\na,10\n", "tables.csv:2: column \"dim\": missing value");
   }
@@ -218,8 +222,10 @@ class TestModelCsv : public QObject {
   }
 
   void rejectsBadPooling() {
-    EXPECT_ERROR("name,rows,dim,pooling\na,10,4,0\n", "tables.csv:2: column \"pooling\": expected a number > 0, got 0");
-    EXPECT_ERROR("name,rows,dim,pooling\na,10,4,many\n", "tables.csv:2: column \"pooling\": expected a number > 0");
+    EXPECT_ERROR("name,rows,dim,pooling\na,10,4,0\n",
+                 "tables.csv:2: column \"pooling\": expected a number in (0, 65536], got 0");
+    EXPECT_ERROR("name,rows,dim,pooling\na,10,4,many\n",
+                 "tables.csv:2: column \"pooling\": expected a number in (0, 65536]");
     EXPECT_ERROR("name,rows,dim,pooling,pooling_spread\na,10,4,2,3\n",
                  "tables.csv:2: column \"pooling_spread\": expected spread <= mean");
     EXPECT_ERROR("name,rows,dim,pooling,pooling_spread\na,10,4,,3\n",

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "shardscope/core/eta.h"
 #include "shardscope/core/units.h"
 
 using namespace shardscope::core;
@@ -85,6 +86,31 @@ class TestUnits : public QObject {
     for (const double s : {0.4, 12.0, 65.0, 3599.0})
       QCOMPARE(parseDuration(formatDuration(s)),
                std::optional<std::chrono::nanoseconds>(std::chrono::nanoseconds(std::llround(s * 1e9))));
+  }
+
+  void etaIsSaneFromTheFirstSeconds() {
+    using shardscope::core::EtaEstimator;
+    EtaEstimator e;
+    // Start-up took 30 s before the first step of 100000: no "35 days left".
+    QVERIFY(!e.update(30.0, 0, 100000));
+    QVERIFY(!e.update(30.0, 1, 100000));
+    QVERIFY(!e.update(30.5, 2, 100000));  // too soon to tell
+    QVERIFY(!e.update(31.9, 3, 100000));
+    // 2 s for 20 steps since the first: 0.1 s a step, start-up excluded.
+    const auto left = e.update(32.0, 21, 100000);
+    QVERIFY(left.has_value());
+    QVERIFY(std::abs(*left - (100000 - 21) * 0.1) < 1e-6);
+    // Done, or an estimate beyond any sense (1 unit in 3 s of 10^12): nothing.
+    QVERIFY(!e.update(40.0, 100000, 100000));
+    EtaEstimator slow;
+    QVERIFY(!slow.update(0.0, 1, 1000000000000));
+    QVERIFY(!slow.update(3.0, 3, 1000000000000));
+    // A count that goes back (the work restarted) starts the estimate over.
+    EtaEstimator again;
+    QVERIFY(!again.update(0.0, 50, 100));
+    QVERIFY(!again.update(1.0, 5, 100));
+    QVERIFY(!again.update(2.5, 10, 100));
+    QVERIFY(again.update(3.0, 15, 100).has_value());
   }
 };
 

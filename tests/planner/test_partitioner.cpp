@@ -7,6 +7,7 @@
 #include "shardscope/core/presets.h"
 #include "shardscope/core/torchrec_sharding.h"
 #include "shardscope/planner/partitioner.h"
+#include "shardscope/planner/sweep.h"
 #include "shardscope/planner/synthetic.h"
 
 using namespace shardscope;
@@ -245,6 +246,38 @@ class TestPartitioner : public QObject {
     const GridResult a = plan(m, h100(64), 16, core::RankLayout::Strided);
     const GridResult b = plan(m, h100(64), 16, core::RankLayout::Strided);
     QVERIFY(a.plan.tables == b.plan.tables);
+  }
+
+  void aCancelStopsEvenASingleGrid() {
+    const core::ModelSpec m = syntheticModel({60, 9, 512});
+    const core::ClusterSpec c = h100(64);
+    const CostModel cost(m, c, CostConstants::from(c, nullptr));
+    std::atomic<bool> cancel{true};
+    PlannerOptions o;
+    o.cancel = &cancel;
+    const GridResult r = planGrid(cost, makeGrid(64, 8, 64, core::RankLayout::Strided), {}, o);
+    QVERIFY(r.cancelled);
+    QVERIFY(r.ranks.empty() && r.plan.tables.empty());
+    // The sweep of that one grid keeps nothing and says it was cancelled.
+    SweepOptions s;
+    s.only_group_size = 64;
+    const SweepResult swept = sweep(m, c, nullptr, {}, s, {}, &cancel);
+    QVERIFY(swept.cancelled);
+    QVERIFY(swept.grids.empty());
+    cancel = false;
+    QVERIFY(!planGrid(cost, makeGrid(64, 8, 64, core::RankLayout::Strided), {}, o).cancelled);
+  }
+
+  void aPlanThatCannotBePricedSaysWhy() {
+    const core::ModelSpec m = syntheticModel({20, 3, 512});
+    const core::ClusterSpec c = h100(8);
+    GridResult r = plan(m, c, 8, core::RankLayout::Strided);
+    QVERIFY(unpricedReason(r).empty());
+    r.step.embedding_ms = std::numeric_limits<double>::infinity();
+    r.step.step_ms = r.step.embedding_ms;
+    QCOMPARE(QString::fromStdString(unpricedReason(r)),
+             QString("grid M = 8, R = 1 cannot be priced (embedding compute inf, step inf ms): a constant of the "
+                     "cluster or the calibration is out of any real range"));
   }
 };
 

@@ -164,13 +164,56 @@ class TestWorkflowProfile : public QObject {
     QCOMPARE(profiler::launcherCommand(std::string("srun -n {N} --label={N}x"), 8),
              (std::vector<std::string>{"srun", "-n", "8", "--label=8x"}));
     QVERIFY(profiler::launcherCommand(std::string(" \t"), 8).empty());
-    const auto fits = profiler::launcherCommand(std::nullopt, 1);
+    const auto fits = profiler::launcherCommand(std::nullopt, 1, false);
     QCOMPARE(fits, (std::vector<std::string>{"mpirun", "-np", "1"}));
     const unsigned many = std::max(1u, std::thread::hardware_concurrency()) + 1;
-    const auto over = profiler::launcherCommand(std::nullopt, many);
+    const auto over = profiler::launcherCommand(std::nullopt, many, false);
     QCOMPARE(over.back(), std::string("--oversubscribe"));
+    // As root, the default mpirun is told that it may run as root (OpenMPI refuses otherwise).
+    QCOMPARE(profiler::launcherCommand(std::nullopt, 1, true),
+             (std::vector<std::string>{"mpirun", "-np", "1", "--allow-run-as-root"}));
     // A launcher the user gives is taken as it is.
-    QCOMPARE(profiler::launcherCommand(std::string("mpirun -np {N}"), many).size(), std::size_t{3});
+    QCOMPARE(profiler::launcherCommand(std::string("mpirun -np {N}"), many, true).size(), std::size_t{3});
+  }
+
+  void aLaunchersRootRefusalNamesTheExactFix() {
+    QTemporaryDir dir;
+    // What OpenMPI's mpirun prints as root without --allow-run-as-root, and its exit status.
+    const QString fake = dir.filePath("fake-mpirun");
+    QFile f(fake);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(
+        "#!/bin/sh\n"
+        "echo '--------------------------------------------------------------------------' >&2\n"
+        "echo 'mpirun has detected an attempt to run as root.' >&2\n"
+        "echo 'You can override this protection by adding the --allow-run-as-root option' >&2\n"
+        "exit 1\n");
+    f.close();
+    QVERIFY(f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
+    auto outcome = profiler::runProfile(mpiRequest(dir, (fake + " -np {N}").toStdString()), {}, nullptr);
+    QVERIFY(!outcome);
+    QVERIFY(outcome.error().kind == core::ErrorKind::Io);
+    QCOMPARE(outcome.error().message,
+             std::string("the launcher exited with status 1 before the engine created a run: OpenMPI refuses to run "
+                         "as root: add --allow-run-as-root to your launcher (e.g. --launcher \"mpirun "
+                         "--allow-run-as-root -np {N}\") or set OMPI_ALLOW_RUN_AS_ROOT=1 "
+                         "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"));
+    QVERIFY(profiler::launcherFailureHint({"some other failure"}).empty());
+  }
+
+  void launchKeepsTheStderrTail() {
+    std::vector<std::string> errors;
+    profiler::EngineLaunchCallbacks callbacks;
+    callbacks.error_output = [&](const std::string& line) { errors.push_back(line); };
+    auto outcome = profiler::launchEngine(
+        {"/bin/sh", "-c", "i=0; while [ $i -lt 45 ]; do echo e$i >&2; i=$((i+1)); done; echo run 4; printf x >&2"},
+        callbacks, nullptr);
+    QVERIFY(outcome.ok());
+    QVERIFY(outcome->run == st::RunId{4});
+    QCOMPARE(errors.size(), std::size_t{46});
+    QCOMPARE(outcome->stderr_tail.size(), std::size_t{40});
+    QCOMPARE(outcome->stderr_tail.front(), std::string("e6"));
+    QCOMPARE(outcome->stderr_tail.back(), std::string("x"));
   }
 
   void theEngineGivenOrFromTheEnvironmentIsUsed() {

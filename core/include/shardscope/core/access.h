@@ -21,7 +21,6 @@ namespace shardscope::core {
 
 inline constexpr std::size_t kMaxHotIds = 4096;          // per table
 inline constexpr std::size_t kMaxAccessBuckets = 65536;  // per table
-inline constexpr std::size_t kMaxAccessTables = 100000;
 
 struct TableAccess {
   std::string name;

@@ -42,7 +42,12 @@ enum class FormatKind { Model, Cluster, Plan, Calibration, Project, Constraints,
 [[nodiscard]] Result<Project> projectFromJson(const nlohmann::json& j, const std::string& source);
 [[nodiscard]] Result<Constraints> constraintsFromJson(const nlohmann::json& j, const std::string& source);
 
-// Parse text; syntax errors name the line and column.
+// How deep objects and arrays may nest in any JSON input.
+inline constexpr std::size_t kMaxJsonDepth = 128;
+
+// Parse text; syntax errors name the line and column and, where known, the
+// JSON path. A key twice in one object, a number beyond a double (1e400) and
+// nesting deeper than kMaxJsonDepth are errors that name the path.
 [[nodiscard]] Result<nlohmann::json> parseJsonText(std::string_view text, const std::string& source);
 [[nodiscard]] Result<nlohmann::json> readJsonFile(const std::string& path);
 

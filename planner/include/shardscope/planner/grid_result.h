@@ -71,6 +71,7 @@ struct GridResult {
   std::uint32_t critical_rank = 0;
   std::vector<TableLoad> critical_tables;    // the critical rank's tables, heaviest first
   bool fits = true;                          // every rank's memory within its capacity
+  bool cancelled = false;                    // stopped before it was planned: nothing else is set
   std::vector<std::string> problems;         // memory and constraint problems, each naming rank/table and numbers
   std::vector<std::string> unpriced_tables;  // model tables the placement leaves out (also in problems)
   std::vector<std::string> critical_path;
@@ -78,6 +79,11 @@ struct GridResult {
   // The largest per-rank memory: embedding state, all-to-all buffers, dense reserve.
   [[nodiscard]] std::uint64_t peakMemoryBytes() const;
 };
+
+// Why this grid's plan cannot be written: parts of its prediction that are
+// not finite numbers (a cluster or calibration constant at an extreme, e.g.
+// a bandwidth of 1e-310 GB/s), named; empty when every number is finite.
+[[nodiscard]] std::string unpricedReason(const GridResult& r);
 
 // The step time of `r`'s placement with replicas syncing every `k` steps
 // instead of r.plan.sync_interval: the amortised replica sync scales as 1/k,

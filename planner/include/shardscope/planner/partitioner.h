@@ -45,6 +45,9 @@ struct PlannerOptions {
   std::uint32_t max_improvement_steps = 20000;  // moves/swaps/splits per grid (deterministic cap)
   double time_budget_ms = 2000;   // wall-clock safety cap on improvement per grid (the step cap normally ends it)
   bool compare_baselines = true;  // Optimized also starts from the best greedy baseline
+  // Set by another thread (a Ctrl-C handler, a Cancel button) to stop; the
+  // grid is then returned with `cancelled` set and nothing else to trust.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Lower bound on the slowest rank's load for this grid (see docs/cost-model.md).

@@ -17,12 +17,17 @@
 
 namespace shardscope::profiler {
 
+// Whether this process runs as root (effective user id 0).
+[[nodiscard]] bool runningAsRoot();
+
 // The launcher's words for `world_size` ranks: `launcher` (default "mpirun
 // -np {N}", then "--oversubscribe" when N exceeds this machine's hardware
-// threads), split at white space, every "{N}" replaced by the world size.
-// Empty when `launcher` has no words.
+// threads and "--allow-run-as-root" when running as root, which OpenMPI
+// refuses otherwise), split at white space, every "{N}" replaced by the
+// world size. Empty when `launcher` has no words. A launcher the user gives
+// is taken as it is.
 [[nodiscard]] std::vector<std::string> launcherCommand(const std::optional<std::string>& launcher,
-                                                       std::uint32_t world_size);
+                                                       std::uint32_t world_size, bool as_root = runningAsRoot());
 
 // The engine binary: `given`, $SHARDSCOPE_ENGINE, next to this program
 // (installed), ../engine/ beside its folder (a build tree), else
@@ -37,13 +42,20 @@ struct EngineLaunchCallbacks {
   std::function<void(std::int64_t step, const std::vector<double>& rank_ms)> step;
   // Every other line the launcher or the engine prints on stdout (not "run <id>").
   std::function<void(const std::string& line)> output;
+  // Each line they print on stderr; unset: written to this process's stderr.
+  std::function<void(const std::string& line)> error_output;
 };
 
 struct EngineLaunchOutcome {
   int exit_code = 0;  // of the launcher; 128 + signal when killed
   bool cancelled = false;
   std::optional<core::store::RunId> run;  // from the engine's "run <id>" line
+  std::vector<std::string> stderr_tail;   // the last 40 lines printed on stderr
 };
+
+// The exact fix for a launcher failure recognised in its stderr (OpenMPI's
+// refusal to run as root), else empty.
+[[nodiscard]] std::string launcherFailureHint(const std::vector<std::string>& stderr_tail);
 
 // Starts argv in its own process group (so a terminal's Ctrl-C reaches only
 // the caller) and follows its stdout until it exits. When `cancel` becomes
