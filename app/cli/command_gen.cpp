@@ -3,6 +3,7 @@
 
 #include "cli.h"
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/limits.h"
 #include "shardscope/planner/synthetic.h"
 
 namespace shardscope::app::cli {
@@ -22,8 +23,9 @@ int runGenModel(Args args) {
   if (auto u = args.unknownOption()) return usageError("gen-model: unknown option " + *u);
   if (!tables) return usageError("gen-model needs --tables T");
   planner::SyntheticModelOptions o;
-  const auto t = parsePositive(*tables, 1000000);
-  if (!t) return usageError("gen-model: --tables must be in 1..1000000, got " + *tables);
+  const auto t = parsePositive(*tables, core::kMaxTables);  // what the model reader accepts
+  if (!t)
+    return usageError("gen-model: --tables must be in 1.." + std::to_string(core::kMaxTables) + ", got " + *tables);
   o.tables = static_cast<std::uint32_t>(*t);
   if (seed) {
     const auto v = parsePositive(*seed, ~0ull);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/limits.h"
 
 namespace shardscope::planner {
 
@@ -176,11 +177,11 @@ GridCosts CostModel::gridCosts(const Grid& grid) const {
   // Memory every rank needs besides embedding state: the KJT and all-to-all
   // buffers of its own samples (ids out, pooled outputs and gradients in; what
   // it serves is counted per shard), and dense weights, grads and optimizer.
-  gc.buffer_bytes = static_cast<std::uint64_t>(own_bytes);
+  gc.buffer_bytes = core::toByteCount(own_bytes);
   gc.dense_reserve_bytes = model_.dense.parameters * 4ull * 6ull;
   const double usable = static_cast<double>(cluster_.gpu.hbm_bytes) * (1.0 - k_.hbm_reserve_fraction);
-  const double left = usable - static_cast<double>(gc.dense_reserve_bytes + gc.buffer_bytes);
-  gc.hbm_capacity_bytes = left > 0 ? static_cast<std::uint64_t>(left) : 0;
+  const double left = usable - static_cast<double>(gc.dense_reserve_bytes) - static_cast<double>(gc.buffer_bytes);
+  gc.hbm_capacity_bytes = core::toByteCount(left);
   return gc;
 }
 
@@ -219,7 +220,7 @@ ShardCost CostModel::shardCost(std::size_t table, std::uint64_t row_offset, std:
   const double served = c.ids * k_.index_bytes + 2.0 * samples * cols * k_.output_bytes;
   c.comm_ms = served * gc.seconds_per_byte_group * kMsPerSecond;
   c.memory_bytes = stateBytes(table, rows, cols);
-  c.buffer_bytes = static_cast<std::uint64_t>(c.ids * k_.index_bytes + samples * cols * k_.output_bytes);
+  c.buffer_bytes = core::toByteCount(c.ids * k_.index_bytes + samples * cols * k_.output_bytes);
   c.sync_ms = syncShareMs(c.memory_bytes, gc);
   return c;
 }

@@ -99,6 +99,16 @@ class TestInputLimits : public QObject {
             std::string::npos);
   }
 
+  void sizeArithmeticCannotWrap() {
+    QCOMPARE(mulChecked(std::uint64_t{1} << 32, std::uint64_t{1} << 31), std::optional<std::uint64_t>(1ull << 63));
+    QVERIFY(!mulChecked(std::uint64_t{1} << 32, std::uint64_t{1} << 32));
+    QVERIFY(!addChecked(UINT64_MAX, 1));
+    QCOMPARE(toByteCount(1e30), UINT64_MAX);  // a plain cast is undefined here
+    QCOMPARE(toByteCount(-5.0), std::uint64_t{0});
+    QCOMPARE(toByteCount(std::nan("")), std::uint64_t{0});
+    QCOMPARE(toByteCount(4096.7), std::uint64_t{4096});
+  }
+
   void modelCountsAndBatchHaveMaxima() {
     json j = json::parse(tinyModelText());
     j["batch_size_per_gpu"] = std::uint64_t{1} << 40;

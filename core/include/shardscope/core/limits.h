@@ -37,4 +37,12 @@ inline constexpr std::uint64_t kMaxSyncInterval = 1000000;             // steps 
   return out;
 }
 
+// A size computed in floating point as a byte count: 0 for NaN or a negative
+// value, UINT64_MAX from 2^64 on (where a plain cast is undefined behaviour).
+[[nodiscard]] constexpr std::uint64_t toByteCount(double v) {
+  if (!(v > 0)) return 0;
+  if (v >= 18446744073709551616.0) return UINT64_MAX;
+  return static_cast<std::uint64_t>(v);
+}
+
 }  // namespace shardscope::core
