@@ -15,7 +15,10 @@ constexpr const char* kStoreHelp = R"(usage: shardscope-cli store info <file.sql
 Describes a trace store: schema version, file size, and every run with its
 kind, status (running runs whose writer is gone were interrupted: not
 complete), ranks and spans. --check also reads every page (PRAGMA quick_check).
-Exit 0 ok, 1 not a readable ShardScope store, 2 usage.
+A store in a read-only folder or on read-only media is read without creating
+anything beside it (docs/formats/store.md).
+Exit 0 ok, 1 not a ShardScope store or corrupt, 2 usage, 3 the file system
+refuses to read it (an I/O error, a folder that may not be entered).
 )";
 }  // namespace
 

@@ -1,19 +1,12 @@
 #include "schema.h"
 
-#include <array>
-#include <cstdint>
-#include <cstring>
-#include <fstream>
 #include <string>
-#include <system_error>
 
 #include "shardscope/core/store/store_types.h"
 
 namespace shardscope::core::store::detail {
 
 namespace {
-
-namespace fs = std::filesystem;
 
 // Schema 1. Spans are appended to a plain rowid table in batches sorted by
 // (rank, start_ns); span_blocks is a block range index over them: one row
@@ -157,70 +150,7 @@ CREATE TABLE notes(
 CREATE INDEX notes_by_run ON notes(run, id);
 )sql";
 
-constexpr std::array<char, 16> kSqliteMagic = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f',
-                                               'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
-
-std::uint32_t readBigEndian(const unsigned char* p, int bytes) {
-  std::uint32_t v = 0;
-  for (int i = 0; i < bytes; ++i) {
-    v = (v << 8) | p[i];
-  }
-  return v;
-}
-
-std::uint64_t fileSizeOr0(const fs::path& path) {
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  return ec ? 0 : size;
-}
-
-// Checks an existing file before SQLite sees it, so that a text file or a
-// truncated store gets a message that says so.
-Status checkFileHeader(const fs::path& path) {
-  const std::string name = storeName(path);
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    return Error{name + " is a directory, not a trace store file"};
-  }
-  const std::uint64_t size = fileSizeOr0(path);
-  if (size == 0) {
-    // A WAL-mode store that was never checkpointed may keep everything in
-    // <file>-wal; SQLite recovers it, so let it try.
-    if (fileSizeOr0(fs::path(path.string() + "-wal")) > 0) {
-      return Ok{};
-    }
-    return Error{name +
-                 " is empty (0 bytes); it is not a ShardScope trace store. "
-                 "Delete it, or choose another path to create a new store"};
-  }
-  std::array<unsigned char, 100> header{};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Error{name + " cannot be read (permission denied?)"};
-  }
-  in.read(reinterpret_cast<char*>(header.data()), static_cast<std::streamsize>(header.size()));
-  if (static_cast<std::size_t>(in.gcount()) < header.size() ||
-      std::memcmp(header.data(), kSqliteMagic.data(), kSqliteMagic.size()) != 0) {
-    return Error{name + " is not a ShardScope trace store (not an SQLite database file)"};
-  }
-  std::uint64_t pageSize = readBigEndian(header.data() + 16, 2);
-  if (pageSize == 1) {
-    pageSize = 65536;
-  }
-  const std::uint32_t changeCounter = readBigEndian(header.data() + 24, 4);
-  const std::uint32_t pageCount = readBigEndian(header.data() + 28, 4);
-  const std::uint32_t validFor = readBigEndian(header.data() + 92, 4);
-  if (pageSize < 512 || (pageSize & (pageSize - 1)) != 0) {
-    return Error{name + " is corrupt (invalid page size " + std::to_string(pageSize) + " in the header)"};
-  }
-  // The in-header page count is trustworthy only when validFor matches the
-  // change counter (SQLite >= 3.7.0 keeps them in step).
-  if (validFor == changeCounter && pageCount > 0 && size < pageSize * pageCount) {
-    return Error{name + " is corrupt: the file is truncated (" + std::to_string(size) + " bytes; its header says " +
-                 std::to_string(pageSize * pageCount) + ")"};
-  }
-  return Ok{};
-}
+}  // namespace
 
 Status applyConnectionPragmas(Database& db, OpenMode mode) {
   // Wait for other writers instead of failing at once.
@@ -264,13 +194,6 @@ Status initialiseSchema(Database& db) {
     (void)db.exec("ROLLBACK");
     return s;
   };
-  auto version = db.queryInt("PRAGMA user_version");
-  if (!version) {
-    return fail(version.error());
-  }
-  if (*version != 0) {  // another process created it between our checks
-    return db.exec("COMMIT");
-  }
   if (auto s = db.exec(kSchemaV1); !s) {
     return fail(s);
   }
@@ -287,19 +210,6 @@ Status initialiseSchema(Database& db) {
     return fail(s);
   }
   return db.exec("COMMIT");
-}
-
-Result<std::unique_ptr<Database>> openConnection(const fs::path& path, int flags) {
-  auto opened = sqlite::Connection::open(path, flags);
-  const int rc = opened.rc;
-  auto db = std::make_unique<Database>(std::move(opened.connection));
-  if (rc != SQLITE_OK) {
-    const bool creating = (flags & SQLITE_OPEN_CREATE) != 0;
-    return Error{storeName(path) + (creating ? " cannot be created: " : " cannot be opened: ") +
-                 db->connection().message(rc)};
-  }
-  sqlite3_extended_result_codes(db->handle(), 1);
-  return db;
 }
 
 // Reads application id, user_version and meta; refuses what we cannot read.
@@ -328,6 +238,9 @@ Result<int> validateSchema(Database& db) {
   }
   auto stmt = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'");
   if (!stmt) {
+    if ((db.lastCode() & 0xff) != SQLITE_ERROR) {  // not "no such table": SQLite's own verdict
+      return stmt.error();
+    }
     return Error{name + " is corrupt: its meta table is missing (" + stmt.error().message + ")"};
   }
   const int rc = stmt->step();
@@ -376,63 +289,6 @@ Result<int> migrate(Database& db) {
     return s.error();
   }
   return kSchemaVersion;
-}
-
-}  // namespace
-
-Result<OpenedStore> openValidated(const fs::path& path, OpenMode mode) {
-  std::error_code ec;
-  const bool exists = fs::exists(path, ec);
-  if (!exists) {
-    if (mode != OpenMode::Create) {
-      return Error{storeName(path) + " does not exist"};
-    }
-    auto db = openConnection(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-    if (!db) {
-      return db.error();
-    }
-    if (auto s = applyConnectionPragmas(**db, mode); !s) {
-      return s.error();
-    }
-    if (auto s = initialiseSchema(**db); !s) {
-      return Error{storeName(path) + " cannot be created: " + s.error().message};
-    }
-    auto version = validateSchema(**db);
-    if (!version) {
-      return version.error();
-    }
-    return OpenedStore{std::move(*db), *version};
-  }
-
-  if (auto s = checkFileHeader(path); !s) {
-    return s.error();
-  }
-  const int flags = mode == OpenMode::ReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
-  auto db = openConnection(path, flags);
-  if (!db) {
-    return db.error();
-  }
-  if (auto s = applyConnectionPragmas(**db, mode); !s) {
-    return s.error();
-  }
-  auto version = validateSchema(**db);
-  if (!version) {
-    return version.error();
-  }
-  if (mode != OpenMode::ReadOnly) {
-    if (auto s = ensureWal(**db); !s) {
-      return s.error();
-    }
-    if (*version < kSchemaVersion) {
-      auto migrated = migrate(**db);
-      if (!migrated) {
-        return Error{storeName(path) + " could not be migrated from schema " + std::to_string(*version) + " to " +
-                     std::to_string(kSchemaVersion) + ": " + migrated.error().message + " (the file is unchanged)"};
-      }
-      version = *migrated;
-    }
-  }
-  return OpenedStore{std::move(*db), *version};
 }
 
 }  // namespace shardscope::core::store::detail

@@ -30,9 +30,11 @@ std::string_view Statement::textView(int col) const {
   return {reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))};
 }
 
-Opened Connection::open(const std::filesystem::path& path, int flags) {
+Opened Connection::open(const std::filesystem::path& path, int flags) { return open(path.string(), flags, path); }
+
+Opened Connection::open(const std::string& target, int flags, const std::filesystem::path& path) {
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int rc = sqlite3_open_v2(target.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   return Opened{Connection(raw, path), rc};
 }
 

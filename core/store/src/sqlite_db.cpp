@@ -50,12 +50,19 @@ Error Database::error(std::string_view what, int code) const {
     case SQLITE_NOTADB:
       return Error{name + " is corrupt or not a ShardScope trace store (" + detail + ")"};
     case SQLITE_FULL:
-      return Error{name + ": the disk is full (" + detail + ")"};
+      return Error{name + ": the disk is full (" + detail + ")", ErrorKind::Io};
+    case SQLITE_IOERR:
+      return Error{name + ": reading or writing the file failed (" + detail + ")", ErrorKind::Io};
     case SQLITE_READONLY:
-      return Error{name + " is open read-only or not writable (" + detail + ")"};
+      return Error{name + " is open read-only or not writable (" + detail + ")", ErrorKind::Io};
+    case SQLITE_CANTOPEN:
+      return Error{name + " or a file beside it (" + path().filename().string() + "-wal, " +
+                       path().filename().string() + "-shm) cannot be opened or created (" + detail +
+                       "); is its folder writable?",
+                   ErrorKind::Io};
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-      return Error{name + " is locked by another writer (" + detail + ")"};
+      return Error{name + " is locked by another writer (" + detail + ")", ErrorKind::Io};
     default:
       return Error{name + ": " + detail};
   }

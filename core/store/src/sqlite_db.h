@@ -31,9 +31,14 @@ class Database {
 
   // An Error for the last failed call on this connection. `what` says what
   // we were doing ("inserting spans"); corruption and a full disk get their
-  // own wording.
+  // own wording. Only SQLite's SQLITE_CORRUPT / SQLITE_NOTADB is called
+  // corrupt (an invalid input); what the environment refuses (no space, an
+  // I/O error, a file that cannot be opened or written, a lock held too
+  // long) is an I/O error.
   [[nodiscard]] Error error(std::string_view what) const;
   [[nodiscard]] Error error(std::string_view what, int code) const;
+  // The extended result code of the last failed call.
+  [[nodiscard]] int lastCode() const { return sqlite3_extended_errcode(handle()); }
 
  private:
   sqlite::Connection conn_;

@@ -143,4 +143,8 @@ inline bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
+// An error's kind as text ("i/o", "invalid input"), for QCOMPARE.
+inline std::string kindOf(const shardscope::core::Error& error) { return std::string(toString(error.kind)); }
+inline std::string kindName(shardscope::core::ErrorKind kind) { return std::string(toString(kind)); }
+
 }  // namespace storetest

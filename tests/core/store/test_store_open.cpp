@@ -166,6 +166,7 @@ class TestStoreOpen : public QObject {
     auto store = st::openStore(path, st::OpenMode::ReadOnly);
     QVERIFY(!store.ok());
     expectError(path, store.error().message, {"corrupt", "truncated"});
+    QCOMPARE(kindOf(store.error()), kindName(shardscope::core::ErrorKind::InvalidInput));
   }
 
   void overwrittenHeaderIsNotAStore() {

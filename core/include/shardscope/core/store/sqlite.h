@@ -72,6 +72,9 @@ class Connection {
 
   // sqlite3_open_v2 with SQLITE_OPEN_NOMUTEX added to `flags`.
   [[nodiscard]] static Opened open(const std::filesystem::path& path, int flags);
+  // Opens `target` (another file name, or a URI with SQLITE_OPEN_URI in
+  // `flags`) for the file `path`, which path() and messages name.
+  [[nodiscard]] static Opened open(const std::string& target, int flags, const std::filesystem::path& path);
 
   [[nodiscard]] sqlite3* handle() const { return db_; }
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }

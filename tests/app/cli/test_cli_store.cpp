@@ -1,0 +1,167 @@
+// shardscope-cli on trace stores whose file system refuses writes: an import
+// that runs out of space exits 3 (I/O) and leaves a store that `store info`
+// and `report` still read; a store in a folder the user cannot write is read
+// by `store info` and `report` without creating anything there. The limits
+// are real, set on the CLI process: RLIMIT_FSIZE (writes past it fail as on a
+// full disk) and, when the tests run as root (whom permission bits do not
+// stop), the CLI running as user nobody.
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <grp.h>
+
+#include <QDir>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+namespace fs = std::filesystem;
+
+const QString kCli = QStringLiteral(SHARDSCOPE_CLI);
+const QString kData = QStringLiteral(SHARDSCOPE_TEST_DATA_DIR "/import/");
+constexpr uid_t kNobody = 65534;
+constexpr rlim_t kFileSizeLimit = 256 * 1024;
+
+struct Run {
+  int code = -1;
+  QString out, err;
+};
+
+enum class Limit { None, FileSize, Nobody };
+
+Run cli(const QStringList& args, Limit limit = Limit::None) {
+  QProcess p;
+  if (limit == Limit::FileSize) {
+    p.setChildProcessModifier([] {
+      const rlimit lim{kFileSizeLimit, kFileSizeLimit};
+      if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(77);
+      std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead of killing
+    });
+  } else if (limit == Limit::Nobody) {
+    p.setChildProcessModifier([] {
+      if (geteuid() == 0 && (setgroups(0, nullptr) != 0 || setgid(kNobody) != 0 || setuid(kNobody) != 0)) _exit(77);
+    });
+  }
+  p.start(kCli, args);
+  Run r;
+  if (!p.waitForFinished(60000)) {
+    p.kill();
+    p.waitForFinished();
+    return r;
+  }
+  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+  r.out = QString::fromUtf8(p.readAllStandardOutput());
+  r.err = QString::fromUtf8(p.readAllStandardError());
+  return r;
+}
+
+// One rank's Kineto trace with `kernels` embedding kernels: far more spans
+// than fit under kFileSizeLimit.
+void writeLargeTrace(const QString& path, int kernels) {
+  nlohmann::json events = nlohmann::json::array();
+  for (int i = 0; i < kernels; ++i) {
+    events.push_back({{"ph", "X"},
+                      {"cat", "kernel"},
+                      {"name", "void fbgemm_gpu::split_embedding_codegen_forward_unweighted_kernel<float>()"},
+                      {"pid", 0},
+                      {"tid", 7},
+                      {"ts", 1000.0 + 10.0 * i},
+                      {"dur", 5},
+                      {"args", {{"device", 0}, {"stream", 7}}}});
+  }
+  nlohmann::json trace = {{"schemaVersion", 1},
+                          {"distributedInfo", {{"backend", "nccl"}, {"rank", 0}, {"world_size", 1}}},
+                          {"traceEvents", events}};
+  std::ofstream(path.toStdString(), std::ios::binary) << trace.dump();
+}
+
+std::vector<std::string> listFolder(const QString& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir.toStdString())) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void setWritable(const QString& dir, bool writable) {
+  fs::permissions(dir.toStdString(), writable ? fs::perms(0755) : fs::perms(0555), fs::perm_options::replace);
+}
+}  // namespace
+
+class TestCliStore : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void importThatRunsOutOfSpaceExitsThreeAndTheStoreStillReads() {
+    QTemporaryDir dir;
+    const QString store = dir.filePath("s.sqlite");
+    auto first = cli({"import", "kineto", kData + "rank0.json", kData + "rank1.json.gz", "--store", store, "--quiet"});
+    QVERIFY2(first.code == 0, qPrintable(first.err));
+    QVERIFY(fs::file_size(store.toStdString()) < kFileSizeLimit);
+    const QString large = dir.filePath("large.json");
+    writeLargeTrace(large, 40000);
+
+    auto full = cli({"import", "kineto", large, "--store", store, "--quiet"}, Limit::FileSize);
+    QVERIFY2(full.code != 77, "could not limit the file size");
+    QVERIFY2(full.code == 3, qPrintable(QString::number(full.code) + ": " + full.err));
+    QVERIFY2(full.err.contains("disk is full") || full.err.contains("reading or writing the file failed"),
+             qPrintable(full.err));
+    QVERIFY2(!full.err.contains("corrupt"), qPrintable(full.err));
+
+    // Still limited: reading needs no new bytes.
+    auto info = cli({"store", "info", store, "--json"}, Limit::FileSize);
+    QVERIFY2(info.code == 0, qPrintable(info.err));
+    const auto j = nlohmann::json::parse(info.out.toStdString());
+    QCOMPARE(j["runs"].size(), std::size_t{2});
+    QCOMPARE(j["runs"][0]["status"].get<std::string>(), std::string("complete"));
+    QVERIFY(j["runs"][1]["status"].get<std::string>() != "complete");
+    auto report = cli({"report", "--store", store, "--run", "1"}, Limit::FileSize);
+    QVERIFY2(report.code == 0, qPrintable(report.err));
+
+    auto check = cli({"store", "info", store, "--check"});
+    QVERIFY2(check.code == 0, qPrintable(check.err));
+    QVERIFY(check.out.contains("integrity check ok"));
+    auto again = cli({"import", "kineto", kData + "rank0.json", "--store", store, "--quiet"});
+    QVERIFY2(again.code == 0, qPrintable(again.err));
+  }
+
+  void storeInAReadOnlyFolderIsReadByStoreInfoAndReport() {
+    QTemporaryDir root;
+    fs::permissions(root.path().toStdString(), fs::perms(0755), fs::perm_options::replace);
+    QVERIFY(QDir(root.path()).mkdir("ro"));
+    const QString dir = root.filePath("ro");
+    const QString store = dir + "/s.sqlite";
+    auto imported =
+        cli({"import", "kineto", kData + "rank0.json", kData + "rank1.json.gz", "--store", store, "--quiet"});
+    QVERIFY2(imported.code == 0, qPrintable(imported.err));
+    QCOMPARE(listFolder(dir), std::vector<std::string>{"s.sqlite"});
+    setWritable(dir, false);
+
+    auto probe =
+        cli({"import", "kineto", kData + "rank0.json", "--store", dir + "/new.sqlite", "--quiet"}, Limit::Nobody);
+    QVERIFY2(probe.code != 77, "could not run the CLI as user nobody");
+    QVERIFY2(probe.code == 3, qPrintable(probe.err));  // the folder really refuses new files
+
+    auto info = cli({"store", "info", store}, Limit::Nobody);
+    QVERIFY2(info.code == 0, qPrintable(info.err));
+    QVERIFY2(info.out.contains("1 run(s)"), qPrintable(info.out));
+    auto check = cli({"store", "info", store, "--check"}, Limit::Nobody);
+    QVERIFY2(check.code == 0, qPrintable(check.err));
+    auto report = cli({"report", "--store", store}, Limit::Nobody);
+    QVERIFY2(report.code == 0, qPrintable(report.err));
+    QVERIFY2(report.out.contains("import-kineto"), qPrintable(report.out));
+    QCOMPARE(listFolder(dir), std::vector<std::string>{"s.sqlite"});
+    setWritable(dir, true);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCliStore)
+#include "test_cli_store.moc"
