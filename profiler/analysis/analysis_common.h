@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -13,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shardscope/core/store/trace_store.h"
+#include "shardscope/profiler/analysis/run_analysis.h"
 
 namespace shardscope::profiler::analysis_detail {
 
@@ -45,6 +48,22 @@ double median(std::vector<double> v);
 // Collective span kinds, in the order reports show them (the last three
 // come from imported traces only: docs/formats/import-trace.md).
 const std::vector<std::string_view>& commKinds();
+
+// What the span walk noticed beyond the numbers, for the report's warnings.
+struct SpanFindings {
+  std::map<std::string, std::set<int>> fallback_steps;  // step span name (not ProfilerStep#N) -> ranks
+  std::vector<int> without_device_work;                 // ranks with spans but no kernel, copy or collective
+};
+
+// run_timeline.cpp: per rank, time and waits per collective kind (an
+// import's waits from its `collectives` rows) and the device timeline.
+core::Status spanTimes(const core::store::TraceStore& store, core::store::RunId id,
+                       const core::store::StringTable& strings, const AnalysisOptions& options,
+                       const std::vector<core::store::Collective>& collectives, bool imported,
+                       std::map<int, RankAnalysis>& ranks, RunAnalysis& a, SpanFindings& found);
+
+// Ranks as short text: {0, 1, 2, 3, 5} -> "0-3, 5".
+std::string rankList(const std::vector<int>& ranks);
 
 // Fixed-point text with `decimals` digits.
 inline std::string fmt(double v, int decimals = 3) {

@@ -31,63 +31,32 @@ double analysis_detail::median(std::vector<double> v) {
 }
 
 const std::vector<std::string_view>& analysis_detail::commKinds() {
-  static const std::vector<std::string_view> kinds = {span_kind::kA2aIds,
-                                                      span_kind::kA2aPooled,
-                                                      span_kind::kA2aGrads,
-                                                      span_kind::kDpAllreduce,
-                                                      span_kind::kReplicaSync,
-                                                      span_kind::kDenseAllreduce,
-                                                      "reduce_scatter",
-                                                      "all_gather",
-                                                      "send_recv"};
+  static const std::vector<std::string_view> kinds = {
+      span_kind::kA2aIds,      span_kind::kA2aPooled,      span_kind::kA2aGrads,      span_kind::kDpAllreduce,
+      span_kind::kReplicaSync, span_kind::kDenseAllreduce, span_kind::kReduceScatter, span_kind::kAllGather,
+      span_kind::kSendRecv,    span_kind::kBroadcast,      span_kind::kReduce};
   return kinds;
+}
+
+std::string analysis_detail::rankList(const std::vector<int>& unsorted) {
+  std::vector<int> ranks = unsorted;
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(ranks[i]);
+    if (j > i) out += (j == i + 1 ? ", " : "-") + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return out;
 }
 
 namespace {
 
 using namespace analysis_detail;
-
-// Span kinds that are device work besides collectives: the engine's compute
-// and the kernels and copies of imported traces. Everything else (the step
-// span, CPU ops, runtime calls, annotations) is not work on the device.
-bool isComputeWork(std::string_view kind) {
-  static const std::set<std::string_view, std::less<>> kinds = {
-      span_kind::kEmbFwd, span_kind::kEmbBwd, span_kind::kDense, span_kind::kInput,
-      "kernel",           "memory",           "memcpy",          "memset"};
-  return kinds.contains(kind);
-}
-
-using Interval = std::pair<std::int64_t, std::int64_t>;
-
-// Sorted, disjoint union of `v` (sorted in place).
-std::vector<Interval> unite(std::vector<Interval>& v) {
-  std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
-  for (const auto& iv : v) {
-    if (iv.second <= iv.first) continue;
-    if (!out.empty() && iv.first <= out.back().second)
-      out.back().second = std::max(out.back().second, iv.second);
-    else
-      out.push_back(iv);
-  }
-  return out;
-}
-std::int64_t lengthOf(const std::vector<Interval>& u) {
-  std::int64_t n = 0;
-  for (const auto& iv : u) n += iv.second - iv.first;
-  return n;
-}
-// Length of the intersection of two disjoint sorted unions.
-std::int64_t overlapOf(const std::vector<Interval>& a, const std::vector<Interval>& b) {
-  std::int64_t n = 0;
-  std::size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    const std::int64_t lo = std::max(a[i].first, b[j].first), hi = std::min(a[i].second, b[j].second);
-    if (hi > lo) n += hi - lo;
-    (a[i].second < b[j].second ? i : j)++;
-  }
-  return n;
-}
 
 ComputeImbalance imbalanceOver(const std::vector<const RankAnalysis*>& ranks, int group) {
   ComputeImbalance im;
@@ -102,7 +71,7 @@ ComputeImbalance imbalanceOver(const std::vector<const RankAnalysis*>& ranks, in
     }
   }
   im.mean_ms = ranks.empty() ? 0.0 : sum / static_cast<double>(ranks.size());
-  im.max_over_mean = im.mean_ms > 0 ? im.max_ms / im.mean_ms : 1.0;
+  im.max_over_mean = im.mean_ms > 0 ? im.max_ms / im.mean_ms : -1.0;
   return im;
 }
 
@@ -172,120 +141,8 @@ void assignGroups(const std::vector<st::RankInfo>& infos, const RunInputs& in, b
   }
 }
 
-// Collective time per kind and the wait inside each call; per step the
-// union of work, of collectives, and their overlap with compute.
-core::Status spanTimes(const st::TraceStore& store, st::RunId id, const st::StringTable& strings,
-                       const AnalysisOptions& options, RankMap& ranks, RunAnalysis& a) {
-  // Spans, one rank at a time and in time windows of about
-  // options.spans_per_window spans (memory: one window, plus an interval per work span): collective
-  // time per kind and the wait inside each call; per step the union of work,
-  // of collectives, and their overlap with compute.
-  auto extents = store.spanExtents(id);
-  if (!extents) return extents.error();
-  // Calls fn(span) once for every span of `rank`, in start order per window.
-  auto forEachSpan = [&](int rank, const auto& fn) -> core::Status {
-    const std::int64_t per_window = std::max<std::int64_t>(1, options.spans_per_window);
-    const auto ext =
-        std::find_if(extents->begin(), extents->end(), [&](const st::SpanExtent& e) { return e.rank == rank; });
-    if (ext == extents->end() || ext->span_count <= 0) return core::Ok{};
-    const std::int64_t windows = std::max<std::int64_t>(1, (ext->span_count + per_window - 1) / per_window);
-    // Offsets from lo in unsigned arithmetic: timestamps may be anywhere in int64.
-    const std::int64_t lo = ext->min_start_ns;
-    const std::int64_t last = std::max(ext->max_end_ns, ext->min_start_ns);
-    const std::uint64_t range = static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(lo);  // hi = last + 1
-    const std::uint64_t width = range / static_cast<std::uint64_t>(windows) + 1;
-    const int rank_list[] = {rank};
-    for (std::uint64_t off = 0;; off += width) {
-      const auto at = [&](std::uint64_t o) { return static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + o); };
-      const bool final = range - off < width;  // this window reaches `last`
-      const std::int64_t t0 = at(off);
-      const std::int64_t t1 = final ? last : at(off + width);
-      // [t0, t1) windows; the final one is [t0, last] (t1 = last, and spans starting at `last` kept below).
-      const std::int64_t query_end = final && last < std::numeric_limits<std::int64_t>::max() ? last + 1 : t1;
-      auto spans = store.spansInWindow(id, rank_list, t0, query_end);
-      if (!spans) return spans.error();
-      for (const auto& sp : *spans)  // a span that crosses windows counts where it starts
-        if (sp.start_ns >= t0 && (sp.start_ns < t1 || (final && sp.start_ns <= last))) fn(sp);
-      if (final) break;
-    }
-    return core::Ok{};
-  };
-  // One call = (step, kind, group, n-th call of that kind in the step on a rank).
-  struct Call {
-    int rank;
-    std::size_t kind;
-    std::int64_t duration;
-    std::tuple<std::int64_t, std::size_t, int, int> key;
-  };
-  std::vector<Call> calls;
-  std::map<std::tuple<std::int64_t, std::size_t, int, int>, std::int64_t> shortest;
-  const auto& kinds = commKinds();
-  for (auto& entry : ranks) {
-    const int rank = entry.first;  // named, not bound: lambdas below capture them
-    RankAnalysis& r = entry.second;
-    std::map<std::tuple<std::int64_t, std::size_t>, int> seen;  // (step, kind) -> calls so far
-    std::map<std::int64_t, std::pair<std::vector<Interval>, std::vector<Interval>>> by_step;  // compute, comm
-    bool any = false;
-    auto walked = forEachSpan(rank, [&](const st::Span& sp) {
-      any = true;
-      const std::string_view kind = strings.at(sp.kind);
-      const auto k = std::find(kinds.begin(), kinds.end(), kind);
-      if (k == kinds.end()) {
-        if (sp.step >= 0 && isComputeWork(kind)) by_step[sp.step].first.emplace_back(sp.start_ns, sp.end_ns);
-        return;
-      }
-      if (sp.step >= 0) by_step[sp.step].second.emplace_back(sp.start_ns, sp.end_ns);
-      const auto ki = static_cast<std::size_t>(k - kinds.begin());
-      int group = 0;  // dense_allreduce spans every rank
-      if (kind == span_kind::kReplicaSync)
-        group = r.replica_group;
-      else if (kind != span_kind::kDenseAllreduce)
-        group = r.sharding_group;
-      const int nth = seen[{sp.step, ki}]++;
-      Call c{rank, ki, sp.end_ns - sp.start_ns, {sp.step, ki, group, nth}};
-      auto [it, inserted] = shortest.emplace(c.key, c.duration);
-      if (!inserted) it->second = std::min(it->second, c.duration);
-      calls.push_back(c);
-    });
-    if (!walked) return walked.error();
-    a.has_spans = a.has_spans || any;
-    if (by_step.empty()) continue;
-    std::int64_t busy = 0, comm = 0, overlap = 0;
-    for (auto& [step, v] : by_step) {
-      const auto compute = unite(v.first), coll = unite(v.second);
-      std::vector<Interval> all = compute;
-      all.insert(all.end(), coll.begin(), coll.end());
-      busy += lengthOf(unite(all));
-      comm += lengthOf(coll);
-      overlap += overlapOf(compute, coll);
-    }
-    const double d = static_cast<double>(std::max<std::int64_t>(1, r.steps)) * kNsPerMs;
-    r.busy_ms = static_cast<double>(busy) / d;
-    r.idle_ms = std::max(0.0, r.step_ms - r.busy_ms);
-    r.comm_union_ms = static_cast<double>(comm) / d;
-    r.overlap_ms = static_cast<double>(overlap) / d;
-  }
-  std::map<std::pair<int, std::size_t>, std::pair<double, double>> per;  // (rank, kind) -> (ns, wait ns)
-  for (const auto& c : calls) {
-    auto& p = per[{c.rank, c.kind}];
-    p.first += static_cast<double>(c.duration);
-    p.second += static_cast<double>(c.duration - shortest[c.key]);
-  }
-  for (const auto& [key, v] : per) {
-    RankAnalysis& r = ranks[key.first];
-    const double d = static_cast<double>(std::max<std::int64_t>(1, r.steps)) * kNsPerMs;
-    r.comm.push_back({std::string(kinds[key.second]), v.first / d, v.second / d});
-    r.wait_ms += v.second / d;
-  }
-  if (!a.has_spans)
-    a.warnings.push_back("run has no spans (tracing off): collective times per kind and waits are not available");
-  return core::Ok{};
-}
-
 // Bus bandwidth per op and message size, from the collectives table.
-core::Status bandwidthBins(const st::TraceStore& store, st::RunId id, const st::StringTable& strings, RunAnalysis& a) {
-  auto colls = store.collectives(id);
-  if (!colls) return colls.error();
+void bandwidthBins(const std::vector<st::Collective>& colls, const st::StringTable& strings, RunAnalysis& a) {
   struct CallAcc {
     std::int64_t shortest = std::numeric_limits<std::int64_t>::max();
     double size = 0.0;  // the largest any member recorded (all-to-allv sizes differ per rank)
@@ -295,7 +152,7 @@ core::Status bandwidthBins(const st::TraceStore& store, st::RunId id, const st::
   // (op, group, step, n-th call of the op in the group and step on a rank) -> the call
   std::map<std::tuple<st::StringId, st::StringId, std::int64_t, int>, CallAcc> by_call;
   std::map<std::tuple<int, st::StringId, st::StringId, std::int64_t>, int> seen;
-  for (const auto& c : *colls) {
+  for (const auto& c : colls) {
     if (c.end_ns <= c.start_ns || c.bytes <= 0) continue;
     const std::string_view op = strings.at(c.op);
     const int nth = seen[{c.rank, c.op, c.group, c.step}]++;
@@ -335,7 +192,11 @@ core::Status bandwidthBins(const st::TraceStore& store, st::RunId id, const st::
     cb.max_busbw_gbps = *std::max_element(b.algbw.begin(), b.algbw.end()) * factor;
     a.bandwidth.push_back(std::move(cb));
   }
-  return core::Ok{};
+  if (!a.bandwidth.empty() || a.mode == "emulate") return;  // emulate runs run none: the collectives section says so
+  if (colls.empty())
+    a.bandwidth_note = "the run has no collectives (no NCCL kernels in the trace, or one GPU)";
+  else
+    a.bandwidth_note = "the run's collectives carry no message sizes (the trace has no NCCL message arguments)";
 }
 
 // Predictions: the plan's own, and the cost model's now, per rank and as MAPE.
@@ -401,6 +262,27 @@ void imbalanceAndStragglers(RankMap& ranks, RunAnalysis& a) {
       a.stragglers.push_back(rank);
     }
   for (auto& [rank, r] : ranks) a.ranks.push_back(std::move(r));
+}
+
+// What the run lacks for its numbers to mean what they say: embedding
+// kernels, device work, profiler steps (docs/analysis.md#warnings).
+void missingWorkWarnings(const RankMap& ranks, const SpanFindings& found, RunAnalysis& a) {
+  std::vector<int> no_emb;
+  for (const auto& [rank, r] : ranks)
+    if (r.compute_ms <= 0) no_emb.push_back(rank);
+  if (!no_emb.empty())
+    a.warnings.push_back(
+        (no_emb.size() == ranks.size() ? std::string("no rank has") : "rank(s) " + rankList(no_emb) + " have") +
+        " no embedding kernels (emb_fwd / emb_bwd): their embedding compute reads 0" +
+        (no_emb.size() == ranks.size() ? ", imbalance is n/a" : "") +
+        (isImportedRun(a.run) ? "; if the trainer's lookups run in kernels of other names, import with --rules" : ""));
+  if (!found.without_device_work.empty())
+    a.warnings.push_back("rank(s) " + rankList(found.without_device_work) +
+                         " have no GPU events (kernels, copies, collectives): no timeline for them; was the trace "
+                         "recorded with CUDA activity (PyTorch: ProfilerActivity.CUDA)?");
+  for (const auto& [name, which] : found.fallback_steps)
+    a.warnings.push_back("rank(s) " + rankList({which.begin(), which.end()}) + " have no ProfilerStep in the trace: " +
+                         (name == "whole trace" ? std::string("the whole trace is one step") : "one step per " + name));
 }
 
 // Per table, over the measured ranks, slowest first.
@@ -609,8 +491,12 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
   assignGroups(*infos, in, imported, ranks, a);
   auto strings = store.strings();
   if (!strings) return strings.error();
-  if (auto s = spanTimes(store, id, *strings, options, ranks, a); !s) return s.error();
-  if (auto s = bandwidthBins(store, id, *strings, a); !s) return s.error();
+  auto colls = store.collectives(id);
+  if (!colls) return colls.error();
+  SpanFindings found;
+  if (auto s = spanTimes(store, id, *strings, options, *colls, imported, ranks, a, found); !s) return s.error();
+  bandwidthBins(*colls, *strings, a);
+  missingWorkWarnings(ranks, found, a);
   comparePredictions(in, imported, options, ranks, a);
   imbalanceAndStragglers(ranks, a);
   auto stats = store.tableStats(id);

@@ -6,6 +6,7 @@
 
 #include "analysis_common.h"
 #include "shardscope/profiler/analysis/run_analysis.h"
+#include "shardscope/profiler/analysis/text_table.h"
 
 namespace shardscope::profiler {
 
@@ -33,34 +34,6 @@ std::string pct(double fraction) {
   return buf;
 }
 
-// Right-aligned columns; the first column left-aligned.
-class TextTable {
- public:
-  explicit TextTable(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  void print(std::ostream& o, const std::string& indent = "  ") const {
-    std::vector<std::size_t> w;
-    for (const auto& r : rows_)
-      for (std::size_t i = 0; i < r.size(); ++i) {
-        if (w.size() <= i) w.push_back(0);
-        w[i] = std::max(w[i], r[i].size());
-      }
-    for (const auto& r : rows_) {
-      std::string line = indent;
-      for (std::size_t i = 0; i < r.size(); ++i) {
-        if (i) line += "  ";
-        const std::string pad(w[i] - r[i].size(), ' ');
-        line += i == 0 ? r[i] + pad : pad + r[i];
-      }
-      while (!line.empty() && line.back() == ' ') line.pop_back();
-      o << line << "\n";
-    }
-  }
-
- private:
-  std::vector<std::vector<std::string>> rows_;
-};
-
 // The run line, its warnings, and per rank the step split and the prediction error.
 void writeRanks(std::ostream& o, const RunAnalysis& a) {
   o << "Run " << static_cast<std::int64_t>(a.run.id) << " of " << a.store << ": " << a.mode;
@@ -82,8 +55,9 @@ void writeRanks(std::ostream& o, const RunAnalysis& a) {
       t.add({std::to_string(r.rank), r.sharding_group >= 0 ? std::to_string(r.sharding_group) : "-",
              r.group_rank >= 0 ? std::to_string(r.group_rank) : "-", fmt(r.emb_fwd_ms), fmt(r.emb_bwd_ms),
              fmt(r.compute_ms), pred(r.predicted_plan_ms), err(r.predicted_plan_ms), pred(r.predicted_model_ms),
-             err(r.predicted_model_ms), fmt(r.dense_ms), fmt(r.comm_ms), a.has_spans ? fmt(r.wait_ms) : "-",
-             fmt(r.step_ms), r.straggler ? "<- straggler" : ""});
+             err(r.predicted_model_ms), fmt(r.dense_ms), fmt(r.comm_ms),
+             !a.has_spans ? "-" : (r.wait_ms >= 0 ? fmt(r.wait_ms) : "?"), fmt(r.step_ms),
+             r.straggler ? "<- straggler" : ""});
     }
     t.print(o);
   }
@@ -107,7 +81,8 @@ void writeCollectives(std::ostream& o, const RunAnalysis& a) {
   if (a.has_spans && kinds.empty()) {
     o << "\nCollectives: none recorded" << (a.mode == "emulate" ? " (emulate runs have none)" : "") << "\n";
   } else if (a.has_spans) {
-    o << "\nCollectives, ms per step (wait = time spent waiting for the slowest peer of the call):\n";
+    o << "\nCollectives, ms per step (wait = time spent waiting for the slowest peer of the call; "
+         "? = unknown: no peer recorded the call):\n";
     std::vector<std::string> header{"rank"};
     for (const auto& k : kinds) {
       header.push_back(k);
@@ -119,7 +94,7 @@ void writeCollectives(std::ostream& o, const RunAnalysis& a) {
       for (const auto& k : kinds) {
         const auto c = std::find_if(r.comm.begin(), r.comm.end(), [&](const CommTime& x) { return x.kind == k; });
         row.push_back(c != r.comm.end() ? fmt(c->ms) : "-");
-        row.push_back(c != r.comm.end() ? fmt(c->wait_ms) : "-");
+        row.push_back(c == r.comm.end() ? "-" : (c->wait_ms >= 0 ? fmt(c->wait_ms) : "?"));
       }
       t.add(std::move(row));
     }
@@ -127,28 +102,32 @@ void writeCollectives(std::ostream& o, const RunAnalysis& a) {
   }
 }
 
-// Busy, idle, communication and its overlap with compute, per rank.
+// The device timeline per rank: its step window, busy and idle, compute,
+// communication and their overlap.
 void writeTimeline(std::ostream& o, const RunAnalysis& a) {
-  if (std::any_of(a.ranks.begin(), a.ranks.end(), [](const RankAnalysis& r) { return r.busy_ms >= 0; })) {
-    o << "\nTimeline, ms per step (busy = union of device work; comm = union of collectives;\n"
-         "  overlap = collectives running during compute; exposed = comm - overlap; hidden = overlap / comm):\n";
-    TextTable t({"rank", "step", "busy", "idle", "idle %", "comm", "overlap", "exposed", "hidden %"});
-    for (const auto& r : a.ranks) {
-      if (r.busy_ms < 0) {
-        t.add({std::to_string(r.rank), fmt(r.step_ms), "-", "-", "-", "-", "-", "-", "-"});
-        continue;
-      }
-      t.add({std::to_string(r.rank), fmt(r.step_ms), fmt(r.busy_ms), fmt(r.idle_ms),
-             r.step_ms > 0 ? fmt(100.0 * r.idle_ms / r.step_ms, 1) : std::string("-"), fmt(r.comm_union_ms),
-             fmt(r.overlap_ms), fmt(r.comm_union_ms - r.overlap_ms),
-             r.comm_union_ms > 0 ? fmt(100.0 * r.overlap_ms / r.comm_union_ms, 1) : std::string("-")});
+  if (std::none_of(a.ranks.begin(), a.ranks.end(), [](const RankAnalysis& r) { return r.busy_ms >= 0; })) return;
+  o << "\nDevice timeline, ms per step (window = the device's step, from its first work to the next step's;\n"
+       "  busy = union of device work; idle = window - busy; compute = union of compute kernels (not copies);\n"
+       "  comm = union of collectives; overlap = comm during compute; exposed = comm - overlap; hidden = overlap / "
+       "comm):\n";
+  TextTable t({"rank", "window", "busy", "idle", "idle %", "compute", "comm", "overlap", "exposed", "hidden %"});
+  for (const auto& r : a.ranks) {
+    if (r.busy_ms < 0) {
+      t.add({std::to_string(r.rank), "-", "-", "-", "-", "-", "-", "-", "-", "-"});
+      continue;
     }
-    t.print(o);
+    t.add({std::to_string(r.rank), fmt(r.window_ms), fmt(r.busy_ms), fmt(r.idle_ms),
+           r.window_ms > 0 ? fmt(100.0 * r.idle_ms / r.window_ms, 1) : std::string("-"), fmt(r.compute_union_ms),
+           fmt(r.comm_union_ms), fmt(r.overlap_ms), fmt(r.comm_union_ms - r.overlap_ms),
+           r.comm_union_ms > 0 ? fmt(100.0 * r.overlap_ms / r.comm_union_ms, 1) : std::string("-")});
   }
+  t.print(o);
 }
 
 // Bus bandwidth per op and message size.
 void writeBandwidth(std::ostream& o, const RunAnalysis& a) {
+  if (a.bandwidth.empty() && !a.bandwidth_note.empty())
+    o << "\nCollective bandwidth: none (" << a.bandwidth_note << ")\n";
   if (!a.bandwidth.empty()) {
     o << "\nCollective bandwidth by message size (size as NCCL-tests count it; transfer = the shortest duration\n"
          "  of a call in its group; algbw = size / transfer; busbw = algbw x the op's bus factor):\n";
@@ -164,12 +143,17 @@ void writeBandwidth(std::ostream& o, const RunAnalysis& a) {
 
 // Imbalance of embedding compute, overall and per sharding group, and the stragglers.
 void writeImbalance(std::ostream& o, const RunAnalysis& a) {
+  if (a.overall.max_over_mean < 0) {
+    o << "\nImbalance of embedding compute (max / mean): n/a (no embedding kernels in the run)\n";
+    return;
+  }
   o << "\nImbalance of embedding compute (max / mean): overall " << fmt(a.overall.max_over_mean) << " over "
     << a.overall.ranks << " rank(s), slowest rank " << a.overall.slowest_rank << "\n";
   if (a.groups.size() > 1 || (a.groups.size() == 1 && a.groups.front().sharding_group >= 0))
     for (const auto& g : a.groups)
       o << "  sharding group " << (g.sharding_group >= 0 ? std::to_string(g.sharding_group) : "?") << ": "
-        << fmt(g.max_over_mean) << " over " << g.ranks << " rank(s), slowest rank " << g.slowest_rank << "\n";
+        << (g.max_over_mean >= 0 ? fmt(g.max_over_mean) : std::string("n/a")) << " over " << g.ranks
+        << " rank(s), slowest rank " << g.slowest_rank << "\n";
   o << "Stragglers (compute > min(mean + 2 sd, 1.10 x median) = " << fmt(a.straggler_threshold_ms) << " ms; mean "
     << fmt(a.compute_mean_ms) << ", sd " << fmt(a.compute_stddev_ms) << ", median " << fmt(a.compute_median_ms)
     << "): ";
@@ -235,7 +219,7 @@ nlohmann::ordered_json reportJson(const RunAnalysis& a) {
   auto& ranks = j["ranks"] = J::array();
   for (const auto& r : a.ranks) {
     J comm = J::array();
-    for (const auto& c : r.comm) comm.push_back({{"kind", c.kind}, {"ms", c.ms}, {"wait_ms", c.wait_ms}});
+    for (const auto& c : r.comm) comm.push_back({{"kind", c.kind}, {"ms", c.ms}, {"wait_ms", optional(c.wait_ms)}});
     ranks.push_back({{"rank", r.rank},
                      {"sharding_group", r.sharding_group},
                      {"replica_group", r.replica_group},
@@ -248,11 +232,13 @@ nlohmann::ordered_json reportJson(const RunAnalysis& a) {
                      {"predicted_model_ms", optional(r.predicted_model_ms)},
                      {"dense_ms", r.dense_ms},
                      {"comm_ms", r.comm_ms},
-                     {"wait_ms", r.wait_ms},
+                     {"wait_ms", a.has_spans ? optional(r.wait_ms) : J(r.wait_ms)},
                      {"step_ms", r.step_ms},
                      {"comm", std::move(comm)},
+                     {"window_ms", optional(r.window_ms)},
                      {"busy_ms", optional(r.busy_ms)},
                      {"idle_ms", optional(r.idle_ms)},
+                     {"compute_union_ms", optional(r.compute_union_ms)},
                      {"comm_union_ms", optional(r.comm_union_ms)},
                      {"overlap_ms", optional(r.overlap_ms)},
                      {"straggler", r.straggler}});
@@ -262,7 +248,7 @@ nlohmann::ordered_json reportJson(const RunAnalysis& a) {
              {"ranks", g.ranks},
              {"max_ms", g.max_ms},
              {"mean_ms", g.mean_ms},
-             {"max_over_mean", g.max_over_mean},
+             {"max_over_mean", g.max_over_mean >= 0 ? J(g.max_over_mean) : J(nullptr)},
              {"slowest_rank", g.slowest_rank}};
   };
   j["imbalance"] = {{"overall", imb(a.overall)}, {"groups", J::array()}};
@@ -281,6 +267,7 @@ nlohmann::ordered_json reportJson(const RunAnalysis& a) {
                       {"lookups_per_step", t.lookups_per_step},
                       {"unique_rows_per_step", t.unique_rows_per_step},
                       {"ms_per_step", t.ms_per_step}});
+  j["collective_bandwidth_note"] = a.bandwidth_note.empty() ? J(nullptr) : J(a.bandwidth_note);
   auto& bandwidth = j["collective_bandwidth"] = J::array();
   for (const auto& b : a.bandwidth)
     bandwidth.push_back({{"op", b.op},

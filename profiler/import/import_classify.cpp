@@ -10,7 +10,7 @@
 namespace shardscope::profiler {
 
 namespace {
-constexpr std::array<std::pair<KernelClass, std::string_view>, 10> kNames{{
+constexpr std::array<std::pair<KernelClass, std::string_view>, 12> kNames{{
     {KernelClass::EmbFwd, "emb_fwd"},
     {KernelClass::EmbBwd, "emb_bwd"},
     {KernelClass::AllToAll, "all_to_all"},
@@ -18,6 +18,8 @@ constexpr std::array<std::pair<KernelClass, std::string_view>, 10> kNames{{
     {KernelClass::ReduceScatter, "reduce_scatter"},
     {KernelClass::AllGather, "all_gather"},
     {KernelClass::SendRecv, "send_recv"},
+    {KernelClass::Broadcast, "broadcast"},
+    {KernelClass::Reduce, "reduce"},
     {KernelClass::Dense, "dense"},
     {KernelClass::Memory, "memory"},
     {KernelClass::Other, "other"},
@@ -45,7 +47,8 @@ std::optional<KernelClass> kernelClassFromText(std::string_view text) {
 
 bool isCollective(KernelClass c) {
   return c == KernelClass::AllToAll || c == KernelClass::AllReduce || c == KernelClass::ReduceScatter ||
-         c == KernelClass::AllGather || c == KernelClass::SendRecv;
+         c == KernelClass::AllGather || c == KernelClass::SendRecv || c == KernelClass::Broadcast ||
+         c == KernelClass::Reduce;
 }
 
 std::optional<KernelClass> collectiveFromName(std::string_view name) {
@@ -63,7 +66,10 @@ std::optional<KernelClass> collectiveFromName(std::string_view name) {
   // point-to-point ops "send" / "recv".
   if (squashed.find("sendrecv") != std::string::npos) return std::nullopt;
   if (squashed.starts_with("send") || squashed.starts_with("recv")) return KernelClass::SendRecv;
-  if (squashed.find("broadcast") != std::string::npos || squashed == "reduce") return KernelClass::AllReduce;
+  // NCCL has no gather or scatter: c10d runs them as point-to-point sends and receives.
+  if (squashed == "gather" || squashed == "scatter") return KernelClass::SendRecv;
+  if (squashed.find("broadcast") != std::string::npos) return KernelClass::Broadcast;
+  if (squashed == "reduce") return KernelClass::Reduce;
   return std::nullopt;
 }
 
@@ -82,10 +88,13 @@ const std::vector<ClassifyRule>& defaultClassifyRules() {
       {"(ncclKernel|ncclDevKernel)_?ReduceScatter.*", KernelClass::ReduceScatter},
       {"(ncclKernel|ncclDevKernel)_?AllGather.*", KernelClass::AllGather},
       {"(ncclKernel|ncclDevKernel)_?(Send|Recv).*", KernelClass::SendRecv},
-      {"(ncclKernel|ncclDevKernel)_?(Broadcast|Reduce).*", KernelClass::AllReduce},
+      {"(ncclKernel|ncclDevKernel)_?Broadcast.*", KernelClass::Broadcast},
+      {"(ncclKernel|ncclDevKernel)_?Reduce.*", KernelClass::Reduce},
       // Memory.
       {"(?:Memcpy|Memset|memcpy|memset|cudaMemcpy|cudaMemset).*", KernelClass::Memory},
-      // Dense compute: GEMMs and the usual libraries.
+      // Dense compute: GEMMs and the usual libraries; ROCm's Tensile GEMMs are
+      // named Cijk_<layout>_<types>_... (rocBLAS, hipBLASLt).
+      {"Cijk_.*", KernelClass::Dense},
       {".*(gemm|Gemm|GEMM|cutlass|cublas|cudnn|sm80_xmma|sm90_xmma|ampere_|hopper_|volta_|turing_|flash_fwd|"
        "flash_bwd|fmha|wgrad|dgrad|matmul|conv).*",
        KernelClass::Dense},
@@ -139,7 +148,7 @@ core::Result<KernelClassifier> KernelClassifier::fromFile(const std::filesystem:
     if (!cls)
       return core::Error{at +
                          "/class: expected one of emb_fwd, emb_bwd, all_to_all, all_reduce, reduce_scatter, "
-                         "all_gather, send_recv, dense, memory, other; got \"" +
+                         "all_gather, send_recv, broadcast, reduce, dense, memory, other; got \"" +
                          r["class"].get<std::string>() + "\""};
     rules.push_back({r["pattern"].get<std::string>(), *cls});
   }

@@ -16,25 +16,19 @@
 #include <vector>
 
 #include "json_scanner.h"
+#include "kineto_values.h"
 
 namespace shardscope::profiler {
 
 namespace {
 
-// A rank, world size, device or group size from the trace: values outside
-// 0..2^24 are not real ones and become `unknown` instead of wrapping.
-int smallInt(std::int64_t v, int unknown) {
-  return v >= 0 && v <= (std::int64_t{1} << 24) ? static_cast<int>(v) : unknown;
-}
-
+using namespace kineto_detail;
 using namespace std::string_view_literals;
 
 // Bytes parsed per read: small enough that the buffer stays in the L2 cache
 // while the scanner walks it (1 MiB chunks parsed ~15% slower).
 constexpr std::size_t kChunk = 64 << 10;
 constexpr std::uint64_t kProgressEvery = 1 << 20;
-// |ts|, |dur| below 4e15 us: 4e18 ns leaves room for ts + dur in an int64.
-constexpr std::int64_t kMaxAbsUs = 4'000'000'000'000'000;
 
 // gzread over a file, asking `progress` about every MiB of the file.
 class GzSource final : public json::ChunkSource {
@@ -70,109 +64,23 @@ class GzSource final : public json::ChunkSource {
   std::int64_t asked_ = -1;  // file offset at the last progress call
 };
 
-// Microseconds as JSON text -> ns, exactly for plain decimals (the 4th
-// decimal rounds half up); false when out of range.
-bool usToNs(const json::NumberText& n, std::int64_t& ns) {
-  const std::string_view s = n.text;
-  if (n.exponent) {
-    double v = 0;
-    if (n.truncated || std::from_chars(s.data(), s.data() + s.size(), v).ec != std::errc()) return false;
-    if (!(std::fabs(v) < static_cast<double>(kMaxAbsUs))) return false;
-    ns = std::llround(v * 1000.0);
-    return true;
-  }
-  // A plain decimal keeps its integer part and first decimals even when truncated.
-  const char* p = s.data();
-  const char* end = p + s.size();
-  const bool neg = *p == '-';
-  p += neg ? 1 : 0;
-  std::int64_t ip = 0;
-  const char* q = p;
-  for (; q != end && *q != '.'; ++q) {
-    if (q - p >= 16) return false;  // >= 1e16 us
-    ip = ip * 10 + (*q - '0');
-  }
-  if (ip >= kMaxAbsUs) return false;
-  std::int64_t frac = 0;
-  int digits = 0;
-  bool round_up = false;
-  if (q != end) {
-    for (++q; q != end && digits < 4; ++q, ++digits) {
-      if (digits < 3)
-        frac = frac * 10 + (*q - '0');
-      else
-        round_up = *q >= '5';
-    }
-  }
-  for (int d = std::min(digits, 3); d < 3; ++d) frac *= 10;
-  ns = ip * 1000 + frac + (round_up ? 1 : 0);
-  if (neg) ns = -ns;
-  return true;
-}
-
-// A JSON number as an integer field: integers as they are (clamped at
-// INT64_MAX; below INT64_MIN: 0), others truncated toward zero (0 beyond
-// +-9e18, and for numbers too long to keep).
-std::int64_t toInt(const json::NumberText& n) {
-  const std::string_view s = n.text;
-  if (n.truncated) return 0;
-  if (n.integral) {
-    if (s[0] != '-') {
-      std::uint64_t u = 0;
-      if (std::from_chars(s.data(), s.data() + s.size(), u).ec != std::errc()) return 0;
-      return static_cast<std::int64_t>(std::min<std::uint64_t>(u, INT64_MAX));
-    }
-    std::int64_t v = 0;
-    if (std::from_chars(s.data(), s.data() + s.size(), v).ec != std::errc()) return 0;
-    return v;
-  }
-  double v = 0;
-  if (std::from_chars(s.data(), s.data() + s.size(), v).ec != std::errc()) return 0;
-  return std::fabs(v) < 9.0e18 ? static_cast<std::int64_t>(v) : 0;
-}
-
-// tids like "stream 7" or "7": the last run of digits.
-std::int64_t idFromText(std::string_view v) {
-  std::int64_t x = 0;
-  const auto p = v.find_last_of("0123456789");
-  if (p == std::string_view::npos) return 0;
-  auto b = v.find_last_not_of("0123456789", p);
-  b = b == std::string_view::npos ? 0 : b + 1;
-  (void)std::from_chars(v.data() + b, v.data() + p + 1, x);
-  return x;
-}
-
-bool isNumberStart(int c) { return c == '-' || (c >= '0' && c <= '9'); }
-
-std::string_view valueKind(int c) {
-  switch (c) {
-    case '{':
-      return "an object";
-    case '[':
-      return "an array";
-    case '"':
-      return "a string";
-    case 't':
-    case 'f':
-      return "a boolean";
-    case 'n':
-      return "null";
-    default:
-      return isNumberStart(c) ? "a number" : "";
-  }
-}
-
-std::string lowerAscii(std::string_view s) {
-  std::string o(s);
-  for (char& c : o)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return o;
-}
-
 enum class TopKey { TraceEvents, DistributedInfo, BaseTime, Other };
 enum class EvKey { Name, Ph, Cat, Ts, Dur, Pid, Tid, Args, Other };
-enum class ArgKey { Correlation, Stream, Device, Collective, InNelems, OutNelems, GroupSize, Dtype, PgRanks, Other };
-enum class DistKey { Rank, WorldSize, Backend, Other };
+enum class ArgKey {
+  Correlation,
+  Stream,
+  Device,
+  Collective,
+  InNelems,
+  OutNelems,
+  GroupSize,
+  Dtype,
+  PgRanks,
+  PgName,
+  Seq,
+  Other
+};
+enum class DistKey { Rank, WorldSize, Backend, PgConfig, Other };
 
 TopKey topKey(std::string_view k) {
   if (k == "traceEvents"sv) return TopKey::TraceEvents;
@@ -203,6 +111,8 @@ EvKey evKey(std::string_view k) {
 }
 ArgKey argKey(std::string_view k) {
   switch (k.size()) {
+    case 3:
+      return k == "Seq"sv ? ArgKey::Seq : ArgKey::Other;
     case 5:
       return k == "dtype"sv ? ArgKey::Dtype : ArgKey::Other;
     case 6:
@@ -217,6 +127,8 @@ ArgKey argKey(std::string_view k) {
       return k == "Out msg nelems"sv ? ArgKey::OutNelems : ArgKey::Other;
     case 15:
       return k == "Collective name"sv ? ArgKey::Collective : ArgKey::Other;
+    case 18:
+      return k == "Process Group Name"sv ? ArgKey::PgName : ArgKey::Other;
     case 19:
       return k == "Process Group Ranks"sv ? ArgKey::PgRanks : ArgKey::Other;
     default:
@@ -227,30 +139,31 @@ DistKey distKey(std::string_view k) {
   if (k == "rank"sv) return DistKey::Rank;
   if (k == "world_size"sv) return DistKey::WorldSize;
   if (k == "backend"sv) return DistKey::Backend;
+  if (k == "pg_config"sv) return DistKey::PgConfig;
   return DistKey::Other;
 }
 
-// What passes over one file share.
-struct PassState {
-  bool rank_known = false;   // an earlier pass looked for distributedInfo
-  bool second_pass = false;  // traceEvents came before distributedInfo: read again
+// What the reader learnt of the file besides its events.
+struct FileState {
   bool seen_events = false;
+  bool seen_dist = false;
+  int file_rank = -1;  // distributedInfo.rank
 };
 
-// One pass over the document. Import: events go to the sink. When
-// traceEvents comes before distributedInfo (and no earlier pass looked),
-// the pass skips the events, stops after distributedInfo and asks for a
-// second pass.
+// One pass over the document; events go to the sink. When traceEvents comes
+// before distributedInfo the rank is provisional (the fallback) until the
+// end, where the file's own wins (ImportRankInfo::rank_final).
 class KinetoReader {
  public:
   KinetoReader(json::Scanner& sc, TraceEventSink& sink, ImportRankInfo& info, KinetoStats& stats, int fallback_rank,
-               PassState& ps)
-      : sc_(sc), sink_(sink), info_(info), stats_(stats), fallback_rank_(fallback_rank), ps_(ps) {}
+               FileState& fs)
+      : sc_(sc), sink_(sink), info_(info), stats_(stats), fallback_rank_(fallback_rank), fs_(fs) {}
 
   // false: the error is in the scanner.
   bool document() {
     if (!sc_.byteOrderMark()) return false;
     int c = sc_.peek();
+    if (c == -1 && sc_.offset() == 0) return sc_.fail("empty file (expected a Kineto JSON trace)");
     if (c != '{') {
       const std::string_view kind = valueKind(c);
       if (kind.empty()) return sc_.expected("'{' (a Kineto trace is a JSON object)");
@@ -269,7 +182,6 @@ class KinetoReader {
         if (sc_.peek() != ':') return sc_.expected("':' after an object key");
         sc_.bump();
         if (!topValue(key)) return false;
-        if (stopped) return true;
         c = sc_.peek();
         if (c == ',') {
           sc_.bump();
@@ -285,8 +197,6 @@ class KinetoReader {
     return true;
   }
 
-  bool stopped = false;  // found distributedInfo in a pass that only looked for it
-
  private:
   bool topValue(TopKey key) {
     const int c = sc_.peek();
@@ -299,20 +209,15 @@ class KinetoReader {
           m += kind;
           return sc_.fail(m);
         }
-        if (ps_.seen_events) return sc_.fail("traceEvents appears twice");
-        ps_.seen_events = true;
-        if (!ps_.rank_known && !seen_dist_) {
-          ps_.second_pass = true;
-          find_rank_ = true;
-        }
-        if (find_rank_) return sc_.skipValue(1);
+        if (fs_.seen_events) return sc_.fail("traceEvents appears twice");
+        fs_.seen_events = true;
         return begin() && events();
       }
       case TopKey::DistributedInfo:
         if (c != '{') return sc_.skipValue(1);
         if (!distributedInfo()) return false;
-        seen_dist_ = true;
-        stopped = find_rank_;
+        if (fs_.seen_events && !fs_.seen_dist) stats_.rank_after_events = true;
+        fs_.seen_dist = true;
         return true;
       case TopKey::BaseTime:
         if (isNumberStart(c)) {
@@ -391,10 +296,12 @@ class KinetoReader {
         case DistKey::WorldSize:
           if (!isNumberStart(c)) return sc_.skipValue(2);
           if (!number(v)) return false;
-          (key == DistKey::Rank ? info_.rank : info_.world_size) = smallInt(v, -1);
+          (key == DistKey::Rank ? fs_.file_rank : info_.world_size) = smallInt(v, -1);
           return true;
         case DistKey::Backend:
           return stringInto(info_.backend, 2);
+        case DistKey::PgConfig:
+          return c == '[' ? pgConfig() : sc_.skipValue(2);
         case DistKey::Other:
           break;
       }
@@ -402,13 +309,54 @@ class KinetoReader {
     });
   }
 
-  bool begin() {
-    if (info_.rank < 0 && fallback_rank_ >= 0) {
-      info_.rank = fallback_rank_;
-      stats_.rank_from_fallback = true;
+  // distributedInfo.pg_config: [{"pg_name": "0", "ranks": [0, 1], ...}, ...].
+  bool pgConfig() {
+    sc_.bump();
+    int c = sc_.peek();
+    while (c != ']') {
+      if (c == '{') {
+        std::string name, ranks;
+        const bool ok = members("',' or '}' after a member of a pg_config entry", [&](std::string_view k) {
+          const bool is_name = k == "pg_name"sv, is_ranks = k == "ranks"sv;
+          if (!colon()) return false;
+          if (is_name) return stringInto(name, 4);
+          if (!is_ranks) return sc_.skipValue(4);
+          if (sc_.peek() != '[') return stringInto(ranks, 4);
+          if (!groupRanks()) return false;
+          ranks = pg_ranks_;
+          return true;
+        });
+        if (!ok) return false;
+        if (!name.empty() && !ranks.empty() && info_.process_groups.size() < 4096)
+          info_.process_groups.emplace_back(std::move(name), std::move(ranks));
+      } else if (!sc_.skipValue(3)) {
+        return false;
+      }
+      c = sc_.peek();
+      if (c == ',') {
+        sc_.bump();
+        c = sc_.peek();
+        continue;
+      }
+      if (c != ']') return sc_.expected("',' or ']' after a pg_config entry");
     }
-    if (info_.rank < 0)
-      return sc_.fail("distributedInfo.rank: missing (expected the rank of this file; give one with a fallback rank)");
+    sc_.bump();
+    return true;
+  }
+
+  // The rank, before the events: the file's own when distributedInfo came
+  // first; else the fallback, final when distributedInfo came without a rank,
+  // provisional when it may still follow.
+  bool begin() {
+    info_.rank_final = fs_.seen_dist;
+    if (fs_.file_rank >= 0) {
+      info_.rank = fs_.file_rank;
+    } else if (fs_.seen_dist && fallback_rank_ < 0) {
+      return sc_.fail("distributedInfo.rank: missing (expected the rank of this file; give it with --rank)");
+    } else {
+      info_.rank = fallback_rank_;
+      stats_.rank_from_fallback = fs_.seen_dist;
+    }
     if (auto s = sink_.beginRank(info_); !s) return sc_.fail(s.error().message);
     return true;
   }
@@ -447,6 +395,8 @@ class KinetoReader {
     collective_.clear();
     dtype_.clear();
     pg_ranks_.clear();
+    pg_name_.clear();
+    seq_ = -1;
     has_ts_ = has_dur_ = has_stream_ = bad_time_ = false;
     ts_ = dur_ = pid_ = tid_ = correlation_ = stream_ = in_nelems_ = out_nelems_ = group_size_ = 0;
     device_ = -1;
@@ -512,6 +462,17 @@ class KinetoReader {
         case ArgKey::PgRanks:
           if (c == '[') return groupRanks();
           return stringInto(pg_ranks_, 4);
+        case ArgKey::PgName:
+          return stringInto(pg_name_, 4);
+        case ArgKey::Seq:
+          if (c == '"') {  // older traces write numbers as strings
+            std::string text;
+            if (!stringInto(text, 4)) return false;
+            std::int64_t n = -1;
+            if (std::from_chars(text.data(), text.data() + text.size(), n).ec == std::errc() && n >= 0) seq_ = n;
+            return true;
+          }
+          break;
         case ArgKey::Other:
           return sc_.skipValue(4);
         default:
@@ -538,6 +499,9 @@ class KinetoReader {
           break;
         case ArgKey::GroupSize:
           group_size_ = v;
+          break;
+        case ArgKey::Seq:
+          seq_ = v >= 0 ? v : -1;
           break;
         default:
           break;
@@ -681,6 +645,8 @@ class KinetoReader {
     e.dtype = dtype_;
     e.group_size = smallInt(group_size_, 0);
     e.group_ranks = pg_ranks_;
+    e.process_group = pg_name_;
+    e.seq = seq_;
     ++stats_.events;
     ++knownCount(cat);
     if (auto s = sink_.event(e); !s) return sc_.fail(s.error().message);
@@ -692,12 +658,11 @@ class KinetoReader {
   ImportRankInfo& info_;
   KinetoStats& stats_;
   int fallback_rank_;
-  PassState& ps_;
-  bool seen_dist_ = false;
-  bool find_rank_ = false;  // skipping the events, looking for distributedInfo
+  FileState& fs_;
 
   // The current event.
-  std::string name_, ph_, cat_, collective_, dtype_, pg_ranks_;
+  std::string name_, ph_, cat_, collective_, dtype_, pg_ranks_, pg_name_;
+  std::int64_t seq_ = -1;
   bool has_ts_ = false, has_dur_ = false, has_stream_ = false, bad_time_ = false;
   std::int64_t ts_ = 0, dur_ = 0, pid_ = 0, tid_ = 0, correlation_ = 0, stream_ = 0, in_nelems_ = 0, out_nelems_ = 0;
   std::int64_t group_size_ = 0;
@@ -715,22 +680,23 @@ struct GzCloser {
   }
 };
 
-// One pass over the file; `bytes` = JSON bytes read.
-core::Status pass(const std::string& path, TraceEventSink& sink, ImportRankInfo& info, KinetoStats& stats,
-                  const KinetoOptions& options, PassState& ps, std::uint64_t& bytes) {
+// Reads the file into the sink; `bytes` = JSON bytes read.
+core::Status readFile(const std::string& path, TraceEventSink& sink, ImportRankInfo& info, KinetoStats& stats,
+                      const KinetoOptions& options, FileState& fs, std::uint64_t& bytes) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) return core::Error{path + ": cannot read the file (" + ec.message() + ")"};
+  if (size == 0) return core::Error{path + ": empty file (expected a Kineto JSON trace)"};
   std::unique_ptr<gzFile_s, GzCloser> f(gzopen(path.c_str(), "rb"));
   if (!f) return core::Error{path + ": cannot open the file"};
   gzbuffer(f.get(), 32 * 1024);  // half a chunk or less: gzread then fills the chunk directly
   GzSource source(f.get(), static_cast<std::uint64_t>(size), options);
   json::Scanner sc(source, options.chunk_bytes > 0 ? options.chunk_bytes : kChunk);
-  KinetoReader reader(sc, sink, info, stats, options.fallback_rank, ps);
+  KinetoReader reader(sc, sink, info, stats, options.fallback_rank, fs);
   const bool ok = reader.document();
   bytes = sc.offset();
   if (source.cancelled) return core::Error{path + ": cancelled"};
-  if (ok && (reader.stopped || source.read_error.empty())) return core::Ok{};
+  if (ok && source.read_error.empty()) return core::Ok{};
   if (!ok && sc.error().starts_with(path)) return core::Error{sc.error()};  // the sink's, naming the file
   std::string msg = path;
   msg += ": byte ";
@@ -752,22 +718,21 @@ core::Result<KinetoStats> importKineto(const std::string& path, TraceEventSink& 
   ImportRankInfo info;
   info.source = path;
   std::uint64_t bytes = 0;
-  PassState ps;
-  if (auto s = pass(path, sink, info, stats, options, ps, bytes); !s) return s.error();
-  if (ps.second_pass) {
-    // distributedInfo (if any) follows traceEvents: the first pass found it; read again.
-    stats.two_passes = true;
-    if (info.rank < 0) {
-      if (options.fallback_rank < 0)
-        return core::Error{path + ": distributedInfo.rank: missing (expected the rank of this file)"};
+  FileState fs;
+  if (auto s = readFile(path, sink, info, stats, options, fs, bytes); !s) return s.error();
+  if (!fs.seen_events) return core::Error{path + ": traceEvents: missing (expected an array of trace events)"};
+  if (!info.rank_final) {  // distributedInfo followed the events, or there is none
+    if (fs.file_rank >= 0) {
+      info.rank = fs.file_rank;
+    } else if (options.fallback_rank >= 0) {
       info.rank = options.fallback_rank;
       stats.rank_from_fallback = true;
+    } else {
+      return core::Error{path +
+                         ": distributedInfo.rank: missing (expected the rank of this file; give it with --rank)"};
     }
-    ps = PassState{};
-    ps.rank_known = true;
-    if (auto s = pass(path, sink, info, stats, options, ps, bytes); !s) return s.error();
+    info.rank_final = true;
   }
-  if (!ps.seen_events) return core::Error{path + ": traceEvents: missing (expected an array of trace events)"};
   stats.bytes_json = bytes;
   if (auto u = sink.updateRank(info); !u) return u.error();
   if (auto e = sink.endRank(); !e) return e.error();

@@ -555,6 +555,7 @@ core::Status importNsys(const std::string& path, TraceEventSink& sink, const Nsy
     if (!in) return core::Error{path + ": cannot open for reading"};
     std::array<char, 16> header{};
     in.read(header.data(), static_cast<std::streamsize>(header.size()));
+    if (in.gcount() == 0) return core::Error{path + ": empty file (expected an `nsys export --type sqlite` file)"};
     if (in.gcount() != static_cast<std::streamsize>(header.size()) ||
         std::memcmp(header.data(), "SQLite format 3", header.size()) != 0) {
       return core::Error{

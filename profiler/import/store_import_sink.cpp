@@ -9,15 +9,19 @@
 #include <charconv>
 #include <limits>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "import_checks.h"
 #include "shardscope/profiler/trace/engine_trace.h"
 
 namespace shardscope::profiler {
 
 namespace st = core::store;
+using import_detail::groupText;
+using import_detail::rankList;
 
 namespace {
 // CPU threads get streams from here on (GPU events keep their CUDA stream).
@@ -34,8 +38,11 @@ struct Ev {
 struct CollInfo {
   std::int64_t bytes = 0;
   st::StringId group = st::kNoString;
+  st::StringId call = st::kNoString;  // "seq N" in its process group, when the trace says
   int peers = 0;
 };
+// Where a rank's steps come from (docs/import.md#steps).
+enum class StepSource { ProfilerStep, Annotation, WholeTrace };
 struct Marks {
   std::int64_t fwd_first = std::numeric_limits<std::int64_t>::max();
   std::int64_t fwd_last_end = std::numeric_limits<std::int64_t>::min();
@@ -57,29 +64,32 @@ bool isGpuWork(TraceEventKind k) {
   return k == TraceEventKind::Kernel || k == TraceEventKind::Memcpy || k == TraceEventKind::Memset;
 }
 
-// "[0, 2, 4]" -> ("0,2,4", 3); anything that is not a list of numbers -> ("", 0).
-std::pair<std::string, int> groupText(std::string_view s) {
-  std::string out;
-  int n = 0;
-  std::int64_t v = 0;
-  const char* p = s.data();
-  const char* e = p + s.size();
-  while (p < e) {
-    if (*p >= '0' && *p <= '9') {
-      auto r = std::from_chars(p, e, v);
-      if (r.ec != std::errc()) return {"", 0};  // out of range: not a rank list
-      if (!out.empty()) out += ',';
-      out += std::to_string(v);
-      ++n;
-      p = r.ptr;
-    } else if (*p == '[' || *p == ']' || *p == ',' || *p == ' ') {
-      ++p;
-    } else {
-      return {"", 0};
+// What a run without embedding kernels, GPU events or collectives cannot
+// show, said once for the ranks concerned.
+void warnMissingWork(const std::vector<ImportedRank>& ranks, std::vector<std::string>& warnings) {
+  std::vector<int> no_emb, no_gpu, no_coll;
+  for (const auto& r : ranks) {
+    const auto has = [&](std::string_view k) { return r.spans_by_kind.contains(std::string(k)); };
+    if (r.gpu_events == 0) {
+      no_gpu.push_back(r.rank);
+      continue;
     }
+    if (!has(span_kind::kEmbFwd) && !has(span_kind::kEmbBwd)) no_emb.push_back(r.rank);
+    if (r.collectives == 0) no_coll.push_back(r.rank);
   }
-  return {out, n};
+  if (!no_gpu.empty())
+    warnings.push_back("no GPU events (kernels, memcpy, memset) in rank(s) " + rankList(no_gpu) +
+                       ": the trace was recorded without CUDA activity (PyTorch: ProfilerActivity.CUDA; nsys: "
+                       "--trace=cuda), so it has no embedding time, collectives, busy or idle time");
+  if (!no_emb.empty())
+    warnings.push_back("no embedding kernels (emb_fwd / emb_bwd) in rank(s) " + rankList(no_emb) +
+                       ": embedding compute reads 0 and its imbalance is n/a; if the trainer's lookups run in "
+                       "kernels of other names, import again with --rules");
+  if (!no_coll.empty())
+    warnings.push_back("no collective kernels in rank(s) " + rankList(no_coll) +
+                       ": no waits and no bus bandwidth for them (a single-GPU job, or NCCL kernels not traced)");
 }
+
 }  // namespace
 
 int dtypeBytes(std::string_view d) {
@@ -100,8 +110,7 @@ struct StoreImportSink::State {
   KernelClassifier cls;
   st::RunWriter writer;
   std::map<int, std::string> seen_ranks;  // rank -> source
-  int world_size = -1;
-  std::string world_source;
+  import_detail::JobChecks checks{false, nullptr};
   bool failed_or_done = false;
   // Clock reference (set by the first rank that decides its offset).
   bool have_ref = false;
@@ -123,8 +132,16 @@ struct StoreImportSink::State {
   std::map<std::int64_t, st::StepSummary> sums;
   bool streaming = false;
   bool offset_decided = false;
+  bool rank_accepted = false;  // the rank passed the duplicate and job checks
   std::int64_t offset = 0;
   std::vector<std::string>* warnings = nullptr;
+  // Steps without ProfilerStep: an iteration annotation's occurrences, or the whole trace.
+  StepSource step_source = StepSource::ProfilerStep;
+  bool steps_decided = false;
+  st::StringId step_mark = st::kNoString;                   // the iteration annotation
+  std::unordered_map<st::StringId, std::string> iteration;  // annotation -> its name if it names an iteration, else ""
+  std::int64_t first_start = std::numeric_limits<std::int64_t>::max();
+  std::int64_t last_end = std::numeric_limits<std::int64_t>::min();
 
   explicit State(st::RunWriter w) : writer(std::move(w)) {}
 
@@ -145,6 +162,8 @@ struct StoreImportSink::State {
     if (e.kind == TraceEventKind::ProfilerStep) {
       windows[e.start] = {e.end, e.step};
       step_windows[e.step] = {e.start, e.end};
+    } else if (step_source == StepSource::Annotation && e.kind == TraceEventKind::Annotation && e.name == step_mark) {
+      openStep(e.start);
     } else if (e.kind == TraceEventKind::Runtime && e.corr != 0) {
       launch[e.corr] = e.start;
       max_corr = std::max(max_corr, e.corr);
@@ -222,11 +241,15 @@ struct StoreImportSink::State {
       case KernelClass::AllReduce:
         return span_kind::kDenseAllreduce;
       case KernelClass::ReduceScatter:
-        return "reduce_scatter";
+        return span_kind::kReduceScatter;
       case KernelClass::AllGather:
-        return "all_gather";
+        return span_kind::kAllGather;
       case KernelClass::SendRecv:
-        return "send_recv";
+        return span_kind::kSendRecv;
+      case KernelClass::Broadcast:
+        return span_kind::kBroadcast;
+      case KernelClass::Reduce:
+        return span_kind::kReduce;
       case KernelClass::Dense:
         return span_kind::kDense;
       case KernelClass::Memory:
@@ -237,15 +260,65 @@ struct StoreImportSink::State {
     return "kernel";
   }
 
+  // A step from `start` until the next one starts (its end is set then, or at endRank).
+  void openStep(std::int64_t start) {
+    if (!step_windows.empty()) {
+      auto& [last_start, last_end_] = step_windows.rbegin()->second;
+      if (start <= last_start) return;
+      last_end_ = start;
+      windows[last_start].first = start;
+    }
+    const auto step = static_cast<std::int64_t>(step_windows.size());
+    step_windows[step] = {start, std::numeric_limits<std::int64_t>::max()};
+    windows[start] = {std::numeric_limits<std::int64_t>::max(), step};
+    report.steps = static_cast<std::int64_t>(step_windows.size());
+  }
+
+  // A trace without ProfilerStep: one step per iteration annotation ("## forward ##",
+  // else the most frequent annotation naming a forward pass) when one occurs at
+  // least twice, else the whole trace as one step. Decided on the events buffered.
+  void decideSteps() {
+    steps_decided = true;
+    if (!windows.empty()) return;
+    std::unordered_map<st::StringId, std::int64_t> count;
+    for (const Ev& e : buf)
+      if (e.kind == TraceEventKind::Annotation && !iteration[e.name].empty()) ++count[e.name];
+    std::tuple<bool, std::int64_t> best{false, 0};  // (TorchRec's "## forward ##", occurrences)
+    for (const auto& [id, n] : count) {
+      const std::tuple<bool, std::int64_t> key{iteration[id] == "## forward ##", n};
+      if (n < 2) continue;
+      if (step_mark == st::kNoString || key > best || (key == best && iteration[id] < iteration[step_mark])) {
+        best = key;
+        step_mark = id;
+      }
+    }
+    const std::string where = "rank " + std::to_string(info.rank) + " (" + info.source + "): no ProfilerStep events: ";
+    if (step_mark != st::kNoString) {
+      step_source = StepSource::Annotation;
+      report.step_source = "annotation \"" + iteration[step_mark] + "\"";
+      for (const Ev& e : buf)
+        if (e.kind == TraceEventKind::Annotation && e.name == step_mark) openStep(e.start);
+      warnings->push_back(where + "one step per \"" + iteration[step_mark] + "\" annotation (" +
+                          std::to_string(step_windows.size()) + " steps)");
+      return;
+    }
+    step_source = StepSource::WholeTrace;
+    report.step_source = "whole trace";
+    openStep(std::numeric_limits<std::int64_t>::min() + 1);
+    warnings->push_back(where + "no iteration annotation either (## forward ##): the whole trace is one step");
+  }
+
   void decideOffset() {
     offset_decided = true;
     const std::int64_t base = info.base_time_ns;
+    // Steps from annotations count from the trace's start, not the job's: no common reference.
+    const bool real_steps = step_source == StepSource::ProfilerStep;
     if (!have_ref) {
       have_ref = true;
       ref_rank = info.rank;
       ref_base = base;
       offset = 0;
-      if (!step_windows.empty()) {
+      if (real_steps && !step_windows.empty()) {
         ref_step = step_windows.begin()->first;
         ref_start = step_windows.begin()->second.first;
         report.clock_reference = "ProfilerStep#" + std::to_string(ref_step) + " start";
@@ -254,7 +327,7 @@ struct StoreImportSink::State {
       }
       return;
     }
-    if (ref_step >= 0) {
+    if (ref_step >= 0 && real_steps) {
       if (auto it = step_windows.find(ref_step); it != step_windows.end()) {
         offset = diff(ref_start, it->second.first);
         report.clock_reference = "ProfilerStep#" + std::to_string(ref_step) + " start";
@@ -269,7 +342,7 @@ struct StoreImportSink::State {
                             std::to_string(ref_step) + ": aligned on baseTimeNanoseconds");
       return;
     }
-    if (ref_step >= 0 && !step_windows.empty()) {
+    if (ref_step >= 0 && real_steps && !step_windows.empty()) {
       offset = diff(ref_start, step_windows.begin()->second.first);
       report.clock_reference = "ProfilerStep#" + std::to_string(step_windows.begin()->first) + " start";
       warnings->push_back("rank " + std::to_string(info.rank) + ": first profiler step " +
@@ -331,6 +404,7 @@ struct StoreImportSink::State {
       if (!op) return op.error();
       col.op = *op;
       col.group = c.group;
+      col.algorithm = c.call;
       col.bytes = c.bytes;
       col.peers = c.peers;
       col.start_ns = s.start_ns;
@@ -338,6 +412,7 @@ struct StoreImportSink::State {
       if (auto a = writer.addCollective(col); !a) return a.error();
       ++report.collectives;
     }
+    if (isGpuWork(e.kind)) ++report.gpu_events;
     if (step >= 0) {
       st::StepSummary& sum = sums[step];
       const std::int64_t d = diff(e.end, e.start);
@@ -357,8 +432,39 @@ struct StoreImportSink::State {
     return core::Ok{};
   }
 
+  // Steps of a trace without ProfilerStep: the last one ends with the rank's
+  // last event; each gets its total and a `step` span named for its source.
+  core::Status writeFallbackSteps() {
+    if (step_source == StepSource::ProfilerStep || step_windows.empty() || first_start > last_end) return core::Ok{};
+    auto& last = step_windows.rbegin()->second;
+    last.second = std::max(last.first, last_end);
+    if (step_source == StepSource::WholeTrace) last.first = first_start;
+    const std::string name = step_source == StepSource::WholeTrace
+                                 ? std::string("whole trace")
+                                 : "iteration annotation " + report.step_source.substr(11);
+    auto name_id = intern(name);
+    if (!name_id) return name_id.error();
+    auto k = kindSlot(span_kind::kStep);
+    if (!k) return k.error();
+    for (const auto& [step, w] : step_windows) {
+      st::Span sp;
+      sp.rank = info.rank;
+      sp.stream = static_cast<int>(kCpuStreamBase);
+      sp.kind = (*k)->id;
+      sp.name = *name_id;
+      sp.step = step;
+      if (__builtin_add_overflow(w.first, offset, &sp.start_ns) || __builtin_add_overflow(w.second, offset, &sp.end_ns))
+        continue;
+      if (auto a = writer.addSpan(sp); !a) return a;
+      ++*(*k)->count;
+      sums[step].total_ns = diff(w.second, w.first);
+    }
+    return core::Ok{};
+  }
+
   core::Status drain() {
     for (const Ev& e : buf) learn(e);
+    if (!steps_decided) decideSteps();
     if (!offset_decided) decideOffset();
     for (Ev& e : buf) {
       e.step = e.kind == TraceEventKind::ProfilerStep ? e.step : stepOf(e);
@@ -391,11 +497,40 @@ struct StoreImportSink::State {
     kind_slots.clear();
     streaming = false;
     offset_decided = false;
+    rank_accepted = false;
     offset = 0;
+    step_source = StepSource::ProfilerStep;
+    steps_decided = false;
+    step_mark = st::kNoString;
+    iteration.clear();
+    first_start = std::numeric_limits<std::int64_t>::max();
+    last_end = std::numeric_limits<std::int64_t>::min();
+  }
+
+  // The rank is new and its file agrees with the others (one job). A
+  // provisional rank is accepted when its events must be written before the
+  // file says its own.
+  core::Status accept(const ImportRankInfo& rank) {
+    if (rank.rank < 0) return core::Error{rank.source + ": rank: missing (expected a rank >= 0)"};
+    if (auto it = seen_ranks.find(rank.rank); it != seen_ranks.end())
+      return core::Error{rank.source + ": rank " + std::to_string(rank.rank) + " was already imported from " +
+                         it->second + " (duplicate rank: two files of the same rank?)"};
+    if (auto c = checks.all(rank); !c) return c;
+    const int world = rank.world_size > 0 ? rank.world_size : checks.worldSize();
+    if (world > 0 && rank.rank >= world)
+      return core::Error{rank.source + ": distributedInfo.rank: " + std::to_string(rank.rank) +
+                         " (expected < world_size " + std::to_string(world) + ")"};
+    seen_ranks[rank.rank] = rank.source;
+    rank_accepted = true;
+    report.rank = rank.rank;
+    return core::Ok{};
   }
 };
 
-StoreImportSink::StoreImportSink(std::unique_ptr<State> s) : s_(std::move(s)) { s_->warnings = &warnings_; }
+StoreImportSink::StoreImportSink(std::unique_ptr<State> s) : s_(std::move(s)) {
+  s_->warnings = &warnings_;
+  s_->checks = import_detail::JobChecks(s_->opts.force, &warnings_);
+}
 StoreImportSink::~StoreImportSink() = default;
 
 core::Result<std::unique_ptr<StoreImportSink>> StoreImportSink::create(const std::filesystem::path& store,
@@ -429,30 +564,16 @@ core::Status StoreImportSink::beginRank(const ImportRankInfo& rank) {
   State& s = *s_;
   if (s.failed_or_done) return core::Error{"import: the run is already finished"};
   if (s.in_rank) return core::Error{rank.source + ": beginRank while rank " + std::to_string(s.info.rank) + " is open"};
-  if (rank.rank < 0) return core::Error{rank.source + ": rank: missing (expected a rank >= 0)"};
-  if (auto it = s.seen_ranks.find(rank.rank); it != s.seen_ranks.end())
-    return core::Error{rank.source + ": rank " + std::to_string(rank.rank) + " was already imported from " +
-                       it->second + " (duplicate rank: two files of the same rank?)"};
-  if (rank.world_size > 0) {
-    if (s.world_size > 0 && s.world_size != rank.world_size)
-      return core::Error{rank.source + ": distributedInfo.world_size: " + std::to_string(rank.world_size) + ", but " +
-                         s.world_source + " says " + std::to_string(s.world_size) +
-                         " (traces of different jobs? expected one world size)"};
-    if (rank.rank >= rank.world_size)
-      return core::Error{rank.source + ": distributedInfo.rank: " + std::to_string(rank.rank) +
-                         " (expected < world_size " + std::to_string(rank.world_size) + ")"};
-    s.world_size = rank.world_size;
-    s.world_source = rank.source;
-  }
   s.resetRank();
+  s.info = rank;
+  s.report.rank = rank.rank;
+  s.report.source = rank.source;
+  if (rank.rank_final)
+    if (auto a = s.accept(rank); !a) return a;
   // Untouched capacity costs no memory; growing by doubling would copy the
   // buffer and briefly hold it twice.
   s.buf.reserve(std::min<std::size_t>(s.opts.max_buffered_events, std::size_t{1} << 20));
   s.in_rank = true;
-  s.info = rank;
-  s.report.rank = rank.rank;
-  s.report.source = rank.source;
-  s.seen_ranks[rank.rank] = rank.source;
   return core::Ok{};
 }
 
@@ -476,11 +597,12 @@ core::Status StoreImportSink::event(const TraceEvent& e) {
       // Element counts beyond 2^50 are not real messages: no bytes rather than an overflow.
       constexpr std::int64_t kMaxNelems = std::int64_t{1} << 50;
       // The store's convention per op (engine-trace.md): bytes sent + received
-      // for an all-to-all, else the NCCL-tests size (an all-reduce's buffer, an
-      // all-gather's output, a reduce-scatter's input).
+      // for an all-to-all, else the NCCL-tests size (the buffer of an all-reduce,
+      // broadcast or reduce, an all-gather's output, a reduce-scatter's input).
       if (e.in_nelems >= 0 && e.in_nelems < kMaxNelems && e.out_nelems >= 0 && e.out_nelems < kMaxNelems) {
         std::int64_t n = e.in_nelems + e.out_nelems;
-        if (v.cls == KernelClass::AllReduce || v.cls == KernelClass::ReduceScatter)
+        if (v.cls == KernelClass::AllReduce || v.cls == KernelClass::ReduceScatter || v.cls == KernelClass::Broadcast ||
+            v.cls == KernelClass::Reduce)
           n = e.in_nelems;
         else if (v.cls == KernelClass::AllGather)
           n = e.out_nelems;
@@ -490,10 +612,22 @@ core::Status StoreImportSink::event(const TraceEvent& e) {
       }
       auto [text, n] = groupText(e.group_ranks);
       c.peers = std::max(0, (n > 0 ? n : e.group_size) - 1);
+      if (auto k = s.checks.processGroup(e.process_group, text, s.info.source); !k) return k;
+      // The group names the communicator: its ranks, and its process group when the trace names it
+      // (two groups of the same ranks count their calls apart).
+      if (!e.process_group.empty()) {
+        const std::string pg(e.process_group);
+        text = text.empty() ? "pg " + pg : text + " (pg " + pg + ")";
+      }
       if (!text.empty()) {
         auto g = s.intern(text);
         if (!g) return g.error();
         c.group = *g;
+      }
+      if (e.seq >= 0) {
+        auto q = s.intern("seq " + std::to_string(e.seq));
+        if (!q) return q.error();
+        c.call = *q;
       }
       v.coll = static_cast<std::uint32_t>(s.colls.size());
       s.colls.push_back(c);
@@ -501,12 +635,20 @@ core::Status StoreImportSink::event(const TraceEvent& e) {
     if (s.info.device < 0 && e.device >= 0) s.info.device = e.device;
   } else if (isGpuWork(e.kind)) {
     v.cls = KernelClass::Memory;
+  } else if (e.kind == TraceEventKind::Annotation && !s.steps_decided) {
+    auto [it, fresh] = s.iteration.try_emplace(v.name);
+    if (fresh && import_detail::namesIteration(e.name)) it->second = std::string(e.name);
   }
+  s.first_start = std::min(s.first_start, v.start);
+  s.last_end = std::max(s.last_end, v.end);
   ++s.report.events;
   if (e.kind == TraceEventKind::ProfilerStep) ++s.report.steps;
   if (!s.streaming) {
     s.buf.push_back(v);
     if (s.buf.size() >= s.opts.max_buffered_events) {
+      // Its events are written now: a provisional rank becomes the rank.
+      if (!s.rank_accepted)
+        if (auto a = s.accept(s.info); !a) return a;
       s.streaming = true;
       s.report.streamed = true;
       warnings_.push_back("rank " + std::to_string(s.info.rank) + " (" + s.info.source + "): more than " +
@@ -530,29 +672,37 @@ core::Status StoreImportSink::event(const TraceEvent& e) {
 core::Status StoreImportSink::updateRank(const ImportRankInfo& rank) {
   State& s = *s_;
   if (!s.in_rank) return core::Error{"import: updateRank outside a rank"};
-  if (rank.rank != s.info.rank)
+  if (!s.rank_accepted) {  // the file said its rank after its events
+    if (auto a = s.accept(rank); !a) return a;
+  } else if (rank.rank != s.info.rank && s.info.rank_final) {
     return core::Error{rank.source + ": rank changed from " + std::to_string(s.info.rank) + " to " +
                        std::to_string(rank.rank) + " while importing"};
-  if (rank.world_size > 0 && s.world_size > 0 && rank.world_size != s.world_size)
-    return core::Error{rank.source + ": distributedInfo.world_size: " + std::to_string(rank.world_size) + ", but " +
-                       s.world_source + " says " + std::to_string(s.world_size) + " (expected one world size)"};
-  if (rank.world_size > 0 && s.world_size <= 0) {
-    s.world_size = rank.world_size;
-    s.world_source = rank.source;
+  } else if (rank.rank != s.info.rank) {
+    return core::Error{rank.source + ": distributedInfo.rank is " + std::to_string(rank.rank) +
+                       ", but it follows more than " + std::to_string(s.opts.max_buffered_events) +
+                       " events, written as rank " + std::to_string(s.info.rank) +
+                       " (the rank given for the file): give --rank " + std::to_string(rank.rank)};
+  } else if (auto c = s.checks.all(rank); !c) {
+    return c;
   }
   // PyTorch writes baseTimeNanoseconds after traceEvents: a streamed first
   // rank decided its offset before it was known; keep it as the reference.
   if (s.have_ref && s.ref_rank == rank.rank && s.ref_base == 0) s.ref_base = rank.base_time_ns;
   const int device = s.info.device;
   s.info = rank;
+  s.info.rank_final = true;
   if (s.info.device < 0) s.info.device = device;
+  s.report.rank = rank.rank;
   return core::Ok{};
 }
 
 core::Status StoreImportSink::endRank() {
   State& s = *s_;
   if (!s.in_rank) return core::Error{"import: endRank outside a rank"};
+  if (!s.rank_accepted)
+    if (auto a = s.accept(s.info); !a) return a;
   if (auto d = s.drain(); !d) return d;
+  if (auto w = s.writeFallbackSteps(); !w) return w;
   for (auto& [step, sum] : s.sums) {
     if (s.step_windows.count(step) == 0) continue;
     sum.step = step;
@@ -575,9 +725,6 @@ core::Status StoreImportSink::endRank() {
     warnings_.push_back("rank " + std::to_string(s.info.rank) + " (" + s.info.source + "): its clock is " +
                         std::to_string(s.offset / 60'000'000'000) + " min away from the first rank's on " +
                         s.report.clock_reference + ": are these traces of one job?");
-  if (s.report.steps == 0)
-    warnings_.push_back("rank " + std::to_string(s.info.rank) + " (" + s.info.source +
-                        "): no ProfilerStep events: no steps, report has nothing to analyse for it");
   done_.push_back(s.report);
   s.resetRank();
   return core::Ok{};
@@ -591,9 +738,12 @@ core::Status StoreImportSink::finish() {
     (void)fail("no rank imported");
     return core::Error{"import: no rank imported"};
   }
-  if (s.world_size > 0 && static_cast<int>(done_.size()) < s.world_size)
-    warnings_.push_back("imported " + std::to_string(done_.size()) + " of world_size " + std::to_string(s.world_size) +
-                        " ranks");
+  if (s.checks.worldSize() > 0 && static_cast<int>(done_.size()) < s.checks.worldSize())
+    warnings_.push_back("imported " + std::to_string(done_.size()) + " of world_size " +
+                        std::to_string(s.checks.worldSize()) + " ranks");
+  if (done_.size() == 1)
+    warnings_.push_back("one rank imported: no peer to compare with, so waits for peers are unknown");
+  warnMissingWork(done_, warnings_);
   s.failed_or_done = true;
   return s.writer.finish();
 }

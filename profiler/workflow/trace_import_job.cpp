@@ -1,7 +1,13 @@
+// Trace imports as one job for the CLI and the desktop: inputs checked and
+// expanded before the run begins, files imported in order, the summary.
 #include "shardscope/profiler/workflow/trace_import_job.h"
 
 #include <algorithm>
 #include <filesystem>
+#include <iomanip>
+#include <map>
+#include <regex>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -9,6 +15,7 @@
 #include "shardscope/profiler/import/import_classify.h"
 #include "shardscope/profiler/import/kineto_import.h"
 #include "shardscope/profiler/import/nsys_import.h"
+#include "shardscope/profiler/analysis/text_table.h"
 
 namespace shardscope::profiler {
 
@@ -18,23 +25,80 @@ namespace fs = std::filesystem;
 // What the run is given before it begins: its options and the classifier.
 struct PreparedImport {
   std::vector<std::string> files;
+  std::vector<int> fallback_ranks;  // per file: the rank when it says none (-1: none)
+  std::string fallback_from;        // where they come from, for the warning
   std::uint64_t total_bytes = 0;
   KernelClassifier classifier;
   StoreImportOptions options;
   std::string plan_summary;
 };
 
+// Ranks for files that do not say theirs: --rank, --rank-from-name, else the file's position.
+core::Status fallbackRanks(const TraceImportRequest& request, PreparedImport& p) {
+  const std::size_t n = p.files.size();
+  if (request.rank) {
+    if (n != 1)
+      return core::Error{
+          "--rank is for one file (" + std::to_string(n) + " given); for a folder give --rank-from-name REGEX",
+          core::ErrorKind::Usage};
+    p.fallback_ranks = {*request.rank};
+    p.fallback_from = "--rank";
+    return core::Ok{};
+  }
+  if (!request.rank_pattern) {
+    for (std::size_t i = 0; i < n; ++i) p.fallback_ranks.push_back(static_cast<int>(i));
+    p.fallback_from = "the file order";
+    return core::Ok{};
+  }
+  const std::string& pattern = *request.rank_pattern;
+  std::regex re;
+  try {
+    re = std::regex(pattern);
+  } catch (const std::regex_error& e) {
+    return core::Error{"--rank-from-name: invalid regular expression '" + pattern + "': " + e.what(),
+                       core::ErrorKind::Usage};
+  }
+  if (re.mark_count() < 1)
+    return core::Error{"--rank-from-name: '" + pattern + "' has no capture group (the rank is the first: rank(\\d+))",
+                       core::ErrorKind::Usage};
+  std::map<int, std::string> taken;
+  for (const auto& f : p.files) {
+    const std::string name = fs::path(f).filename().string();
+    std::smatch m;
+    int rank = -1;
+    if (std::regex_search(name, m, re) && m[1].matched) {
+      const std::string digits = m[1].str();
+      if (digits.empty() || digits.size() > 7 ||
+          !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return core::Error{
+            f + ": --rank-from-name '" + pattern + "' captures \"" + digits + "\" from its name, not a rank",
+            core::ErrorKind::InvalidInput, f};
+      rank = std::stoi(digits);
+      if (auto [it, fresh] = taken.emplace(rank, f); !fresh)
+        return core::Error{f + ": --rank-from-name '" + pattern + "' gives rank " + std::to_string(rank) +
+                               ", as it does for " + it->second + " (two files of one rank?)",
+                           core::ErrorKind::InvalidInput, f};
+    }
+    p.fallback_ranks.push_back(rank);
+  }
+  p.fallback_from = "its name (--rank-from-name)";
+  return core::Ok{};
+}
+
 core::Result<PreparedImport> prepare(const TraceImportRequest& request) {
   PreparedImport p;
-  auto files = expandTraceInputs(request.inputs, request.format);
+  auto files = expandTraceInputs(request.inputs, request.format, request.max_depth);
   if (!files) return files.error();
   p.files = std::move(files).value();
   for (const auto& f : p.files) {
     std::error_code ec;
     const auto size = fs::file_size(f, ec);
     if (ec) return core::Error{f + ": cannot read the file (" + ec.message() + ")", core::ErrorKind::InvalidInput, f};
+    if (size == 0) return core::Error{f + ": empty file", core::ErrorKind::InvalidInput, f};
     p.total_bytes += size;
   }
+  if (request.format == TraceFormat::Kineto)
+    if (auto r = fallbackRanks(request, p); !r) return r.error();
   if (request.rules) {
     auto c = KernelClassifier::fromFile(*request.rules);
     if (!c) return c.error();
@@ -52,6 +116,7 @@ core::Result<PreparedImport> prepare(const TraceImportRequest& request) {
   }
   const bool kineto = request.format == TraceFormat::Kineto;
   p.options.kind = kineto ? core::store::RunKind::ImportKineto : core::store::RunKind::ImportNsys;
+  p.options.force = request.force;
   if (request.label) {
     p.options.label = *request.label;
   } else {
@@ -76,7 +141,7 @@ core::Status importFile(const TraceImportRequest& request, const PreparedImport&
   const bool show = progress && p.total_bytes >= request.progress_min_bytes;
   if (request.format == TraceFormat::Kineto) {
     KinetoOptions ko;
-    ko.fallback_rank = static_cast<int>(i);
+    ko.fallback_rank = p.fallback_ranks[i];
     ko.progress = [&](std::uint64_t done, std::uint64_t) {
       if (show) progress(done_bytes + done, p.total_bytes, name);
       return cancel == nullptr || !cancel->load();
@@ -88,9 +153,15 @@ core::Status importFile(const TraceImportRequest& request, const PreparedImport&
     if (r->missing_time > 0)
       warnings.push_back(f + ": " + std::to_string(r->missing_time) +
                          " complete events without a valid ts or dur skipped");
-    if (r->rank_from_fallback)
-      warnings.push_back(f + ": no distributedInfo.rank: rank " + std::to_string(i) + " from the file order");
-    if (r->two_passes) warnings.push_back(f + ": distributedInfo follows traceEvents: the file was read twice");
+    if (r->rank_from_fallback && !request.rank && !request.rank_pattern)
+      warnings.push_back(f + ": no distributedInfo.rank: rank " + std::to_string(ko.fallback_rank) +
+                         " from the file order (give --rank or --rank-from-name when that is not its rank)");
+    else if (r->rank_from_fallback)
+      warnings.push_back(f + ": no distributedInfo.rank: rank " + std::to_string(ko.fallback_rank) + " from " +
+                         p.fallback_from);
+    else if (request.rank && !sink.ranks().empty() && sink.ranks().back().rank != *request.rank)
+      warnings.push_back(f + ": its distributedInfo says rank " + std::to_string(sink.ranks().back().rank) +
+                         ": --rank " + std::to_string(*request.rank) + " not used");
     return core::Ok{};
   }
   NsysOptions no;
@@ -112,8 +183,13 @@ std::string_view importRunKind(TraceFormat format) {
   return format == TraceFormat::Kineto ? "import-kineto" : "import-nsys";
 }
 
-core::Result<std::vector<std::string>> expandTraceInputs(const std::vector<std::string>& inputs, TraceFormat format) {
+core::Result<std::vector<std::string>> expandTraceInputs(const std::vector<std::string>& inputs, TraceFormat format,
+                                                         int max_depth) {
   const bool kineto = format == TraceFormat::Kineto;
+  const auto matches = [kineto](const std::string& name) {
+    return kineto ? (name.ends_with(".json") || name.ends_with(".json.gz"))
+                  : (name.ends_with(".sqlite") || name.ends_with(".db"));
+  };
   std::vector<std::string> out;
   for (const auto& a : inputs) {
     std::error_code ec;
@@ -122,18 +198,18 @@ core::Result<std::vector<std::string>> expandTraceInputs(const std::vector<std::
       continue;
     }
     std::vector<std::string> found;
-    for (const auto& e : fs::directory_iterator(a, ec)) {
-      if (!e.is_regular_file()) continue;
-      const std::string name = e.path().filename().string();
-      const bool match = kineto ? (name.ends_with(".json") || name.ends_with(".json.gz"))
-                                : (name.ends_with(".sqlite") || name.ends_with(".db"));
-      if (match) found.push_back(e.path().string());
+    fs::recursive_directory_iterator it(a, fs::directory_options::skip_permission_denied, ec);
+    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it.depth() >= max_depth) it.disable_recursion_pending();
+      std::error_code fec;
+      if (it->is_regular_file(fec) && matches(it->path().filename().string())) found.push_back(it->path().string());
     }
     if (ec) return core::Error{a + ": cannot list the folder (" + ec.message() + ")", core::ErrorKind::InvalidInput, a};
     std::sort(found.begin(), found.end());
     if (found.empty())
       return core::Error{a + ": no " + std::string(kineto ? "*.json or *.json.gz" : "*.sqlite or *.db") +
-                         " files in the folder"};
+                         " files in the folder or its subfolders (down to " + std::to_string(max_depth) +
+                         " levels; --max-depth)"};
     out.insert(out.end(), found.begin(), found.end());
   }
   return out;
@@ -159,7 +235,10 @@ core::Result<TraceImportOutcome> importTraces(const TraceImportRequest& request,
       (void)sink.fail(cancelled ? std::string("cancelled") : st.error().message);
       return core::Error{(cancelled ? "import cancelled: " : "") + st.error().message + "\nrun " +
                              std::to_string(static_cast<std::int64_t>(sink.run())) + " marked failed",
-                         cancelled ? core::ErrorKind::Cancelled : core::ErrorKind::InvalidInput, p.files[i]};
+                         cancelled                                ? core::ErrorKind::Cancelled
+                         : st.error().kind == core::ErrorKind::Io ? core::ErrorKind::Io  // the store failed
+                                                                  : core::ErrorKind::InvalidInput,
+                         p.files[i]};
     }
     done_bytes += size;
   }
@@ -173,6 +252,62 @@ core::Result<TraceImportOutcome> importTraces(const TraceImportRequest& request,
     for (const auto& [k, n] : r.spans_by_kind) out.spans_by_kind[k] += n;
   }
   return out;
+}
+
+std::string importSummaryText(const TraceImportOutcome& out, const TraceImportRequest& request) {
+  std::ostringstream o;
+  const auto run = static_cast<std::int64_t>(out.run);
+  o << "imported run " << run << " (" << importRunKind(request.format) << ") into " << request.store << ": "
+    << out.ranks.size() << " rank(s), " << out.events << " events";
+  if (!out.plan_summary.empty()) o << "; the trainer's plan " << out.plan_summary << " kept with it";
+  o << "\n\n";
+  TextTable ranks({"rank", "events", "steps", "collectives", "clock offset", "reference", "file"});
+  ranks.leftFrom(5);
+  for (const auto& r : out.ranks) {
+    std::ostringstream offset;
+    offset << std::showpos << std::fixed << std::setprecision(3) << static_cast<double>(r.clock_offset_ns) / 1e6
+           << " ms";
+    ranks.add({std::to_string(r.rank), std::to_string(r.events), std::to_string(r.steps), std::to_string(r.collectives),
+               offset.str(), r.clock_reference, r.source});
+  }
+  ranks.print(o, "");
+  o << "\nspans by kind:\n";
+  TextTable kinds({"kind", "spans"});
+  for (const auto& [k, n] : out.spans_by_kind) kinds.add({k, std::to_string(n)});
+  kinds.print(o);
+  if (!out.warnings.empty()) {
+    o << "\nwarnings:\n";
+    for (const auto& w : out.warnings) o << "  " << w << "\n";
+  }
+  o << "\nnext: shardscope-cli report --store " << request.store << " --run " << run << "\n";
+  if (!out.plan_summary.empty())
+    o << "      shardscope-cli calibrate --store " << request.store << " --runs " << run << " --out calibration.json\n";
+  return o.str();
+}
+
+nlohmann::ordered_json importSummaryJson(const TraceImportOutcome& out, const TraceImportRequest& request) {
+  using J = nlohmann::ordered_json;
+  J j;
+  j["run"] = static_cast<std::int64_t>(out.run);
+  j["store"] = request.store;
+  j["kind"] = std::string(importRunKind(request.format));
+  j["events"] = out.events;
+  j["ranks"] = J::array();
+  for (const auto& r : out.ranks)
+    j["ranks"].push_back({{"rank", r.rank},
+                          {"source", r.source},
+                          {"events", r.events},
+                          {"gpu_events", r.gpu_events},
+                          {"steps", r.steps},
+                          {"step_source", r.step_source},
+                          {"collectives", r.collectives},
+                          {"clock_offset_ns", r.clock_offset_ns},
+                          {"clock_reference", r.clock_reference},
+                          {"spans_by_kind", r.spans_by_kind}});
+  j["spans_by_kind"] = out.spans_by_kind;
+  j["plan"] = out.plan_summary.empty() ? J(nullptr) : J(out.plan_summary);
+  j["warnings"] = out.warnings;
+  return j;
 }
 
 }  // namespace shardscope::profiler

@@ -79,6 +79,8 @@ def masked(text: str, mask: str) -> str:
         # what is compared is the set of lines with numbers and runs of spaces folded.
         # Which ranks are stragglers is measured too: the marker and the list go.
         text = re.sub(r"(Stragglers \(.*?\)): .*", r"\1: <ranks>", text.replace("<- straggler", ""))
+        # An ETA shows once the steps have run for 2 s: whether it does depends on the machine's speed too.
+        text = re.sub(r"\beta (?:-|\S+)", "eta <eta>", text)
         lines = [re.sub(r" +", " ", NUMBER.sub("N", DURATION.sub("<t>", line))).rstrip() for line in text.splitlines()]
         text = "\n".join(sorted(lines)) + ("\n" if lines else "")
     return text

@@ -98,7 +98,7 @@ class CheckingSink : public profiler::TraceEventSink {
 std::string describe(const core::Result<profiler::KinetoStats>& r, const CheckingSink& sink) {
   if (!r.ok()) return "error: " + r.error().message + "\n" + sink.log;
   std::string s = "ok " + std::to_string(r->events) + " " + std::to_string(r->missing_time) + " " +
-                  std::to_string(r->two_passes) + " " + std::to_string(r->rank_from_fallback) + " " +
+                  std::to_string(r->rank_after_events) + " " + std::to_string(r->rank_from_fallback) + " " +
                   std::to_string(r->bytes_json) + "\n";
   for (const auto* m : {&r->by_cat, &r->unknown_cats, &r->other_phases}) {
     for (const auto& [k, v] : *m) s += k + "=" + std::to_string(v) + ";";

@@ -47,6 +47,16 @@ class TestImportClassify : public QObject {
                                          << "reduce_scatter";
     QTest::newRow("nccl all gather") << "ncclDevKernel_AllGather_RING_LL"
                                      << "all_gather";
+    QTest::newRow("nccl broadcast") << "ncclDevKernel_Broadcast_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+                                    << "broadcast";
+    QTest::newRow("nccl reduce") << "ncclDevKernel_Reduce_Sum_f32_RING_LL"
+                                 << "reduce";
+    QTest::newRow("nccl old broadcast") << "ncclKernel_Broadcast_RING_LL_Sum_int8_t"
+                                        << "broadcast";
+    QTest::newRow("rocm tensile gemm") << "Cijk_Alik_Bljk_SB_MT128x128x16_MI32x32x2x1_SN_1LDSB0_APM1_ABV0_ACED0"
+                                       << "dense";
+    QTest::newRow("rocm tensile hgemm") << "Cijk_Ailk_Bjlk_HHS_BH_MT64x64x32_MI32x32x8x1_SN"
+                                        << "dense";
     QTest::newRow("sgemm") << "ampere_sgemm_128x64_tn"
                            << "dense";
     QTest::newRow("cutlass") << "cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>"
@@ -87,6 +97,10 @@ class TestImportClassify : public QObject {
     // nsys derives "send_recv" from the kernel name: not authoritative, SendRecv carries all-to-alls.
     QVERIFY(k.classify("ncclDevKernel_SendRecv(...)", "send_recv") == KernelClass::AllToAll);
     QVERIFY(k.classify("ncclDevKernel_Generic", "recv") == KernelClass::SendRecv);
+    // Broadcast and reduce are collectives of their own, not all-reduces.
+    QVERIFY(k.classify("ncclDevKernel_Generic", "broadcast") == KernelClass::Broadcast);
+    QVERIFY(k.classify("ncclDevKernel_Generic", "reduce") == KernelClass::Reduce);
+    QVERIFY(k.classify("ncclDevKernel_SendRecv(...)", "gather") == KernelClass::SendRecv);
     // Unrecognised collective names fall back to the kernel name.
     QVERIFY(k.classify("ncclDevKernel_SendRecv(...)", "mystery") == KernelClass::AllToAll);
   }
@@ -134,8 +148,8 @@ class TestImportClassify : public QObject {
 
   void classNamesRoundTrip() {
     for (auto c : {KernelClass::EmbFwd, KernelClass::EmbBwd, KernelClass::AllToAll, KernelClass::AllReduce,
-                   KernelClass::ReduceScatter, KernelClass::AllGather, KernelClass::SendRecv, KernelClass::Dense,
-                   KernelClass::Memory, KernelClass::Other}) {
+                   KernelClass::ReduceScatter, KernelClass::AllGather, KernelClass::SendRecv, KernelClass::Broadcast,
+                   KernelClass::Reduce, KernelClass::Dense, KernelClass::Memory, KernelClass::Other}) {
       auto back = profiler::kernelClassFromText(profiler::toText(c));
       QVERIFY(back.has_value());
       QVERIFY(*back == c);

@@ -36,6 +36,8 @@ struct Recorded {
   std::string name, collective, dtype, group;
   std::int64_t start, end, stream, correlation, step, in_nelems;
   int device, group_size;
+  std::string process_group;
+  std::int64_t seq;
 };
 
 class RecordingSink : public profiler::TraceEventSink {
@@ -47,7 +49,7 @@ class RecordingSink : public profiler::TraceEventSink {
   core::Status event(const profiler::TraceEvent& e) override {
     events.push_back({e.kind, std::string(e.name), std::string(e.collective), std::string(e.dtype),
                       std::string(e.group_ranks), e.start_ns, e.end_ns, e.stream, e.correlation, e.step, e.in_nelems,
-                      e.device, e.group_size});
+                      e.device, e.group_size, std::string(e.process_group), e.seq});
     return core::Ok{};
   }
   core::Status updateRank(const profiler::ImportRankInfo& r) override {
@@ -109,7 +111,7 @@ std::string describe(const core::Result<profiler::KinetoStats>& r, const Recordi
     add("error: ", r.error().message);
   } else {
     add("ok ", num(static_cast<std::int64_t>(r->events)), " ", num(static_cast<std::int64_t>(r->missing_time)), " ",
-        num(r->two_passes), " ", num(static_cast<std::int64_t>(r->bytes_json)));
+        num(r->rank_after_events), " ", num(static_cast<std::int64_t>(r->bytes_json)));
     for (const auto* m : {&r->by_cat, &r->unknown_cats, &r->other_phases})
       for (const auto& [k, v] : *m) add(" ", k, "=", num(static_cast<std::int64_t>(v)));
   }
@@ -179,7 +181,8 @@ class TestKinetoImport : public QObject {
     QCOMPARE(sink.updates.size(), std::size_t{1});
     QCOMPARE(sink.updates[0].base_time_ns, std::int64_t{1733000000000000000});  // written after traceEvents
     QCOMPARE(sink.ends, 1);
-    QVERIFY(!r->two_passes);
+    QVERIFY(!r->rank_after_events);
+    QVERIFY(sink.begins[0].rank_final);
     // Per step: 7 kernels, 1 memcpy, 8 launches, 1 cpu op, 1 annotation, 1 profiler step.
     QCOMPARE(countKind(sink.events, TraceEventKind::Kernel), std::size_t{14});
     QCOMPARE(countKind(sink.events, TraceEventKind::Memcpy), std::size_t{2});
@@ -209,18 +212,75 @@ class TestKinetoImport : public QObject {
     QVERIFY(saw_nccl);
   }
 
-  void gzipWithDistributedInfoLastReadsTwice() {
+  void distributedInfoAfterTheEventsIsReadInOnePass() {
     RecordingSink sink;
-    auto r = profiler::importKineto(kData + "rank1.json.gz", sink);
+    profiler::KinetoOptions o;
+    std::vector<std::uint64_t> reads;  // bytes done at each progress call: a second pass starts again at 0
+    o.progress = [&](std::uint64_t done, std::uint64_t) {
+      reads.push_back(done);
+      return true;
+    };
+    auto r = profiler::importKineto(kData + "rank1.json.gz", sink, o);
     QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
-    QVERIFY(r->two_passes);
+    QVERIFY(r->rank_after_events);
+    QVERIFY(!r->rank_from_fallback);
+    QCOMPARE(reads.size(), std::size_t{1});
     QCOMPARE(sink.begins.size(), std::size_t{1});
-    QCOMPARE(sink.begins[0].rank, 1);
+    QVERIFY(!sink.begins[0].rank_final);  // provisional until the file says its rank
+    QCOMPARE(sink.updates.size(), std::size_t{1});
+    QVERIFY(sink.updates[0].rank_final);
+    QCOMPARE(sink.updates[0].rank, 1);
+    QCOMPARE(sink.updates[0].world_size, 2);
     QCOMPARE(countKind(sink.events, TraceEventKind::Kernel), std::size_t{14});
     QCOMPARE(countKind(sink.events, TraceEventKind::ProfilerStep), std::size_t{2});
     // Fractional microseconds are exact: 6000123.5 us.
     for (const auto& e : sink.events)
       if (e.kind == TraceEventKind::ProfilerStep && e.step == 5) QCOMPARE(e.start, std::int64_t{6'000'123'500});
+  }
+
+  void processGroupsAndSequenceNumbersAreRead() {
+    QTemporaryDir dir;
+    const std::string p = writeText(dir, "pg.json", R"({"distributedInfo": {"rank": 0, "world_size": 2,
+      "pg_config": [{"pg_name": "0", "pg_desc": "default_pg", "ranks": [0, 1]}, {"pg_name": "3", "ranks": "[1]"}, 7]},
+      "traceEvents": [{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_Broadcast", "ts": 1, "dur": 1,
+        "args": {"Process Group Name": "3", "Seq": 12, "Collective name": "broadcast"}},
+        {"ph": "X", "cat": "kernel", "name": "k", "ts": 2, "dur": 1, "args": {"Seq": "5"}},
+        {"ph": "X", "cat": "kernel", "name": "k", "ts": 3, "dur": 1}]})");
+    RecordingSink sink;
+    auto r = profiler::importKineto(p, sink);
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+    const std::vector<std::pair<std::string, std::string>> groups = {{"0", "[0, 1]"}, {"3", "[1]"}};
+    QVERIFY(sink.begins.at(0).process_groups == groups);
+    QCOMPARE(sink.events.size(), std::size_t{3});
+    QCOMPARE(sink.events[0].process_group, std::string("3"));
+    QCOMPARE(sink.events[0].seq, std::int64_t{12});
+    QCOMPARE(sink.events[1].seq, std::int64_t{5});
+    QCOMPARE(sink.events[2].seq, std::int64_t{-1});
+  }
+
+  void aLateRankWrittenBeforeItWasKnownMustMatch() {
+    // Events past the sink's buffer are written under the rank given for the
+    // file; distributedInfo after them must then say the same rank.
+    QTemporaryDir dir;
+    const std::string store = dir.filePath("s.sqlite").toStdString();
+    profiler::StoreImportOptions o;
+    o.max_buffered_events = 5;
+    auto s = profiler::StoreImportSink::create(store, o);
+    QVERIFY(s.ok());
+    profiler::KinetoOptions k;
+    k.fallback_rank = 0;  // rank1.json.gz says rank 1 after its events
+    auto r = profiler::importKineto(kData + "rank1.json.gz", **s, k);
+    QVERIFY(!r.ok());
+    QVERIFY2(
+        r.error().message.find("distributedInfo.rank is 1, but it follows more than 5 events, written as rank 0") !=
+            std::string::npos,
+        r.error().message.c_str());
+    k.fallback_rank = 1;
+    auto s2 = profiler::StoreImportSink::create(store, o);
+    QVERIFY(s2.ok());
+    r = profiler::importKineto(kData + "rank1.json.gz", **s2, k);
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+    QCOMPARE((*s2)->ranks().at(0).rank, 1);
   }
 
   void ranksHoursApartAreFlaggedAsOtherJobs() {
@@ -290,7 +350,7 @@ class TestKinetoImport : public QObject {
     std::map<std::pair<std::string, std::int64_t>, int> per;
     for (const auto& c : *colls) {
       const std::string op(strings->at(c.op));
-      QCOMPARE(std::string(strings->at(c.group)), std::string("0,1"));
+      QCOMPARE(std::string(strings->at(c.group)), std::string("0,1 (pg 0)"));  // ranks and the process group
       QCOMPARE(c.peers, 1);
       if (op == "all_reduce")
         QCOMPARE(c.bytes, std::int64_t{4'000'000});
@@ -496,8 +556,9 @@ class TestKinetoImport : public QObject {
     const std::string out = importPrinted(writeText(dir, "tricky.json", kTricky), 0, &sink);
     QVERIFY2(out.starts_with("ok "), out.c_str());
     QCOMPARE(sink.begins.size(), std::size_t{1});
-    QCOMPARE(sink.begins[0].rank, 1);
-    QCOMPARE(sink.begins[0].backend, std::string("nccl"));
+    QCOMPARE(sink.begins[0].rank, -1);  // distributedInfo follows the events: no rank yet
+    QCOMPARE(sink.updates.at(0).rank, 1);
+    QCOMPARE(sink.updates.at(0).backend, std::string("nccl"));
     QCOMPARE(sink.updates.at(0).base_time_ns, std::int64_t{1733000000000000000});
     QCOMPARE(sink.events.size(), std::size_t{3});
     const Recorded& step = sink.events[0];
@@ -535,7 +596,7 @@ class TestKinetoImport : public QObject {
 
   void everyTruncationIsAnErrorAtItsEnd() {
     QTemporaryDir dir;
-    for (std::size_t len = 0; len < kTricky.size(); ++len) {
+    for (std::size_t len = 1; len < kTricky.size(); ++len) {  // len 0: an empty file (wholeDocumentIsChecked)
       const std::string p = writeText(dir, "cut.json", kTricky.substr(0, len));
       for (std::size_t chunk : {std::size_t{0}, std::size_t{3}}) {
         const std::string out = importPrinted(p, chunk);
@@ -600,7 +661,7 @@ class TestKinetoImport : public QObject {
     QTest::addColumn<QByteArray>("text");
     QTest::addColumn<QString>("expected");
     const QByteArray ok = R"({"distributedInfo": {"rank": 0}, "traceEvents": []})";
-    QTest::newRow("empty file") << QByteArray() << "unexpected end of input; expected '{'";
+    QTest::newRow("empty file") << QByteArray() << "doc.json: empty file (expected a Kineto JSON trace)";
     QTest::newRow("only whitespace") << QByteArray(" \n\t ") << "line 2, column 3: unexpected end of input";
     QTest::newRow("top-level string") << QByteArray(R"("x")")
                                       << "expected a JSON object at the top level (a Kineto trace), found a string";
@@ -624,7 +685,7 @@ class TestKinetoImport : public QObject {
                22)
         << "byte 14: syntax error at line 1, column 15: expected the end of the input after the top-level object, "
            "found byte 0x00";
-    QTest::newRow("garbage after a two-pass stop")
+    QTest::newRow("garbage after distributedInfo that follows the events")
         << QByteArray(R"({"traceEvents": [], "distributedInfo": {"rank": 0}} x)") << "expected the end of the input";
   }
   void wholeDocumentIsChecked() {
@@ -638,9 +699,8 @@ class TestKinetoImport : public QObject {
   }
 
   void nestingLimitCountsFromTheTop() {
-    // Containers may nest 1024 deep, counted from the top-level object, in
-    // events that are read (one pass) and in events that are skipped (the
-    // first of two passes) alike.
+    // Containers may nest 1024 deep, counted from the top-level object,
+    // whether distributedInfo comes before the events or after them.
     QTemporaryDir dir;
     for (const bool dist_first : {true, false}) {
       for (const int arrays : {1020, 1021}) {  // inside the top object, traceEvents, an event, its args

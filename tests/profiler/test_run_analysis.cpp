@@ -118,7 +118,7 @@ void writeRun(const std::filesystem::path& path, const nlohmann::json& cfg, bool
     const int g = r.rank % 2, gr = r.rank / 2;
     QVERIFY(w->addRank({r.rank, "host", -1, g, gr}).ok());
     for (std::int64_t step = 0; step < 2; ++step) {
-      const std::int64_t t0 = step * 100 * kMs;
+      const std::int64_t t0 = step * 10 * kMs;  // steps follow each other
       st::StepSummary s;
       s.step = step;
       s.rank = r.rank;
@@ -329,21 +329,25 @@ class TestRunAnalysis : public QObject {
     writeRun(f.path, config(), true);
     const auto a = analyse(f.path, st::RunId{1});
     // Rank 0 per step: compute 1 ms fwd + 1 ms bwd; collectives a2a_ids 0.1 ms
-    // (inside the forward), a2a_pooled 0.1 + 0.4 ms, dense_allreduce 0.01 ms.
+    // (inside the forward), a2a_pooled 0.1 + 0.4 ms, dense_allreduce 0.01 ms
+    // at 8 ms. Device windows: step 0 until step 1's first work (10 ms), the
+    // last step until its last work ends (8.01 ms).
     const auto& r0 = rankOf(a, 0);
+    QVERIFY(std::abs(r0.window_ms - 9.005) < 1e-9);
     QVERIFY(std::abs(r0.comm_union_ms - 0.61) < 1e-9);
+    QVERIFY(std::abs(r0.compute_union_ms - 2.0) < 1e-9);
     QVERIFY(std::abs(r0.overlap_ms - 0.1) < 1e-9);
     QVERIFY(std::abs(r0.busy_ms - 2.51) < 1e-9);
-    QVERIFY(std::abs(r0.idle_ms - 7.49) < 1e-9);
+    QVERIFY(std::abs(r0.idle_ms - 6.495) < 1e-9);
     // Rank 1: a2a_ids 0.5 ms, all of it inside the 1 ms forward; allreduce 0.02 ms.
     const auto& r1 = rankOf(a, 1);
     QVERIFY(std::abs(r1.comm_union_ms - 0.52) < 1e-9);
     QVERIFY(std::abs(r1.overlap_ms - 0.5) < 1e-9);
     QVERIFY(std::abs(r1.busy_ms - 2.02) < 1e-9);
     const std::string text = profiler::formatReport(a);
-    QVERIFY(text.find("Timeline, ms per step") != std::string::npos);
+    QVERIFY(text.find("Device timeline, ms per step") != std::string::npos);
     const auto j = profiler::reportJson(a);
-    QVERIFY(std::abs(j["ranks"][0]["idle_ms"].get<double>() - 7.49) < 1e-9);
+    QVERIFY(std::abs(j["ranks"][0]["idle_ms"].get<double>() - 6.495) < 1e-9);
     // Without spans there is no timeline.
     Fixture g;
     writeRun(g.path, config(), false);
@@ -369,6 +373,9 @@ class TestRunAnalysis : public QObject {
     QCOMPARE(profiler::busBandwidthFactor("all_to_all", 4), 0.75);
     QCOMPARE(profiler::busBandwidthFactor("all_gather", 2), 0.5);
     QCOMPARE(profiler::busBandwidthFactor("send_recv", 8), 1.0);
+    QCOMPARE(profiler::busBandwidthFactor("broadcast", 8), 1.0);
+    QCOMPARE(profiler::busBandwidthFactor("reduce", 8), 1.0);
+    QCOMPARE(profiler::busBandwidthFactor("reduce_scatter", 8), 0.875);
     QCOMPARE(profiler::busBandwidthFactor("all_reduce", 1), 1.0);
     QCOMPARE(profiler::collectiveSizeBytes("all_to_all", 2048), 1024.0);
     QCOMPARE(profiler::collectiveSizeBytes("all_reduce", 2048), 2048.0);
@@ -531,6 +538,128 @@ class TestRunAnalysis : public QObject {
     QVERIFY(!in.plan);
     QVERIFY(in.problems.size() >= 3);  // model syntax, cluster and plan empty
     QVERIFY(in.config.is_object());
+  }
+  void pipelinedStepsCountIdleInTheDevicesOwnWindow() {
+    // The device still runs step 0's kernels while the host launches step 1:
+    // each launch step's work spills into the next, so "step - busy" per host
+    // step says 0 idle, while the device waits 0.5 ms before step 1's kernels.
+    Fixture f;
+    {
+      st::RunHeader h;
+      h.kind = st::RunKind::ImportKineto;
+      auto w = st::RunWriter::begin(f.path, h);
+      QVERIFY(w.ok());
+      const auto kernel = w->intern("kernel").value(), memcpy = w->intern("memcpy").value(),
+                 a2a = w->intern("a2a_pooled").value(), step = w->intern("step").value();
+      QVERIFY(w->addRank({0, "", 0, 0, 0}).ok());
+      auto span = [&](st::StringId kind, int stream, std::int64_t step_of, double from_ms, double to_ms) {
+        st::Span sp;
+        sp.stream = stream;
+        sp.kind = kind;
+        sp.name = kind;
+        sp.step = step_of;
+        sp.start_ns = static_cast<std::int64_t>(from_ms * kMs);
+        sp.end_ns = static_cast<std::int64_t>(to_ms * kMs);
+        QVERIFY(w->addSpan(sp).ok());
+      };
+      span(step, 100000, 0, 0, 10);
+      span(step, 100000, 1, 10, 20);
+      span(kernel, 7, 0, 1, 6);
+      span(kernel, 7, 0, 7, 12);  // launched in step 0, runs in step 1's host window
+      span(kernel, 7, 1, 12.5, 17.5);
+      span(kernel, 7, 1, 18, 23);
+      // A collective while only a copy runs: not hidden behind compute.
+      span(memcpy, 8, 0, 6, 7);
+      span(a2a, 9, 0, 6, 7);
+      for (std::int64_t s2 = 0; s2 < 2; ++s2) QVERIFY(w->addStepSummary({s2, 0, 0, 0, 0, 0, 0, 10 * kMs}).ok());
+      QVERIFY(w->finish().ok());
+    }
+    const auto a = analyse(f.path, st::RunId{1});
+    const auto& r = rankOf(a, 0);
+    // Windows [1, 12.5) and [12.5, 23]: 22 ms over two steps; busy 5 + 1 + 5 + 5 + 5 = 21 ms.
+    QVERIFY(std::abs(r.window_ms - 11.0) < 1e-9);
+    QVERIFY(std::abs(r.busy_ms - 10.5) < 1e-9);
+    QVERIFY(std::abs(r.idle_ms - 0.5) < 1e-9);
+    QVERIFY(std::abs(r.compute_union_ms - 10.0) < 1e-9);
+    QVERIFY(std::abs(r.comm_union_ms - 0.5) < 1e-9);
+    QCOMPARE(r.overlap_ms, 0.0);  // the memcpy is not compute
+    QVERIFY(profiler::formatReport(a).find("  0     11.000  10.500  0.500     4.5") != std::string::npos);
+  }
+
+  void importedWaitsPairCallsByProcessGroupAndSequence() {
+    // Two process groups of the same two ranks; rank 1 runs group B's call
+    // first. Pairing by position would compare A's call with B's.
+    Fixture f;
+    {
+      st::RunHeader h;
+      h.kind = st::RunKind::ImportKineto;
+      auto w = st::RunWriter::begin(f.path, h);
+      QVERIFY(w.ok());
+      const auto kind = w->intern("dense_allreduce").value(), op = w->intern("all_reduce").value();
+      const auto pg_a = w->intern("0,1 (pg 1)").value(), pg_b = w->intern("0,1 (pg 2)").value();
+      const auto seq1 = w->intern("seq 1").value(), seq7 = w->intern("seq 7").value();
+      struct Call {
+        int rank;
+        st::StringId group, seq;
+        double from_ms, to_ms;
+      };
+      const std::vector<Call> calls = {{0, pg_a, seq1, 1, 2},
+                                       {0, pg_b, seq7, 3, 8},  // A 1 ms, B 5 ms
+                                       {1, pg_b, seq7, 1, 3},
+                                       {1, pg_a, seq1, 4, 7}};  // B 2 ms, A 3 ms
+      for (int rank = 0; rank < 2; ++rank) {
+        QVERIFY(w->addRank({rank, "", rank, 0, 0}).ok());
+        QVERIFY(w->addStepSummary({0, rank, kMs, kMs, 0, 0, 0, 10 * kMs}).ok());
+      }
+      for (const auto& c : calls) {
+        const auto from = static_cast<std::int64_t>(c.from_ms * kMs), to = static_cast<std::int64_t>(c.to_ms * kMs);
+        st::Span sp;
+        sp.rank = c.rank;
+        sp.stream = 7;
+        sp.kind = kind;
+        sp.name = kind;
+        sp.step = 0;
+        sp.start_ns = from;
+        sp.end_ns = to;
+        QVERIFY(w->addSpan(sp).ok());
+        QVERIFY(w->addCollective({c.rank, 0, op, c.group, c.seq, 1 << 20, 1, from, to}).ok());
+      }
+      QVERIFY(w->finish().ok());
+    }
+    const auto a = analyse(f.path, st::RunId{1});
+    QVERIFY(std::abs(rankOf(a, 0).wait_ms - 3.0) < 1e-9);  // B: 5 - 2
+    QVERIFY(std::abs(rankOf(a, 1).wait_ms - 2.0) < 1e-9);  // A: 3 - 1
+  }
+
+  void oneImportedRankHasUnknownWaits() {
+    Fixture f;
+    {
+      st::RunHeader h;
+      h.kind = st::RunKind::ImportKineto;
+      auto w = st::RunWriter::begin(f.path, h);
+      QVERIFY(w.ok());
+      const auto kind = w->intern("a2a_ids").value(), op = w->intern("all_to_all").value(),
+                 group = w->intern("0,1").value();
+      QVERIFY(w->addRank({0, "", 0, 0, 0}).ok());
+      QVERIFY(w->addStepSummary({0, 0, kMs, kMs, 0, kMs, 0, 10 * kMs}).ok());
+      st::Span sp;
+      sp.kind = kind;
+      sp.name = kind;
+      sp.step = 0;
+      sp.start_ns = kMs;
+      sp.end_ns = 2 * kMs;
+      QVERIFY(w->addSpan(sp).ok());
+      QVERIFY(w->addCollective({0, 0, op, group, st::kNoString, 1 << 20, 1, kMs, 2 * kMs}).ok());
+      QVERIFY(w->finish().ok());
+    }
+    const auto a = analyse(f.path, st::RunId{1});
+    QVERIFY(rankOf(a, 0).wait_ms < 0);
+    QVERIFY(waitOf(rankOf(a, 0), "a2a_ids") < 0);
+    const auto j = profiler::reportJson(a);
+    QVERIFY(j["ranks"][0]["wait_ms"].is_null());
+    QVERIFY(j["ranks"][0]["comm"][0]["wait_ms"].is_null());
+    const std::string text = profiler::formatReport(a);
+    QVERIFY2(text.find("  0       1.000     ?") != std::string::npos, text.c_str());
   }
 };
 

@@ -4,7 +4,7 @@
 Two ranks of a TorchRec-like step (profiler steps 5 and 6), following the
 PyTorch profiler's JSON: distributedInfo, deviceProperties, traceEvents,
 baseTimeNanoseconds at the end. rank0: plain .json, distributedInfo first;
-rank1: .json.gz, distributedInfo after traceEvents (the importer reads it twice).
+rank1: .json.gz, distributedInfo after traceEvents (the rank is known only at the end).
 Per step (us from the step start): a2a ids 100, emb fwd 400, a2a pooled 3500,
 dense 4000, a2a grads 6000, emb bwd 7000, allreduce 10100 (after the CPU step
 window: the step comes from its launch at 9000 via correlation)."""

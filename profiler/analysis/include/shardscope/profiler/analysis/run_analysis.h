@@ -58,9 +58,12 @@ struct RunInputs {
 
 // Time one rank spent in one kind of collective, mean per measured step.
 struct CommTime {
-  std::string kind;  // span kind: a2a_ids, a2a_pooled, a2a_grads, dp_allreduce, replica_sync, dense_allreduce
+  std::string kind;  // span kind: a2a_ids, a2a_pooled, a2a_grads, dp_allreduce, replica_sync, dense_allreduce, ...
   double ms = 0.0;
-  double wait_ms = 0.0;  // duration - the shortest duration of the same call in its group
+  // Duration - the shortest duration of the same call among the ranks that
+  // recorded it, summed over the calls a peer recorded too; < 0: unknown (no
+  // call of this kind was recorded by a peer, e.g. one rank imported).
+  double wait_ms = 0.0;
 };
 
 struct RankAnalysis {
@@ -75,16 +78,20 @@ struct RankAnalysis {
   double compute_ms = 0.0;  // emb_fwd + emb_bwd: the rank's embedding load
   double dense_ms = 0.0;
   double comm_ms = 0.0;  // all collectives (step summaries)
-  double wait_ms = 0.0;  // sum of the waits in `comm` (0 without spans)
+  double wait_ms = 0.0;  // sum of the known waits in `comm` (0 without spans); < 0: none known
   double step_ms = 0.0;
   std::vector<CommTime> comm;  // kinds the rank has spans of, in a fixed order
-  // From spans, means per measured step (< 0 without spans). Work = spans of
-  // device work (kernels, copies, the engine's compute and collectives; not
-  // CPU ops, runtime calls, annotations or the step span itself).
-  double busy_ms = -1.0;        // union of the step's work spans
-  double idle_ms = -1.0;        // step - busy (0 when work spills past the step window)
-  double comm_union_ms = -1.0;  // union of the step's collective spans
-  double overlap_ms = -1.0;     // time collectives run while compute runs (union intersection)
+  // The device timeline from spans, means per measured step (< 0 without
+  // device work). Work = kernels, copies, the engine's compute and
+  // collectives (not CPU ops, runtime calls, annotations or step spans);
+  // compute = work that is neither a collective nor a copy. Every span counts
+  // in the device's own step window it runs in (docs/analysis.md, "Timeline").
+  double window_ms = -1.0;         // the device's step: first work of the step to the next step's
+  double busy_ms = -1.0;           // union of work in the window
+  double idle_ms = -1.0;           // window - busy: the device waits for the host
+  double compute_union_ms = -1.0;  // union of compute in the window
+  double comm_union_ms = -1.0;     // union of collectives in the window
+  double overlap_ms = -1.0;        // collectives running while compute runs (union intersection)
   bool straggler = false;
   double predicted_plan_ms = -1.0;   // plan's predicted.ranks[group_rank].compute_ms; < 0 when unknown
   double predicted_model_ms = -1.0;  // the cost model's, re-priced now; < 0 when unknown
@@ -96,7 +103,7 @@ struct ComputeImbalance {
   std::size_t ranks = 0;
   double max_ms = 0.0;
   double mean_ms = 0.0;
-  double max_over_mean = 1.0;
+  double max_over_mean = 1.0;  // < 0: n/a (no embedding compute at all)
   int slowest_rank = -1;
 };
 
@@ -150,6 +157,7 @@ struct RunAnalysis {
   double model_mape = -1.0;
   std::vector<TableAnalysis> tables;     // heaviest first
   std::vector<CollectiveBin> bandwidth;  // by op, group size, size
+  std::string bandwidth_note;            // why `bandwidth` is empty ("" when it is not)
   std::vector<CappedShard> capped;       // config_json capped
   std::vector<std::string> warnings;
 };

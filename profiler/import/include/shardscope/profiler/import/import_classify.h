@@ -26,20 +26,24 @@ enum class KernelClass : std::uint8_t {
   ReduceScatter,
   AllGather,
   SendRecv,
+  Broadcast,
+  Reduce,
   Dense,
   Memory,
   Other,
 };
 
 // "emb_fwd", "emb_bwd", "all_to_all", "all_reduce", "reduce_scatter",
-// "all_gather", "send_recv", "dense", "memory", "other".
+// "all_gather", "send_recv", "broadcast", "reduce", "dense", "memory",
+// "other". A collective's text is also its op in the store's `collectives`.
 [[nodiscard]] std::string_view toText(KernelClass c);
 [[nodiscard]] std::optional<KernelClass> kernelClassFromText(std::string_view text);
 [[nodiscard]] bool isCollective(KernelClass c);
 
 // A collective name as traces spell it ("all_to_all", "alltoall_base",
 // "allreduce", "_allgather_base", "reduce_scatter_tensor_coalesced",
-// "send", "recv", ...) -> its class; nullopt when not recognised.
+// "broadcast", "reduce", "send", "recv", "gather", "scatter", ...) -> its
+// class; nullopt when not recognised.
 [[nodiscard]] std::optional<KernelClass> collectiveFromName(std::string_view name);
 
 struct ClassifyRule {

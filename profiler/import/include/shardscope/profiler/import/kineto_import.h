@@ -17,6 +17,8 @@ namespace shardscope::profiler {
 
 struct KinetoOptions {
   // Rank when the file has no distributedInfo.rank (-1: that is an error).
+  // When distributedInfo follows traceEvents the events are held under this
+  // rank until the file says its own (which wins), so a file read once.
   int fallback_rank = -1;
   // Called about every MiB read: (bytes of the file read so far, file size).
   // Returning false cancels the import ("cancelled" error).
@@ -34,8 +36,8 @@ struct KinetoStats {
   std::map<std::string, std::uint64_t> unknown_cats;  // "X" events of other categories (skipped, warned)
   std::map<std::string, std::uint64_t> other_phases;  // events with ph != "X" (M, s, f, i, C, ...; skipped)
   std::uint64_t missing_time = 0;                     // "X" events without a valid ts or dur (skipped, warned)
-  bool two_passes = false;                            // distributedInfo followed traceEvents: read twice
-  bool rank_from_fallback = false;
+  bool rank_after_events = false;   // distributedInfo followed traceEvents (the rank was final only at the end)
+  bool rank_from_fallback = false;  // the file says no rank: KinetoOptions::fallback_rank
 };
 
 // Streams `path` into `sink` (beginRank, event..., updateRank, endRank).

@@ -32,7 +32,15 @@ struct StoreImportOptions {
   // Events of one rank held before they are written. Past it the rank is
   // written as it streams (steps and a2a phases from what was seen so far).
   std::size_t max_buffered_events = 1'000'000;
+  // Files that look like traces of different jobs (world sizes or process
+  // groups that differ, base times more than kMaxBaseTimeApartNs apart) are
+  // refused; with force they are imported with a warning.
+  bool force = false;
 };
+
+// Ranks of one job start their profilers within minutes of each other;
+// traces whose base times (baseTimeNanoseconds) are a day apart are of different jobs.
+inline constexpr std::int64_t kMaxBaseTimeApartNs = std::int64_t{24} * 3600 * 1'000'000'000;
 
 // What was imported for one rank (the CLI prints it).
 struct ImportedRank {
@@ -41,7 +49,11 @@ struct ImportedRank {
   std::uint64_t events = 0;
   std::map<std::string, std::uint64_t> spans_by_kind;  // span kind -> count
   std::int64_t collectives = 0;
-  std::int64_t steps = 0;            // profiler steps seen
+  std::int64_t steps = 0;        // steps: profiler steps seen, else the fallback's (step_source)
+  std::uint64_t gpu_events = 0;  // kernels, memcpy and memset
+  // Where the steps come from: "ProfilerStep", else (the trace has none) an
+  // iteration annotation ("annotation \"## forward ##\"") or "whole trace".
+  std::string step_source = "ProfilerStep";
   std::int64_t clock_offset_ns = 0;  // added to the file's clock
   std::string clock_reference;       // "ProfilerStep#3 start", "baseTimeNanoseconds", "none"
   bool streamed = false;             // exceeded max_buffered_events

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "shardscope/core/result.h"
 
@@ -23,6 +25,13 @@ struct ImportRankInfo {
   int device = -1;
   std::string backend;            // "nccl", ...
   std::int64_t base_time_ns = 0;  // the file's clock origin (Kineto baseTimeNanoseconds), 0 when absent
+  // false: the file may still say its rank after its events (a Kineto file
+  // whose distributedInfo follows traceEvents); `rank` is then provisional
+  // (the one given on the command line, or -1) until updateRank.
+  bool rank_final = true;
+  // The job's process groups as the file lists them (Kineto
+  // distributedInfo.pg_config): name -> its ranks as the trace writes them ("[0, 1]").
+  std::vector<std::pair<std::string, std::string>> process_groups;
 };
 
 enum class TraceEventKind {
@@ -50,7 +59,9 @@ struct TraceEvent {
   std::int64_t in_nelems = 0, out_nelems = 0;
   std::string_view dtype;  // "Float", "BFloat16", ...
   int group_size = 0;
-  std::string_view group_ranks;  // "[0, 2, 4, 6]" as in the trace
+  std::string_view group_ranks;    // "[0, 2, 4, 6]" as in the trace
+  std::string_view process_group;  // "Process Group Name" ("" when unknown)
+  std::int64_t seq = -1;           // the call's sequence number in its process group ("Seq"), -1 when unknown
 };
 
 // Receives one rank's events. Every call may fail (a store error, a limit);
@@ -61,7 +72,8 @@ class TraceEventSink {
   virtual core::Status beginRank(const ImportRankInfo& rank) = 0;
   virtual core::Status event(const TraceEvent& event) = 0;
   // What a file says after its events (Kineto writes baseTimeNanoseconds at
-  // the end): the rank's info again, complete, before endRank. Same rank.
+  // the end): the rank's info again, complete (rank_final), before endRank.
+  // Same rank, unless beginRank's was provisional.
   virtual core::Status updateRank(const ImportRankInfo& rank) {
     (void)rank;
     return core::Ok{};

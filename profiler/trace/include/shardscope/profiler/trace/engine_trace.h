@@ -31,6 +31,13 @@ inline constexpr std::string_view kDense = "dense";           // dense stand-in 
 inline constexpr std::string_view kReplicaSync = "replica_sync";
 inline constexpr std::string_view kDenseAllreduce = "dense_allreduce";
 inline constexpr std::string_view kDpAllreduce = "dp_allreduce";  // data-parallel tables' gradients in the group
+// Collectives only imported traces have (docs/formats/import-trace.md); each
+// is also the op of its `collectives` rows.
+inline constexpr std::string_view kReduceScatter = "reduce_scatter";
+inline constexpr std::string_view kAllGather = "all_gather";
+inline constexpr std::string_view kSendRecv = "send_recv";
+inline constexpr std::string_view kBroadcast = "broadcast";
+inline constexpr std::string_view kReduce = "reduce";
 }  // namespace span_kind
 
 inline constexpr int kComputeStream = 0;

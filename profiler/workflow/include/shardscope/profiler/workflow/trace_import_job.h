@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "shardscope/core/result.h"
 #include "shardscope/core/store/store_types.h"
 #include "shardscope/profiler/import/store_import_sink.h"
@@ -26,11 +28,17 @@ enum class TraceFormat { Kineto, Nsys };
 [[nodiscard]] std::string_view toString(TraceFormat format);
 [[nodiscard]] std::string_view importRunKind(TraceFormat format);
 
+// How deep a folder is searched for traces by default (its own files are depth 0).
+inline constexpr int kDefaultTraceDepth = 4;
+
 // Files as given; a folder means its files of the format (Kineto: *.json and
-// *.json.gz; nsys: *.sqlite and *.db) in name order. Errors: a folder that
-// cannot be listed or holds none.
+// *.json.gz; nsys: *.sqlite and *.db) in it and in its subfolders down to
+// `max_depth` levels below it (0: its own files only), in path order.
+// Symbolic links to folders are not followed. Errors: a folder that cannot be
+// listed or holds none.
 [[nodiscard]] core::Result<std::vector<std::string>> expandTraceInputs(const std::vector<std::string>& inputs,
-                                                                       TraceFormat format);
+                                                                       TraceFormat format,
+                                                                       int max_depth = kDefaultTraceDepth);
 
 struct TraceImportRequest {
   TraceFormat format = TraceFormat::Kineto;
@@ -39,7 +47,15 @@ struct TraceImportRequest {
   std::optional<std::string> label;  // default "<format> <first file> (+N)"
   std::optional<std::string> rules;  // shardscope.classify/1 rules tried before the built-in ones
   bool rank_from_name = false;       // nsys: the rank from the file, not its position
-  TrainerPlanSpec trainer;           // the plan the trainer ran; its world size defaults to the file count
+  // Kineto, for files whose distributedInfo has no rank (the file's own wins):
+  // `rank` for the one file given, or the first capture group of
+  // `rank_pattern` (ECMAScript, searched in the file's name); else the file's
+  // position among the inputs (warning).
+  std::optional<int> rank;
+  std::optional<std::string> rank_pattern;
+  int max_depth = kDefaultTraceDepth;  // of folders, see expandTraceInputs
+  bool force = false;                  // import files that look like traces of different jobs (warning)
+  TrainerPlanSpec trainer;             // the plan the trainer ran; its world size defaults to the file count
   std::uint64_t progress_min_bytes = 64ull << 20;  // progress only for inputs at least this large
 };
 
@@ -63,5 +79,11 @@ using TraceImportProgress = std::function<void(std::uint64_t done, std::uint64_t
 [[nodiscard]] core::Result<TraceImportOutcome> importTraces(const TraceImportRequest& request,
                                                             const TraceImportProgress& progress,
                                                             const std::atomic<bool>* cancel);
+
+// What `import` prints: the run, a table of the ranks (events, steps,
+// collectives, clock offset, file), spans by kind, the warnings, next steps.
+[[nodiscard]] std::string importSummaryText(const TraceImportOutcome& outcome, const TraceImportRequest& request);
+[[nodiscard]] nlohmann::ordered_json importSummaryJson(const TraceImportOutcome& outcome,
+                                                       const TraceImportRequest& request);
 
 }  // namespace shardscope::profiler
