@@ -19,9 +19,11 @@
 // value gets cut by a chunk boundary). Checked:
 // - the same outcome every way: the same events and counts, or the same
 //   error message (byte offsets, lines and columns included);
-// - the sink contract: beginRank once with a rank >= 0, events only inside
-//   it with end >= start and a step only on profiler steps, updateRank with
-//   the same rank, endRank once on success and never after an error;
+// - the sink contract: beginRank once (with a rank >= 0 unless it is
+//   provisional: distributedInfo may follow the events), events only inside
+//   it with end >= start and a step only on profiler steps, updateRank with a
+//   final rank (the same one unless beginRank's was provisional), endRank
+//   once on success and never after an error;
 // - validity against nlohmann::json::accept: what nlohmann rejects is an
 //   error; a syntax error is something nlohmann rejects (except nesting
 //   deeper than the scanner's limit, which nlohmann does not have, and input
@@ -56,9 +58,10 @@ class CheckingSink : public profiler::TraceEventSink {
  public:
   core::Status beginRank(const profiler::ImportRankInfo& r) override {
     if (state != 0) die("beginRank twice");
-    if (r.rank < 0) die("beginRank with a negative rank");
+    if (r.rank_final && r.rank < 0) die("beginRank with a negative final rank");
     state = 1;
     rank = r.rank;
+    provisional = !r.rank_final;
     log += "begin " + std::to_string(r.rank) + " " + std::to_string(r.world_size) + " " + r.backend + "\n";
     return core::Ok{};
   }
@@ -81,17 +84,22 @@ class CheckingSink : public profiler::TraceEventSink {
   }
   core::Status updateRank(const profiler::ImportRankInfo& r) override {
     if (state != 1) die("updateRank outside a rank");
-    if (r.rank != rank) die("updateRank changed the rank");
+    if (!r.rank_final || r.rank < 0) die("updateRank without a final rank");
+    if (!provisional && r.rank != rank) die("updateRank changed a final rank");
+    rank = r.rank;
+    provisional = false;
     log += "update " + std::to_string(r.world_size) + " " + std::to_string(r.base_time_ns) + "\n";
     return core::Ok{};
   }
   core::Status endRank() override {
     if (state != 1) die("endRank outside a rank");
+    if (provisional) die("endRank before the rank was final");
     state = 2;
     return core::Ok{};
   }
   int state = 0;  // 0 before beginRank, 1 inside, 2 after endRank
   int rank = -1;
+  bool provisional = false;  // beginRank's rank may change once, with updateRank
   std::string log;
 };
 
