@@ -2,10 +2,11 @@
 #include "shardscope/profiler/import/import_classify.h"
 
 #include <array>
-#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include "shardscope/core/json_io.h"
 
 namespace shardscope::profiler {
 
@@ -125,12 +126,11 @@ core::Result<KernelClassifier> KernelClassifier::withRules(const std::vector<Cla
 
 core::Result<KernelClassifier> KernelClassifier::fromFile(const std::filesystem::path& path) {
   const std::string file = path.string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return core::Error{file + ": cannot open the rules file"};
-  std::stringstream buf;
-  buf << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(buf.str(), nullptr, false);
-  if (j.is_discarded()) return core::Error{file + ": not valid JSON (expected a shardscope.classify/1 object)"};
+  // Read like every other JSON input: syntax errors with line and column, duplicate keys and numbers beyond a
+  // double refused with their JSON path.
+  auto parsed = core::readJsonFile(file);
+  if (!parsed) return parsed.error();
+  const nlohmann::json& j = *parsed;
   if (!j.is_object()) return core::Error{file + ": /: expected an object"};
   if (!j.contains("schema") || !j["schema"].is_string() || j["schema"].get<std::string>() != "shardscope.classify/1")
     return core::Error{file + ": /schema: expected \"shardscope.classify/1\""};

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <system_error>
 #include <vector>
@@ -153,17 +154,26 @@ struct FileState {
 // One pass over the document; events go to the sink. When traceEvents comes
 // before distributedInfo the rank is provisional (the fallback) until the
 // end, where the file's own wins (ImportRankInfo::rank_final).
+constexpr const char* kEmptyFile = "empty file (expected a Kineto JSON trace)";
+
 class KinetoReader {
  public:
   KinetoReader(json::Scanner& sc, TraceEventSink& sink, ImportRankInfo& info, KinetoStats& stats, int fallback_rank,
                FileState& fs)
       : sc_(sc), sink_(sink), info_(info), stats_(stats), fallback_rank_(fallback_rank), fs_(fs) {}
 
+  // Why the sink refused an event, when it did (the scanner holds its message).
+  [[nodiscard]] const std::optional<core::Error>& sinkError() const { return sink_error_; }
+  [[nodiscard]] bool empty() const { return empty_; }
+
   // false: the error is in the scanner.
   bool document() {
     if (!sc_.byteOrderMark()) return false;
     int c = sc_.peek();
-    if (c == -1 && sc_.offset() == 0) return sc_.fail("empty file (expected a Kineto JSON trace)");
+    if (c == -1 && sc_.offset() == 0) {  // a gzip file with nothing inside
+      empty_ = true;
+      return sc_.fail(kEmptyFile);
+    }
     if (c != '{') {
       const std::string_view kind = valueKind(c);
       if (kind.empty()) return sc_.expected("'{' (a Kineto trace is a JSON object)");
@@ -357,7 +367,7 @@ class KinetoReader {
       info_.rank = fallback_rank_;
       stats_.rank_from_fallback = fs_.seen_dist;
     }
-    if (auto s = sink_.beginRank(info_); !s) return sc_.fail(s.error().message);
+    if (auto s = sink_.beginRank(info_); !s) return sinkFailed(s.error());
     return true;
   }
 
@@ -649,12 +659,19 @@ class KinetoReader {
     e.seq = seq_;
     ++stats_.events;
     ++knownCount(cat);
-    if (auto s = sink_.event(e); !s) return sc_.fail(s.error().message);
+    if (auto s = sink_.event(e); !s) return sinkFailed(s.error());
     return true;
+  }
+
+  bool sinkFailed(const core::Error& e) {
+    sink_error_ = e;
+    return sc_.fail(e.message);
   }
 
   json::Scanner& sc_;
   TraceEventSink& sink_;
+  std::optional<core::Error> sink_error_;  // the sink's error, kind kept (a full disk is I/O)
+  bool empty_ = false;
   ImportRankInfo& info_;
   KinetoStats& stats_;
   int fallback_rank_;
@@ -686,7 +703,7 @@ core::Status readFile(const std::string& path, TraceEventSink& sink, ImportRankI
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) return core::Error{path + ": cannot read the file (" + ec.message() + ")"};
-  if (size == 0) return core::Error{path + ": empty file (expected a Kineto JSON trace)"};
+  if (size == 0) return core::Error{path + ": " + kEmptyFile};
   std::unique_ptr<gzFile_s, GzCloser> f(gzopen(path.c_str(), "rb"));
   if (!f) return core::Error{path + ": cannot open the file"};
   gzbuffer(f.get(), 32 * 1024);  // half a chunk or less: gzread then fills the chunk directly
@@ -697,7 +714,8 @@ core::Status readFile(const std::string& path, TraceEventSink& sink, ImportRankI
   bytes = sc.offset();
   if (source.cancelled) return core::Error{path + ": cancelled"};
   if (ok && source.read_error.empty()) return core::Ok{};
-  if (!ok && sc.error().starts_with(path)) return core::Error{sc.error()};  // the sink's, naming the file
+  if (!ok && reader.sinkError()) return *reader.sinkError();  // the sink's, naming the file
+  if (!ok && reader.empty() && source.read_error.empty()) return core::Error{path + ": " + kEmptyFile};
   std::string msg = path;
   msg += ": byte ";
   msg += std::to_string(ok ? sc.offset() : sc.errorOffset());

@@ -232,9 +232,13 @@ core::Result<TraceImportOutcome> importTraces(const TraceImportRequest& request,
     const core::Status st = importFile(request, p, i, done_bytes, sink, progress, cancel, out.warnings);
     if (!st) {
       const bool cancelled = cancel != nullptr && cancel->load();
-      (void)sink.fail(cancelled ? std::string("cancelled") : st.error().message);
-      return core::Error{(cancelled ? "import cancelled: " : "") + st.error().message + "\nrun " +
-                             std::to_string(static_cast<std::int64_t>(sink.run())) + " marked failed",
+      const core::Status marked = sink.fail(cancelled ? std::string("cancelled") : st.error().message);
+      const std::string run = "run " + std::to_string(static_cast<std::int64_t>(sink.run()));
+      // With the disk still full even marking it may fail: it then stays "running", never "complete".
+      const std::string after =
+          marked ? run + " marked failed"
+                 : run + " left incomplete (it could not be marked failed: " + marked.error().message + ")";
+      return core::Error{(cancelled ? "import cancelled: " : "") + st.error().message + "\n" + after,
                          cancelled                                ? core::ErrorKind::Cancelled
                          : st.error().kind == core::ErrorKind::Io ? core::ErrorKind::Io  // the store failed
                                                                   : core::ErrorKind::InvalidInput,

@@ -126,6 +126,12 @@ class TestImportClassify : public QObject {
                            << "/rules/0/class: expected one of emb_fwd";
     QTest::newRow("pattern") << R"({"schema": "shardscope.classify/1", "rules": [{"class": "dense"}]})"
                              << "/rules/0/pattern: expected a non-empty string";
+    QTest::newRow("duplicate key") << R"({"schema": "shardscope.classify/1", "rules": [], "rules": []})"
+                                   << "/rules: duplicate key \"rules\"";
+    QTest::newRow("1e400") << R"({"schema": "shardscope.classify/1", "rules": [{"pattern": "a", "class": 1e400}]})"
+                           << "(/rules/0/class): number overflow parsing '1e400'";
+    QTest::newRow("empty") << ""
+                           << "the file is empty";
   }
   void badRulesFiles() {
     QFETCH(QString, text);
