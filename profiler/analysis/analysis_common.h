@@ -3,6 +3,7 @@
 // run in messages, medians and number formatting.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -61,6 +62,24 @@ core::Status spanTimes(const core::store::TraceStore& store, core::store::RunId 
                        const core::store::StringTable& strings, const AnalysisOptions& options,
                        const std::vector<core::store::Collective>& collectives, bool imported,
                        std::map<int, RankAnalysis>& ranks, RunAnalysis& a, SpanFindings& found);
+
+// One collective call across ranks: its rows on every member share a key.
+// A row with a sequence number (an import's `seq`) is that call of its
+// process group, group and op; a row without one is the n-th call of the
+// same process group, group and op in its step on its rank. Calls of
+// different groups or ops never share a key.
+struct CallKey {
+  core::store::StringId process_group = core::store::kNoString;
+  core::store::StringId group = core::store::kNoString;
+  core::store::StringId op = core::store::kNoString;
+  std::int64_t seq = -1;
+  std::int64_t step = -1;  // -2 with a sequence number
+  int nth = 0;
+  friend auto operator<=>(const CallKey&, const CallKey&) = default;
+};
+
+// run_timeline.cpp: each row's call key, in row order.
+std::vector<CallKey> callKeys(const std::vector<core::store::Collective>& rows);
 
 // Ranks as short text: {0, 1, 2, 3, 5} -> "0-3, 5".
 std::string rankList(const std::vector<int>& ranks);

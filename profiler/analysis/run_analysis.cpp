@@ -149,14 +149,13 @@ void bandwidthBins(const std::vector<st::Collective>& colls, const st::StringTab
     int ranks = 0;
     std::vector<double> rank_ms;  // every member's duration
   };
-  // (op, group, step, n-th call of the op in the group and step on a rank) -> the call
-  std::map<std::tuple<st::StringId, st::StringId, std::int64_t, int>, CallAcc> by_call;
-  std::map<std::tuple<int, st::StringId, st::StringId, std::int64_t>, int> seen;
-  for (const auto& c : colls) {
+  const std::vector<CallKey> keys = callKeys(colls);
+  std::map<CallKey, CallAcc> by_call;
+  for (std::size_t i = 0; i < colls.size(); ++i) {
+    const auto& c = colls[i];
     if (c.end_ns <= c.start_ns || c.bytes <= 0) continue;
     const std::string_view op = strings.at(c.op);
-    const int nth = seen[{c.rank, c.op, c.group, c.step}]++;
-    CallAcc& acc = by_call[{c.op, c.group, c.step, nth}];
+    CallAcc& acc = by_call[keys[i]];
     acc.shortest = std::min(acc.shortest, c.end_ns - c.start_ns);
     acc.size = std::max(acc.size, collectiveSizeBytes(op, static_cast<double>(c.bytes)));
     acc.ranks = std::max(acc.ranks, c.peers + 1);
@@ -168,7 +167,7 @@ void bandwidthBins(const std::vector<st::Collective>& colls, const st::StringTab
   };
   std::map<std::tuple<std::string, int, int>, BinAcc> bins;
   for (const auto& [key, acc] : by_call) {
-    const std::string op(strings.at(std::get<0>(key)));
+    const std::string op(strings.at(key.op));
     const int bin = static_cast<int>(std::floor(std::log2(acc.size)));
     BinAcc& b = bins[{op, acc.ranks, bin}];
     b.sizes.push_back(acc.size);

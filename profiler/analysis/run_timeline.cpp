@@ -122,22 +122,33 @@ struct CallWait {
   bool known = false;
 };
 
-// An import's collective rows paired across ranks: by process group (the
-// row's group), op and sequence number in the group when the trace gave one,
-// else by group, op, step and order in the step; never across groups or ops.
+}  // namespace
+
+std::vector<analysis_detail::CallKey> analysis_detail::callKeys(const std::vector<st::Collective>& rows) {
+  std::map<std::tuple<int, st::StringId, st::StringId, st::StringId, std::int64_t, std::int64_t>, int> seen;
+  std::vector<CallKey> keys;
+  keys.reserve(rows.size());
+  for (const auto& c : rows) {
+    const bool numbered = c.seq >= 0;
+    const std::int64_t seq = numbered ? c.seq : -1;
+    const std::int64_t step = numbered ? -2 : c.step;  // a sequence number needs no step
+    const int nth = seen[{c.rank, c.process_group, c.group, c.op, seq, step}]++;
+    keys.push_back(CallKey{c.process_group, c.group, c.op, seq, step, nth});
+  }
+  return keys;
+}
+
+namespace {
+
+// An import's collective rows paired across ranks (callKeys).
 // Returns per rank (start, end) -> the waits of its rows there, in row order.
 std::map<int, std::unordered_map<std::int64_t, std::map<std::int64_t, std::vector<CallWait>>>> importedWaits(
     const std::vector<st::Collective>& rows) {
-  using Key = std::tuple<st::StringId, st::StringId, st::StringId, std::int64_t, int>;
-  std::map<Key, std::pair<std::int64_t, int>> calls;  // -> (shortest, members)
-  std::map<std::tuple<int, st::StringId, st::StringId, st::StringId, std::int64_t>, int> seen;
-  std::vector<Key> keys;
-  keys.reserve(rows.size());
-  for (const auto& c : rows) {
-    const std::int64_t step = c.algorithm != st::kNoString ? -2 : c.step;  // a sequence number needs no step
-    const int nth = seen[{c.rank, c.group, c.op, c.algorithm, step}]++;
-    keys.emplace_back(c.group, c.op, c.algorithm, step, nth);
-    auto [it, fresh] = calls.try_emplace(keys.back(), c.end_ns - c.start_ns, 0);
+  const std::vector<CallKey> keys = callKeys(rows);
+  std::map<CallKey, std::pair<std::int64_t, int>> calls;  // -> (shortest, members)
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& c = rows[i];
+    auto [it, fresh] = calls.try_emplace(keys[i], c.end_ns - c.start_ns, 0);
     it->second.first = std::min(it->second.first, c.end_ns - c.start_ns);
     ++it->second.second;
   }

@@ -38,7 +38,8 @@ struct Ev {
 struct CollInfo {
   std::int64_t bytes = 0;
   st::StringId group = st::kNoString;
-  st::StringId call = st::kNoString;  // "seq N" in its process group, when the trace says
+  st::StringId process_group = st::kNoString;  // its name, when the trace says
+  std::int64_t seq = -1;                       // the call's number in its process group, -1 unknown
   int peers = 0;
 };
 // Where a rank's steps come from (docs/import.md#steps).
@@ -404,7 +405,8 @@ struct StoreImportSink::State {
       if (!op) return op.error();
       col.op = *op;
       col.group = c.group;
-      col.algorithm = c.call;
+      col.process_group = c.process_group;
+      col.seq = c.seq;
       col.bytes = c.bytes;
       col.peers = c.peers;
       col.start_ns = s.start_ns;
@@ -613,22 +615,19 @@ core::Status StoreImportSink::event(const TraceEvent& e) {
       auto [text, n] = groupText(e.group_ranks);
       c.peers = std::max(0, (n > 0 ? n : e.group_size) - 1);
       if (auto k = s.checks.processGroup(e.process_group, text, s.info.source); !k) return k;
-      // The group names the communicator: its ranks, and its process group when the trace names it
-      // (two groups of the same ranks count their calls apart).
-      if (!e.process_group.empty()) {
-        const std::string pg(e.process_group);
-        text = text.empty() ? "pg " + pg : text + " (pg " + pg + ")";
-      }
+      // The communicator: its ranks, and its process group when the trace names it (two groups
+      // of the same ranks count their calls apart), with the call's sequence number in it.
       if (!text.empty()) {
         auto g = s.intern(text);
         if (!g) return g.error();
         c.group = *g;
       }
-      if (e.seq >= 0) {
-        auto q = s.intern("seq " + std::to_string(e.seq));
-        if (!q) return q.error();
-        c.call = *q;
+      if (!e.process_group.empty()) {
+        auto g = s.intern(e.process_group);
+        if (!g) return g.error();
+        c.process_group = *g;
       }
+      c.seq = std::max<std::int64_t>(-1, e.seq);
       v.coll = static_cast<std::uint32_t>(s.colls.size());
       s.colls.push_back(c);
     }

@@ -350,7 +350,10 @@ class TestKinetoImport : public QObject {
     std::map<std::pair<std::string, std::int64_t>, int> per;
     for (const auto& c : *colls) {
       const std::string op(strings->at(c.op));
-      QCOMPARE(std::string(strings->at(c.group)), std::string("0,1 (pg 0)"));  // ranks and the process group
+      QCOMPARE(std::string(strings->at(c.group)), std::string("0,1"));  // the rank list alone
+      QCOMPARE(std::string(strings->at(c.process_group)), std::string("0"));
+      QCOMPARE(c.seq, std::int64_t{-1});  // the fixtures give no Seq
+      QVERIFY(c.algorithm == st::kNoString);
       QCOMPARE(c.peers, 1);
       if (op == "all_reduce")
         QCOMPARE(c.bytes, std::int64_t{4'000'000});
@@ -741,6 +744,33 @@ class TestKinetoImport : public QObject {
     QVERIFY(!r.ok());
     QVERIFY2(r.error().message.find("truncated or corrupt gzip stream") != std::string::npos,
              r.error().message.c_str());
+    QCOMPARE(sink.ends, 0);
+  }
+
+  void anEmptyGzipSaysEmptyFileLikeAnEmptyPlainFile() {
+    QTemporaryDir dir;
+    const std::string p = dir.filePath("empty.json.gz").toStdString();
+    gzFile f = gzopen(p.c_str(), "wb");
+    QVERIFY(f != nullptr);
+    gzclose(f);  // a valid gzip stream of nothing
+    RecordingSink sink;
+    auto r = profiler::importKineto(p, sink);
+    QVERIFY(!r.ok());
+    QCOMPARE(r.error().message, p + ": empty file (expected a Kineto JSON trace)");
+  }
+
+  void aSinkFailureKeepsItsKind() {
+    // The store fails while events are read (a full disk): an I/O error, exit 3, not an invalid trace.
+    class FullSink : public RecordingSink {
+     public:
+      core::Status event(const profiler::TraceEvent&) override {
+        return core::Error{"runs.sqlite: database or disk is full", core::ErrorKind::Io, "runs.sqlite"};
+      }
+    } sink;
+    auto r = profiler::importKineto(kData + "rank0.json", sink);
+    QVERIFY(!r.ok());
+    QVERIFY(r.error().kind == core::ErrorKind::Io);
+    QCOMPARE(r.error().message, std::string("runs.sqlite: database or disk is full"));
     QCOMPARE(sink.ends, 0);
   }
 

@@ -442,6 +442,21 @@ class TestWorkflowImport : public QObject {
     QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
     QCOMPARE(out->spans_by_kind.at("broadcast"), std::uint64_t{6});
     QCOMPARE(out->spans_by_kind.count("dense_allreduce"), std::size_t{0});
+    {
+      // Stored with the rank list as group, the process group and Seq in their own columns.
+      auto store = st::openStore(r.store);
+      QVERIFY2(store.ok(), store.ok() ? "" : store.error().message.c_str());
+      const auto strings = store->strings().value();
+      const auto rows = store->collectives(out->run).value();
+      QCOMPARE(rows.size(), std::size_t{6});
+      for (const auto& c : rows) {
+        QCOMPARE(std::string(strings.at(c.op)), std::string("broadcast"));
+        QCOMPARE(std::string(strings.at(c.group)), std::string("0,1"));
+        QCOMPARE(std::string(strings.at(c.process_group)), std::string("0"));
+        QCOMPARE(c.seq, c.step - 4);  // Seq i in ProfilerStep#(i + 4)
+        QVERIFY(c.algorithm == st::kNoString);
+      }
+    }
     const auto a = analysed(r, *out);
     QCOMPARE(a.bandwidth.size(), std::size_t{1});
     QCOMPARE(a.bandwidth[0].op, std::string("broadcast"));

@@ -100,8 +100,7 @@ struct RunWriter::State {
   [[nodiscard]] Status checkId(StringId id, std::string_view field) const {
     const auto v = static_cast<std::int64_t>(id);
     if (v < 0 || v > maxStringId) {
-      return Error{"span " + std::string(field) + " " + std::to_string(v) +
-                   " is not a string id interned by this writer"};
+      return Error{std::string(field) + " " + std::to_string(v) + " is not a string id interned by this writer"};
     }
     return Ok{};
   }
@@ -253,6 +252,8 @@ Status RunWriter::State::flushRows() {
     st.bind(8, c.peers);
     st.bind(9, c.start_ns);
     st.bind(10, c.end_ns);
+    st.bindIdOrNull(11, static_cast<std::int64_t>(c.process_group));
+    st.bind(12, c.seq);
     const int rc = st.step();
     st.reset();
     if (rc != SQLITE_DONE) {
@@ -428,7 +429,7 @@ Result<RunWriter> RunWriter::begin(const std::filesystem::path& path, const RunH
        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
       {&state->insertCollective,
        "INSERT INTO collectives(run, rank, step, op, group_id, algorithm, bytes, peers, start_ns, "
-       "end_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"},
+       "end_ns, process_group, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"},
       {&state->upsertRank,
        "INSERT OR REPLACE INTO ranks(run, rank, host, device, sharding_group, replica_group) "
        "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"},
@@ -520,13 +521,13 @@ Status RunWriter::addSpan(const Span& span) {
     return Error{"span on rank " + std::to_string(span.rank) + " ends (" + std::to_string(span.end_ns) +
                  " ns) before it starts (" + std::to_string(span.start_ns) + " ns)"};
   }
-  if (auto s = s_->checkId(span.kind, "kind"); !s) {
+  if (auto s = s_->checkId(span.kind, "span kind"); !s) {
     return s;
   }
-  if (auto s = s_->checkId(span.name, "name"); !s) {
+  if (auto s = s_->checkId(span.name, "span name"); !s) {
     return s;
   }
-  if (auto s = s_->checkId(span.table, "table"); !s) {
+  if (auto s = s_->checkId(span.table, "span table"); !s) {
     return s;
   }
   auto& e = s_->extent(span.rank);
@@ -558,8 +559,13 @@ Status RunWriter::addCollective(const Collective& collective) {
   if (collective.end_ns < collective.start_ns) {
     return Error{"collective on rank " + std::to_string(collective.rank) + " ends before it starts"};
   }
-  for (auto [id, field] : {std::pair{collective.op, "op"}, std::pair{collective.group, "group"},
-                           std::pair{collective.algorithm, "algorithm"}}) {
+  if (collective.seq < -1) {
+    return Error{"collective on rank " + std::to_string(collective.rank) + " has sequence number " +
+                 std::to_string(collective.seq) + " (-1 means unknown; no other negative number is one)"};
+  }
+  for (auto [id, field] : {std::pair{collective.op, "collective op"}, std::pair{collective.group, "collective group"},
+                           std::pair{collective.algorithm, "collective algorithm"},
+                           std::pair{collective.process_group, "collective process group"}}) {
     if (auto s = s_->checkId(id, field); !s) {
       return s;
     }
@@ -580,7 +586,7 @@ Status RunWriter::addTableStat(const TableStat& stat) {
   if (auto s = s_->usable(); !s) {
     return s;
   }
-  if (auto s = s_->checkId(stat.table, "table"); !s) {
+  if (auto s = s_->checkId(stat.table, "table stats table"); !s) {
     return s;
   }
   s_->tables.push_back(stat);

@@ -96,7 +96,9 @@ CREATE TABLE collectives(
   bytes     INTEGER NOT NULL,
   peers     INTEGER NOT NULL,
   start_ns  INTEGER NOT NULL,
-  end_ns    INTEGER NOT NULL
+  end_ns    INTEGER NOT NULL,
+  process_group INTEGER,                 -- schema 4: the call's process group (string id)
+  seq           INTEGER NOT NULL DEFAULT -1  -- schema 4: its number in that group, -1 unknown
 );
 CREATE INDEX collectives_by_run ON collectives(run, rank, start_ns);
 
@@ -255,7 +257,7 @@ Result<int> validateSchema(Database& db) {
   return static_cast<int>(*version);
 }
 
-// Brings a schema-1 store to the current schema in one transaction (so a
+// Brings an older store to the current schema in one transaction (so a
 // failure leaves it as it was). Another writer may have migrated it first.
 Result<int> migrate(Database& db) {
   if (auto s = db.exec("BEGIN IMMEDIATE"); !s) {
@@ -278,6 +280,10 @@ Result<int> migrate(Database& db) {
     sql +=
         "CREATE TABLE IF NOT EXISTS table_access(run INTEGER NOT NULL, name TEXT NOT NULL, access_json TEXT NOT NULL, "
         "PRIMARY KEY (run, name)) WITHOUT ROWID;";
+  if (*version < 4)
+    sql +=
+        "ALTER TABLE collectives ADD COLUMN process_group INTEGER;"
+        "ALTER TABLE collectives ADD COLUMN seq INTEGER NOT NULL DEFAULT -1;";
   sql += std::string("PRAGMA user_version=") + std::to_string(kSchemaVersion) + ";" + "UPDATE meta SET value = '" +
          std::to_string(kSchemaVersion) + "' WHERE key = 'schema_version';";
   if (auto s = db.exec(sql.c_str()); !s) {

@@ -288,15 +288,17 @@ Result<std::vector<std::pair<std::string, std::string>>> TraceStore::tableAccess
 }
 
 Result<std::vector<Collective>> TraceStore::collectives(RunId run) const {
+  // A store before schema 4 has no process group or sequence number: read as none and -1.
+  const std::string callColumns = schemaVersion_ >= 4 ? "process_group, seq" : "NULL, -1";
   return queryRows<Collective>(
       *db_,
-      "SELECT rank, step, op, group_id, algorithm, bytes, peers, start_ns, end_ns FROM collectives "
-      "WHERE run = ?1 ORDER BY rank, start_ns, id",
+      "SELECT rank, step, op, group_id, algorithm, bytes, peers, start_ns, end_ns, " + callColumns +
+          " FROM collectives WHERE run = ?1 ORDER BY rank, start_ns, id",
       run,
       [](const Statement& s) {
-        return Collective{s.int32(0),           s.int64(1),           StringId{s.int64(2)},
-                          StringId{s.int64(3)}, StringId{s.int64(4)}, s.int64(5),
-                          s.int32(6),           s.int64(7),           s.int64(8)};
+        return Collective{s.int32(0),           s.int64(1),           StringId{s.int64(2)}, StringId{s.int64(3)},
+                          StringId{s.int64(4)}, s.int64(5),           s.int32(6),           s.int64(7),
+                          s.int64(8),           StringId{s.int64(9)}, s.int64(10)};
       },
       "reading collectives");
 }

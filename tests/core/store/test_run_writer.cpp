@@ -199,8 +199,16 @@ class TestRunWriter : public QObject {
     const auto n = *writer->intern("n");
     st::Span bogusSpan = span(0, 0, n, 1, 2);
     bogusSpan.name = st::StringId{static_cast<std::int64_t>(n) + 100};
-    QVERIFY(!writer->addSpan(bogusSpan).ok());
+    const auto refused = writer->addSpan(bogusSpan);
+    QVERIFY(!refused.ok());
+    QVERIFY2(contains(refused.error().message, "span name"), refused.error().message.c_str());
+    st::Collective bogusCall{0, 0, n, n, st::kNoString, 0, 1, 1, 2};
+    bogusCall.process_group = bogusSpan.name;
+    const auto refusedCall = writer->addCollective(bogusCall);
+    QVERIFY(!refusedCall.ok());
+    QVERIFY2(contains(refusedCall.error().message, "collective process group"), refusedCall.error().message.c_str());
     QVERIFY(writer->finish().ok());
+    QVERIFY(open(path).collectives(writer->run())->empty());
   }
 
   void rowsAreCommittedEveryBatchAndVisibleBeforeFinish() {
@@ -246,8 +254,14 @@ class TestRunWriter : public QObject {
     QVERIFY(writer->addStepSummary(s0).ok());
     const st::TableStat t{2, table, 1000, 700, 12345};
     QVERIFY(writer->addTableStat(t).ok());
-    const st::Collective c{2, 0, op, group, algo, 4096, 4, 100, 900};
-    const st::Collective d{2, 1, op, group, st::kNoString, 8192, 4, 1100, 1900};
+    const auto pg = *writer->intern("pg-embeddings");
+    const st::Collective c{2, 0, op, group, algo, 4096, 4, 100, 900, pg, 17};
+    const st::Collective d{2, 1, op, group, st::kNoString, 8192, 4, 1100, 1900};  // no process group, seq -1
+    st::Collective bad = c;
+    bad.seq = -2;
+    const auto refused = writer->addCollective(bad);
+    QVERIFY(!refused.ok());
+    QVERIFY2(contains(refused.error().message, "sequence number -2"), refused.error().message.c_str());
     QVERIFY(writer->addCollective(d).ok());
     QVERIFY(writer->addCollective(c).ok());
     QVERIFY(writer->finish().ok());

@@ -56,8 +56,9 @@ class TestStoreOpen : public QObject {
     const auto path = pathIn(dir_, "v1.db");
     const auto sample = writeSampleRun(path, 2, 5);
     rawExec(path,
-            "ALTER TABLE runs DROP COLUMN config_json; DROP TABLE table_access; PRAGMA user_version = 1; "
-            "UPDATE meta SET value = '1' WHERE key = 'schema_version';");
+            "ALTER TABLE runs DROP COLUMN config_json; DROP TABLE table_access; "
+            "ALTER TABLE collectives DROP COLUMN process_group; ALTER TABLE collectives DROP COLUMN seq; "
+            "PRAGMA user_version = 1; UPDATE meta SET value = '1' WHERE key = 'schema_version';");
     {
       auto ro = st::openStore(path, st::OpenMode::ReadOnly);
       QVERIFY2(ro.ok(), ro.ok() ? "" : ro.error().message.c_str());
@@ -86,6 +87,50 @@ class TestStoreOpen : public QObject {
     QCOMPARE(access->front().second, std::string("{\"name\":\"t\",\"rows\":2}"));
     QVERIFY(store->run(sample.run)->isComplete());
     QCOMPARE(*store->spanCount(sample.run), std::int64_t{10});
+  }
+
+  // A schema-3 store (before collectives.process_group and seq) reads its
+  // collectives as without either; migrated on write, its rows stay as they
+  // were (seq -1) and new rows keep both.
+  void schemaThreeStoreKeepsItsCollectivesWhenMigrated() {
+    const auto path = pathIn(dir_, "v3.db");
+    std::vector<st::Collective> old;
+    st::RunId oldRun{};
+    {
+      auto writer = st::RunWriter::begin(path, {});
+      QVERIFY2(writer.ok(), writer.ok() ? "" : writer.error().message.c_str());
+      const auto op = *writer->intern("all_reduce");
+      const auto group = *writer->intern("0,1");
+      const auto algo = *writer->intern("ring");
+      old = {{0, 3, op, group, algo, 4096, 1, 100, 900}, {1, 3, op, group, st::kNoString, 4096, 1, 120, 880}};
+      for (const auto& c : old) QVERIFY(writer->addCollective(c).ok());
+      QVERIFY(writer->finish().ok());
+      oldRun = writer->run();
+    }
+    rawExec(path,
+            "ALTER TABLE collectives DROP COLUMN process_group; ALTER TABLE collectives DROP COLUMN seq; "
+            "PRAGMA user_version = 3; UPDATE meta SET value = '3' WHERE key = 'schema_version';");
+    {
+      auto ro = st::openStore(path, st::OpenMode::ReadOnly);
+      QVERIFY2(ro.ok(), ro.ok() ? "" : ro.error().message.c_str());
+      QCOMPARE(ro->schemaVersion(), 3);
+      QCOMPARE(*ro->collectives(oldRun), old);
+    }
+    st::Collective fresh;
+    {
+      auto writer = st::RunWriter::begin(path, {});
+      QVERIFY2(writer.ok(), writer.ok() ? "" : writer.error().message.c_str());
+      fresh = old.front();
+      fresh.process_group = *writer->intern("pg 0");
+      fresh.seq = 42;
+      QVERIFY(writer->addCollective(fresh).ok());
+      QVERIFY(writer->finish().ok());
+      auto store = st::openStore(path, st::OpenMode::ReadOnly);
+      QVERIFY2(store.ok(), store.ok() ? "" : store.error().message.c_str());
+      QCOMPARE(store->schemaVersion(), st::kSchemaVersion);
+      QCOMPARE(*store->collectives(oldRun), old);
+      QCOMPARE(*store->collectives(writer->run()), std::vector<st::Collective>{fresh});
+    }
   }
 
   void missingFileIsAnErrorUnlessCreating() {

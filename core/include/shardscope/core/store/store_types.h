@@ -23,9 +23,10 @@ enum class NoteId : std::int64_t {};
 inline constexpr StringId kNoString{0};
 
 // The schema version this build writes and the newest it can read.
-// 2 added runs.config_json; a schema-1 file opened for writing is migrated
-// in place (one ALTER TABLE), read-only opens read it as is.
-inline constexpr int kSchemaVersion = 3;
+// 2 added runs.config_json, 3 table_access, 4 collectives.process_group and
+// collectives.seq; an older file opened for writing is migrated in place (one
+// transaction), read-only opens read it as is.
+inline constexpr int kSchemaVersion = 4;
 // PRAGMA application_id of every trace store: ASCII "ShSc".
 inline constexpr std::int32_t kApplicationId = 0x53685363;
 
@@ -102,6 +103,8 @@ struct Collective {
   int peers = 0;
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
+  StringId process_group = kNoString;  // the process group's name (schema 4), or kNoString
+  std::int64_t seq = -1;               // the call's sequence number in its process group, -1 unknown
   friend bool operator==(const Collective&, const Collective&) = default;
 };
 
