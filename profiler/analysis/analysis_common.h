@@ -81,9 +81,6 @@ struct CallKey {
 // run_timeline.cpp: each row's call key, in row order.
 std::vector<CallKey> callKeys(const std::vector<core::store::Collective>& rows);
 
-// Ranks as short text: {0, 1, 2, 3, 5} -> "0-3, 5".
-std::string rankList(const std::vector<int>& ranks);
-
 // Fixed-point text with `decimals` digits.
 inline std::string fmt(double v, int decimals = 3) {
   char buf[64];

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/summary.h"
 #include "shardscope/planner/cost_model.h"
 #include "shardscope/planner/grid.h"
 #include "shardscope/planner/grid_result.h"
@@ -36,22 +37,6 @@ const std::vector<std::string_view>& analysis_detail::commKinds() {
       span_kind::kReplicaSync, span_kind::kDenseAllreduce, span_kind::kReduceScatter, span_kind::kAllGather,
       span_kind::kSendRecv,    span_kind::kBroadcast,      span_kind::kReduce};
   return kinds;
-}
-
-std::string analysis_detail::rankList(const std::vector<int>& unsorted) {
-  std::vector<int> ranks = unsorted;
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  std::string out;
-  for (std::size_t i = 0; i < ranks.size();) {
-    std::size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (!out.empty()) out += ", ";
-    out += std::to_string(ranks[i]);
-    if (j > i) out += (j == i + 1 ? ", " : "-") + std::to_string(ranks[j]);
-    i = j + 1;
-  }
-  return out;
 }
 
 namespace {
@@ -271,16 +256,18 @@ void missingWorkWarnings(const RankMap& ranks, const SpanFindings& found, RunAna
     if (r.compute_ms <= 0) no_emb.push_back(rank);
   if (!no_emb.empty())
     a.warnings.push_back(
-        (no_emb.size() == ranks.size() ? std::string("no rank has") : "rank(s) " + rankList(no_emb) + " have") +
+        (no_emb.size() == ranks.size() ? std::string("no rank has")
+                                       : "rank(s) " + core::formatRankRanges(no_emb) + " have") +
         " no embedding kernels (emb_fwd / emb_bwd): their embedding compute reads 0" +
         (no_emb.size() == ranks.size() ? ", imbalance is n/a" : "") +
         (isImportedRun(a.run) ? "; if the trainer's lookups run in kernels of other names, import with --rules" : ""));
   if (!found.without_device_work.empty())
-    a.warnings.push_back("rank(s) " + rankList(found.without_device_work) +
+    a.warnings.push_back("rank(s) " + core::formatRankRanges(found.without_device_work) +
                          " have no GPU events (kernels, copies, collectives): no timeline for them; was the trace "
                          "recorded with CUDA activity (PyTorch: ProfilerActivity.CUDA)?");
   for (const auto& [name, which] : found.fallback_steps)
-    a.warnings.push_back("rank(s) " + rankList({which.begin(), which.end()}) + " have no ProfilerStep in the trace: " +
+    a.warnings.push_back("rank(s) " + core::formatRankRanges({which.begin(), which.end()}) +
+                         " have no ProfilerStep in the trace: " +
                          (name == "whole trace" ? std::string("the whole trace is one step") : "one step per " + name));
 }
 

@@ -6,18 +6,10 @@
 #include <cmath>
 #include <cstdio>
 
+#include "shardscope/core/summary.h"
 #include "shardscope/profiler/import/store_import_sink.h"
 
 namespace shardscope::profiler::import_detail {
-
-namespace {
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
-}  // namespace
 
 core::Status JobChecks::refuse(const std::string& what) {
   if (!force_) return core::Error{what + "; to import them anyway, give --force"};
@@ -99,23 +91,8 @@ std::pair<std::string, int> groupText(std::string_view s) {
   return {out, n};
 }
 
-std::string rankList(std::vector<int> ranks) {
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  std::string out;
-  for (std::size_t i = 0; i < ranks.size();) {
-    std::size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (!out.empty()) out += ", ";
-    out += std::to_string(ranks[i]);
-    if (j > i) out += (j == i + 1 ? ", " : "-") + std::to_string(ranks[j]);
-    i = j + 1;
-  }
-  return out;
-}
-
 bool namesIteration(std::string_view name) {
-  const std::string n = lower(name);
+  const std::string n = core::asciiLower(name);
   return n.find("forward") != std::string::npos && n.find("backward") == std::string::npos;
 }
 

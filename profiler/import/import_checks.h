@@ -48,9 +48,6 @@ class JobChecks {
 // "[0, 2, 4]" -> ("0,2,4", 3); anything that is not a list of numbers -> ("", 0).
 [[nodiscard]] std::pair<std::string, int> groupText(std::string_view s);
 
-// Ranks as short text: {0, 1, 2, 3, 5} -> "0-3, 5".
-[[nodiscard]] std::string rankList(std::vector<int> ranks);
-
 // Whether an annotation's name marks a training iteration when a trace has no
 // ProfilerStep: it names a forward pass ("## forward ##", "DistributedDataParallel.forward"),
 // not a backward one.

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/summary.h"
 
 namespace shardscope::profiler {
 
@@ -26,12 +27,6 @@ constexpr std::array<std::pair<KernelClass, std::string_view>, 12> kNames{{
     {KernelClass::Other, "other"},
 }};
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
 }  // namespace
 
 std::string_view toText(KernelClass c) {
@@ -53,7 +48,7 @@ bool isCollective(KernelClass c) {
 }
 
 std::optional<KernelClass> collectiveFromName(std::string_view name) {
-  std::string n = lower(name);
+  std::string n = core::asciiLower(name);
   std::string squashed;
   for (char c : n)
     if (c != '_' && c != ' ' && c != '-') squashed += c;

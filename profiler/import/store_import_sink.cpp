@@ -15,13 +15,13 @@
 #include <nlohmann/json.hpp>
 
 #include "import_checks.h"
+#include "shardscope/core/summary.h"
 #include "shardscope/profiler/trace/engine_trace.h"
 
 namespace shardscope::profiler {
 
 namespace st = core::store;
 using import_detail::groupText;
-using import_detail::rankList;
 
 namespace {
 // CPU threads get streams from here on (GPU events keep their CUDA stream).
@@ -79,15 +79,15 @@ void warnMissingWork(const std::vector<ImportedRank>& ranks, std::vector<std::st
     if (r.collectives == 0) no_coll.push_back(r.rank);
   }
   if (!no_gpu.empty())
-    warnings.push_back("no GPU events (kernels, memcpy, memset) in rank(s) " + rankList(no_gpu) +
+    warnings.push_back("no GPU events (kernels, memcpy, memset) in rank(s) " + core::formatRankRanges(no_gpu) +
                        ": the trace was recorded without CUDA activity (PyTorch: ProfilerActivity.CUDA; nsys: "
                        "--trace=cuda), so it has no embedding time, collectives, busy or idle time");
   if (!no_emb.empty())
-    warnings.push_back("no embedding kernels (emb_fwd / emb_bwd) in rank(s) " + rankList(no_emb) +
+    warnings.push_back("no embedding kernels (emb_fwd / emb_bwd) in rank(s) " + core::formatRankRanges(no_emb) +
                        ": embedding compute reads 0 and its imbalance is n/a; if the trainer's lookups run in "
                        "kernels of other names, import again with --rules");
   if (!no_coll.empty())
-    warnings.push_back("no collective kernels in rank(s) " + rankList(no_coll) +
+    warnings.push_back("no collective kernels in rank(s) " + core::formatRankRanges(no_coll) +
                        ": no waits and no bus bandwidth for them (a single-GPU job, or NCCL kernels not traced)");
 }
 

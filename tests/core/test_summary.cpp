@@ -9,6 +9,12 @@ using namespace shardscope::core;
 class TestSummary : public QObject {
   Q_OBJECT
  private slots:
+  void rankRangesFoldRuns() {
+    QCOMPARE(formatRankRanges({5, 0, 1, 2, 3, 7, 8, 3}), std::string("0-3, 5, 7, 8"));
+    QCOMPARE(formatRankRanges({}), std::string());
+    QCOMPARE(asciiLower("ncclDevKernel_AllReduce"), std::string("nccldevkernel_allreduce"));
+  }
+
   void formatsBytesAndCounts() {
     QCOMPARE(formatBytes(512), std::string("512 B"));
     QCOMPARE(formatBytes(1536), std::string("1.5 KiB"));

@@ -5,26 +5,13 @@
 #include "shardscope/core/presets.h"
 #include "shardscope/core/store/run_writer.h"
 
+#include "cli_run.h"
+
 namespace {
-struct Run {
-  int code = -1;
-  QString out;
-  QString err;
-};
+using cli_test::Run;
+using cli_test::writeFile;
 
-Run cli(const QStringList& args) {
-  QProcess p;
-  p.start(SHARDSCOPE_CLI, args);
-  if (!p.waitForFinished(60000)) return {};
-  return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
-}
-
-QString writeFile(const QTemporaryDir& dir, const QString& name, const QByteArray& text) {
-  const QString path = dir.filePath(name);
-  QFile f(path);
-  if (f.open(QIODevice::WriteOnly)) f.write(text);
-  return path;
-}
+Run cli(const QStringList& args) { return cli_test::runCli(args); }
 }  // namespace
 
 class TestCli : public QObject {

@@ -8,26 +8,13 @@
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/presets.h"
 
+#include "cli_run.h"
+
 namespace {
-struct Run {
-  int code = -1;
-  QString out;
-  QString err;
-};
+using cli_test::Run;
+using cli_test::writeFile;
 
-Run cli(const QStringList& args, int timeout_ms = 60000) {
-  QProcess p;
-  p.start(SHARDSCOPE_CLI, args);
-  if (!p.waitForFinished(timeout_ms)) return {};
-  return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
-}
-
-QString writeFile(const QTemporaryDir& dir, const QString& name, const QByteArray& text) {
-  const QString path = dir.filePath(name);
-  QFile f(path);
-  if (f.open(QIODevice::WriteOnly)) f.write(text);
-  return path;
-}
+Run cli(const QStringList& args, int timeout_ms = 60000) { return cli_test::runCli(args, {.timeout_ms = timeout_ms}); }
 
 QByteArray modelText() {
   return QByteArray::fromStdString(shardscope::core::toJson(shardscope::core::modelPreset("dcnv2").value()).dump(1));

@@ -15,14 +15,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_run.h"
+
 namespace {
-const QString kCli = QStringLiteral(SHARDSCOPE_CLI);
 const QString kData = QStringLiteral(SHARDSCOPE_TEST_DATA_DIR "/import/");
 
-struct Run {
-  int code = -1;
-  QString out, err;
-};
+using cli_test::Run;
 
 void writeText(const QString& path, const std::string& text) {
   std::ofstream f(path.toStdString(), std::ios::binary);
@@ -98,20 +96,7 @@ TrainerJob writeTrainerJob(const QTemporaryDir& dir) {
   return job;
 }
 
-Run cli(const QStringList& args) {
-  QProcess p;
-  p.start(kCli, args);
-  Run r;
-  if (!p.waitForFinished(60000)) {
-    p.kill();
-    p.waitForFinished();
-    return r;
-  }
-  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
-}
+Run cli(const QStringList& args) { return cli_test::runCli(args); }
 }  // namespace
 
 class TestCliImport : public QObject {

@@ -12,13 +12,11 @@
 
 namespace st = shardscope::core::store;
 
+#include "cli_run.h"
+
 namespace {
 
-struct Run {
-  int code = -1;
-  QString out;
-  QString err;
-};
+using cli_test::Run;
 
 const QString kModel = QStringLiteral(SHARDSCOPE_TEST_DATA_DIR "/engine/tiny_model.json");
 const QString kCluster = QStringLiteral(SHARDSCOPE_TEST_DATA_DIR "/engine/cpu4.json");
@@ -32,20 +30,7 @@ QProcessEnvironment mpiEnvironment() {
 }
 
 Run cli(const QStringList& args, int timeout_ms = 120000) {
-  QProcess p;
-  p.setProcessEnvironment(mpiEnvironment());
-  p.start(SHARDSCOPE_CLI, args);
-  Run r;
-  if (!p.waitForFinished(timeout_ms)) {
-    p.kill();
-    p.waitForFinished();
-    r.err = "timed out";
-    return r;
-  }
-  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
+  return cli_test::runCli(args, {.timeout_ms = timeout_ms, .env = mpiEnvironment()});
 }
 
 QStringList base(const QString& store) {

@@ -15,23 +15,15 @@
 #include "shardscope/planner/sweep.h"
 
 #include "../../profiler/cpu_cluster.h"
+#include "cli_run.h"
 
 using namespace shardscope;
 namespace st = core::store;
 
 namespace {
-struct Run {
-  int code = -1;
-  QString out;
-  QString err;
-};
+using cli_test::Run;
 
-Run cli(const QStringList& args) {
-  QProcess p;
-  p.start(SHARDSCOPE_CLI, args);
-  if (!p.waitForFinished(60000)) return {};
-  return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
-}
+Run cli(const QStringList& args) { return cli_test::runCli(args); }
 
 core::ModelSpec model(std::uint32_t batch) {
   core::ModelSpec m;

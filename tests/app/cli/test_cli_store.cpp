@@ -23,45 +23,33 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_run.h"
+
 namespace {
 namespace fs = std::filesystem;
 
-const QString kCli = QStringLiteral(SHARDSCOPE_CLI);
 const QString kData = QStringLiteral(SHARDSCOPE_TEST_DATA_DIR "/import/");
 constexpr uid_t kNobody = 65534;
 constexpr rlim_t kFileSizeLimit = 256 * 1024;
 
-struct Run {
-  int code = -1;
-  QString out, err;
-};
+using cli_test::Run;
 
 enum class Limit { None, FileSize, Nobody };
 
 Run cli(const QStringList& args, Limit limit = Limit::None) {
-  QProcess p;
+  cli_test::RunOptions o;
   if (limit == Limit::FileSize) {
-    p.setChildProcessModifier([] {
+    o.child_setup = [] {
       const rlimit lim{kFileSizeLimit, kFileSizeLimit};
       if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(77);
       std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead of killing
-    });
+    };
   } else if (limit == Limit::Nobody) {
-    p.setChildProcessModifier([] {
+    o.child_setup = [] {
       if (geteuid() == 0 && (setgroups(0, nullptr) != 0 || setgid(kNobody) != 0 || setuid(kNobody) != 0)) _exit(77);
-    });
+    };
   }
-  p.start(kCli, args);
-  Run r;
-  if (!p.waitForFinished(60000)) {
-    p.kill();
-    p.waitForFinished();
-    return r;
-  }
-  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
+  return cli_test::runCli(args, o);
 }
 
 // One rank's Kineto trace with `kernels` embedding kernels: far more spans

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+#include <string_view>
 
 #include "shardscope/core/cluster.h"
 #include "shardscope/core/model.h"
@@ -18,6 +20,10 @@ namespace shardscope::core {
 // 40000000 -> "40.0M", 3067956 -> "3.07M", 155 -> "155".
 [[nodiscard]] std::string formatCount(double n);
 [[nodiscard]] std::string describeAccess(const AccessSpec& a);
+// Ranks as people read them, sorted, without repeats, runs folded: {5, 0, 1, 2, 3, 7, 8} -> "0-3, 5, 7, 8".
+[[nodiscard]] std::string formatRankRanges(std::vector<int> ranks);
+// ASCII letters in lower case (names of kernels, annotations, collectives).
+[[nodiscard]] std::string asciiLower(std::string_view s);
 
 [[nodiscard]] std::string formatModelSummary(const ModelSpec& m);      // multi-line, with a table of tables
 [[nodiscard]] std::string formatClusterSummary(const ClusterSpec& c);  // multi-line
