@@ -1,5 +1,7 @@
 #include "shardscope/core/rank_layout.h"
 
+#include <utility>
+
 #include <cassert>
 
 namespace shardscope::core {
@@ -46,6 +48,27 @@ std::uint32_t nodeGroupSize(std::uint32_t world_size, std::uint32_t gpus_per_nod
   for (std::uint32_t size = group_size; size > 1; --size)
     if (group_size % size == 0 && staysOnNodes(size)) return size;
   return 1;
+}
+
+namespace {
+// (group index, position) of `rank` when it is in exactly one group.
+std::optional<std::pair<int, int>> placeOf(const RankGroups& groups, std::uint32_t rank) {
+  std::optional<std::pair<int, int>> found;
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    for (std::size_t i = 0; i < groups[g].size(); ++i)
+      if (groups[g][i] == rank) {
+        if (found) return std::nullopt;  // in two places: not a partition
+        found = std::pair{static_cast<int>(g), static_cast<int>(i)};
+      }
+  return found;
+}
+}  // namespace
+
+std::optional<CommSplit> commSplitOf(const RankGroups& sharding, const RankGroups& replica, std::uint32_t rank) {
+  const auto s = placeOf(sharding, rank);
+  const auto r = placeOf(replica, rank);
+  if (!s || !r) return std::nullopt;
+  return CommSplit{s->first, s->second, r->first, r->second};
 }
 
 }  // namespace shardscope::core

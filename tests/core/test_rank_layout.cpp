@@ -80,6 +80,36 @@ class TestRankLayout : public QObject {
     for (const auto& g : replicaGroups(64, 16, RankLayout::Strided)) QCOMPARE(g.front() / 8, g.back() / 8);
   }
 
+  void commSplitsRebuildThePlansGroupsForEveryLayout() {
+    // What each rank passes to MPI_Comm_split / ncclCommSplit must give back
+    // exactly the plan's groups, with communicator rank = group rank.
+    for (const RankLayout layout : {RankLayout::Strided, RankLayout::Contiguous})
+      for (const std::uint32_t N : {1u, 8u, 12u, 64u})
+        for (std::uint32_t M = 1; M <= N; ++M) {
+          if (N % M != 0) continue;
+          const RankGroups sg = shardingGroups(N, M, layout), rg = replicaGroups(N, M, layout);
+          RankGroups rebuilt_s(sg.size(), std::vector<std::uint32_t>(M)),
+              rebuilt_r(rg.size(), std::vector<std::uint32_t>(N / M));
+          for (std::uint32_t rank = 0; rank < N; ++rank) {
+            const auto c = commSplitOf(sg, rg, rank);
+            QVERIFY(c.has_value());
+            rebuilt_s.at(static_cast<std::size_t>(c->sharding_color)).at(static_cast<std::size_t>(c->sharding_key)) =
+                rank;
+            rebuilt_r.at(static_cast<std::size_t>(c->replica_color)).at(static_cast<std::size_t>(c->replica_key)) =
+                rank;
+            // The replica communicator's color is the group rank: replica group i holds member i of each group.
+            QCOMPARE(c->replica_color, c->sharding_key);
+          }
+          QVERIFY(rebuilt_s == sg);
+          QVERIFY(rebuilt_r == rg);
+        }
+    // A rank outside the groups, or in two, has no split.
+    const RankGroups sg = {{0, 1}, {2, 3}}, rg = {{0, 2}, {1, 3}};
+    QVERIFY(!commSplitOf(sg, rg, 4).has_value());
+    QVERIFY(!commSplitOf({{0, 1}, {1, 2}}, rg, 1).has_value());
+    QCOMPARE(*commSplitOf(sg, rg, 3), (CommSplit{1, 1, 1, 1}));
+  }
+
   void parsesLayoutNames() {
     QCOMPARE(rankLayoutFromString("strided"), std::optional(RankLayout::Strided));
     QCOMPARE(rankLayoutFromString("contiguous"), std::optional(RankLayout::Contiguous));

@@ -35,4 +35,18 @@ using RankGroups = std::vector<std::vector<std::uint32_t>>;
 [[nodiscard]] std::uint32_t nodeGroupSize(std::uint32_t world_size, std::uint32_t gpus_per_node,
                                           std::uint32_t group_size, RankLayout layout);
 
+// How world rank `rank` splits the world communicator into its sharding and
+// its replica communicator (MPI_Comm_split, ncclCommSplit): color = the
+// index of its group in `sharding` / `replica` (a plan's groups), key = its
+// position in that group, so the new communicator's rank is the group rank
+// (sharding) or the replica index (replica). nullopt when `rank` is not in
+// exactly one group of each.
+struct CommSplit {
+  int sharding_color = -1, sharding_key = -1;
+  int replica_color = -1, replica_key = -1;
+  friend bool operator==(const CommSplit&, const CommSplit&) = default;
+};
+[[nodiscard]] std::optional<CommSplit> commSplitOf(const RankGroups& sharding, const RankGroups& replica,
+                                                   std::uint32_t rank);
+
 }  // namespace shardscope::core
