@@ -183,6 +183,49 @@ profiler::RunAnalysis analyse(const std::filesystem::path& path, st::RunId id,
   return std::move(a).value();
 }
 
+// One all-reduce call of an imported run: its rank, step, process group,
+// sequence number (-1: none) and when it ran, in ms.
+struct ImportedCall {
+  int rank;
+  std::int64_t step;
+  std::string process_group;
+  std::int64_t seq;
+  double from_ms, to_ms;
+};
+
+// An imported two-rank run of `steps` steps holding `calls` (a span and a
+// collective row each, 1 MiB all-reduces of ranks "0,1").
+void writeImportedCalls(const std::string& path, std::int64_t steps, const std::vector<ImportedCall>& calls) {
+  st::RunHeader h;
+  h.kind = st::RunKind::ImportKineto;
+  auto w = st::RunWriter::begin(path, h);
+  QVERIFY(w.ok());
+  const auto kind = w->intern("dense_allreduce").value(), op = w->intern("all_reduce").value();
+  const auto ranks = w->intern("0,1").value();
+  for (int rank = 0; rank < 2; ++rank) {
+    QVERIFY(w->addRank({rank, "", rank, 0, 0}).ok());
+    for (std::int64_t step = 0; step < steps; ++step)
+      QVERIFY(w->addStepSummary({step, rank, kMs, kMs, 0, 0, 0, 10 * kMs}).ok());
+  }
+  for (const auto& c : calls) {
+    const auto from = static_cast<std::int64_t>(c.from_ms * kMs), to = static_cast<std::int64_t>(c.to_ms * kMs);
+    st::Span sp;
+    sp.rank = c.rank;
+    sp.stream = 7;
+    sp.kind = kind;
+    sp.name = kind;
+    sp.step = c.step;
+    sp.start_ns = from;
+    sp.end_ns = to;
+    QVERIFY(w->addSpan(sp).ok());
+    st::Collective row{c.rank, c.step, op, ranks, st::kNoString, 1 << 20, 1, from, to};
+    row.process_group = w->intern(c.process_group).value();
+    row.seq = c.seq;
+    QVERIFY(w->addCollective(row).ok());
+  }
+  QVERIFY(w->finish().ok());
+}
+
 }  // namespace
 
 class TestRunAnalysis : public QObject {
@@ -591,48 +634,11 @@ class TestRunAnalysis : public QObject {
     // first, and records A's call in the next step. Pairing by position in
     // the step would compare A's call with B's.
     Fixture f;
-    {
-      st::RunHeader h;
-      h.kind = st::RunKind::ImportKineto;
-      auto w = st::RunWriter::begin(f.path, h);
-      QVERIFY(w.ok());
-      const auto kind = w->intern("dense_allreduce").value(), op = w->intern("all_reduce").value();
-      const auto ranks = w->intern("0,1").value();
-      const auto pg_a = w->intern("1").value(), pg_b = w->intern("2").value();
-      struct Call {
-        int rank;
-        std::int64_t step;
-        st::StringId process_group;
-        std::int64_t seq;
-        double from_ms, to_ms;
-      };
-      const std::vector<Call> calls = {{0, 0, pg_a, 1, 1, 2},
-                                       {0, 0, pg_b, 7, 3, 8},  // A 1 ms, B 5 ms
-                                       {1, 0, pg_b, 7, 1, 3},
-                                       {1, 1, pg_a, 1, 4, 7}};  // B 2 ms, A 3 ms
-      for (int rank = 0; rank < 2; ++rank) {
-        QVERIFY(w->addRank({rank, "", rank, 0, 0}).ok());
-        for (std::int64_t step = 0; step < 2; ++step)
-          QVERIFY(w->addStepSummary({step, rank, kMs, kMs, 0, 0, 0, 10 * kMs}).ok());
-      }
-      for (const auto& c : calls) {
-        const auto from = static_cast<std::int64_t>(c.from_ms * kMs), to = static_cast<std::int64_t>(c.to_ms * kMs);
-        st::Span sp;
-        sp.rank = c.rank;
-        sp.stream = 7;
-        sp.kind = kind;
-        sp.name = kind;
-        sp.step = c.step;
-        sp.start_ns = from;
-        sp.end_ns = to;
-        QVERIFY(w->addSpan(sp).ok());
-        st::Collective row{c.rank, c.step, op, ranks, st::kNoString, 1 << 20, 1, from, to};
-        row.process_group = c.process_group;
-        row.seq = c.seq;
-        QVERIFY(w->addCollective(row).ok());
-      }
-      QVERIFY(w->finish().ok());
-    }
+    writeImportedCalls(f.path, 2,
+                       {{0, 0, "1", 1, 1, 2},
+                        {0, 0, "2", 7, 3, 8},  // A 1 ms, B 5 ms
+                        {1, 0, "2", 7, 1, 3},
+                        {1, 1, "1", 1, 4, 7}});  // B 2 ms, A 3 ms
     const auto a = analyse(f.path, st::RunId{1});
     QVERIFY(std::abs(rankOf(a, 0).wait_ms - 3.0 / 2) < 1e-9);  // B: 5 - 2, over two steps
     QVERIFY(std::abs(rankOf(a, 1).wait_ms - 2.0 / 2) < 1e-9);  // A: 3 - 1
@@ -643,38 +649,10 @@ class TestRunAnalysis : public QObject {
     // process group; a call that one rank alone recorded has an unknown wait,
     // never one measured against another group's call.
     Fixture f;
-    {
-      st::RunHeader h;
-      h.kind = st::RunKind::ImportKineto;
-      auto w = st::RunWriter::begin(f.path, h);
-      QVERIFY(w.ok());
-      const auto kind = w->intern("dense_allreduce").value(), op = w->intern("all_reduce").value();
-      const auto ranks = w->intern("0,1").value();
-      const auto pg_a = w->intern("1").value(), pg_b = w->intern("2").value();
-      for (int rank = 0; rank < 2; ++rank) {
-        QVERIFY(w->addRank({rank, "", rank, 0, 0}).ok());
-        QVERIFY(w->addStepSummary({0, rank, kMs, kMs, 0, 0, 0, 10 * kMs}).ok());
-      }
-      const auto call = [&](int rank, st::StringId pg, double from_ms, double to_ms) {
-        const auto from = static_cast<std::int64_t>(from_ms * kMs), to = static_cast<std::int64_t>(to_ms * kMs);
-        st::Span sp;
-        sp.rank = rank;
-        sp.stream = 7;
-        sp.kind = kind;
-        sp.name = kind;
-        sp.step = 0;
-        sp.start_ns = from;
-        sp.end_ns = to;
-        QVERIFY(w->addSpan(sp).ok());
-        st::Collective row{rank, 0, op, ranks, st::kNoString, 1 << 20, 1, from, to};
-        row.process_group = pg;
-        QVERIFY(w->addCollective(row).ok());
-      };
-      call(0, pg_a, 1, 2);  // 1 ms, only rank 0 recorded it
-      call(0, pg_b, 3, 8);  // 5 ms
-      call(1, pg_b, 1, 3);  // 2 ms: rank 1's first call, but B's
-      QVERIFY(w->finish().ok());
-    }
+    writeImportedCalls(f.path, 1,
+                       {{0, 0, "1", -1, 1, 2},    // 1 ms, only rank 0 recorded it
+                        {0, 0, "2", -1, 3, 8},    // 5 ms
+                        {1, 0, "2", -1, 1, 3}});  // 2 ms: rank 1's first call, but B's
     const auto a = analyse(f.path, st::RunId{1});
     QVERIFY(std::abs(rankOf(a, 0).wait_ms - 3.0) < 1e-9);  // B: 5 - 2; A's wait is unknown
     QVERIFY(std::abs(rankOf(a, 1).wait_ms) < 1e-9);        // not 2 - 1 against A's call
