@@ -34,3 +34,21 @@ function(shardscope_add_test)
     set_tests_properties(${T_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIP   : [A-Za-z_:]*initTestCase")
   endif()
 endfunction()
+
+# shardscope_add_gpu_test(NAME <name> SOURCES <files...> LIBS <libs...> [TIMEOUT s])
+# A plain executable (no Qt, so scripts/gpu-check builds it on a bare GPU
+# machine) labelled `gpu`: exit 0 passes, 77 skips (no GPU), anything else fails.
+# tests/gpu/gpu_test.h is its harness.
+function(shardscope_add_gpu_test)
+  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS})
+  target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tests/gpu)
+  target_compile_definitions(${T_NAME} PRIVATE SHARDSCOPE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  shardscope_warnings(${T_NAME})
+  add_test(NAME ${T_NAME} COMMAND ${T_NAME})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  set_tests_properties(${T_NAME} PROPERTIES LABELS gpu TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77)
+endfunction()

@@ -1,13 +1,18 @@
-// shardscope-cli import kineto|nsys FILE|DIR... --store F: traces of real
-// trainers (PyTorch profiler JSON, Nsight Systems SQLite exports) into one
-// trace-store run that `report` analyses. docs/import.md.
+// shardscope-cli import kineto|nsys|nccl FILE|DIR... --store F: traces of
+// real trainers (PyTorch profiler JSON, Nsight Systems SQLite exports, the
+// NCCL profiler plugin's JSON lines) into one trace-store run that `report`
+// analyses. docs/import.md, docs/nccl-profiler.md.
 #include <algorithm>
 #include <atomic>
 #include <iostream>
+#include <sstream>
 
 #include "cli.h"
 #include "common_options.h"
 #include "progress.h"
+#include "shardscope/core/json_io.h"
+#include "shardscope/profiler/analysis/text_table.h"
+#include "shardscope/profiler/import/nccl_trace_import.h"
 #include "shardscope/profiler/workflow/trace_import_job.h"
 
 namespace shardscope::app::cli {
@@ -20,7 +25,8 @@ constexpr const char* kImportHelp =
                                     [--rank N | --rank-from-name REGEX] [--max-depth N] [--force] [--json] [--quiet]
        shardscope-cli import nsys FILE|DIR... --store F [--label L] [--rules R.json] [--rank-from-name]
                                   [--max-depth N] [--force] [--json] [--quiet]
-       (either with [--plan P --model M [--cluster C] [--world-size N] [--layout L]])
+       shardscope-cli import nccl FILE|DIR... --store F [--label L] [--max-depth N] [--force] [--json] [--quiet]
+       (any of them with [--plan P --model M [--cluster C] [--world-size N] [--layout L]])
 
 Imports traces of a real training job, one file per rank, into one run of the
 trace store F (created when missing); `shardscope-cli report --store F` then
@@ -36,11 +42,17 @@ and stragglers. docs/import.md.
                 *.sqlite and *.db in it and its subfolders. Ranks in file order, or with
                 --rank-from-name from the file (MPI_RANKS table, an NVTX "rank=N" hint, or
                 "rank<N>" in its name)
+  nccl          traces of ShardScope's NCCL profiler plugin (shardscope.nccl-trace/1, one
+                shardscope-nccl-<host>-<pid>.jsonl per process; docs/nccl-profiler.md); a DIR
+                means every *.jsonl in it and its subfolders. Each file's header says its rank.
+                Every file is checked before anything is written
   --max-depth N how many levels of subfolders a DIR is searched (default 4; 0: its own files)
   --force       import files that look like traces of different jobs (world sizes or process
-                groups that differ, base times more than a day apart), with a warning
+                groups that differ, base times more than a day apart; nccl: a communicator rank
+                in two files, another job's communicator of all ranks), with a warning
   --rules R     a shardscope.classify/1 file: regex rules tried before the built-in ones
-  --label L     the run's label (default "kineto <first file> (+N)")
+                (kineto, nsys)
+  --label L     the run's label (default "<format> <first file> (+N)")
   --json        print the summary as JSON
   --quiet       no progress on stderr
 
@@ -57,6 +69,89 @@ std::optional<int> nonNegative(const std::string& text, int max) {
   if (text == "0") return 0;
   const auto v = parsePositive(text, static_cast<unsigned long long>(max));
   return v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt;
+}
+
+std::string ncclSummaryText(const profiler::NcclImportOutcome& out, const std::string& store,
+                            const std::string& plan_summary) {
+  std::ostringstream o;
+  const auto run = static_cast<std::int64_t>(out.run);
+  o << "imported run " << run << " (import-nccl) into " << store << ": " << out.ranks.size() << " rank(s), "
+    << out.calls << " calls";
+  if (!plan_summary.empty()) o << "; the trainer's plan " << plan_summary << " kept with it";
+  o << "\n\n";
+  profiler::TextTable ranks({"rank", "calls", "GPU-timed", "steps", "steps from", "file"});
+  ranks.leftFrom(4);
+  for (const auto& r : out.ranks)
+    ranks.add({std::to_string(r.rank), std::to_string(r.collectives), std::to_string(r.gpu_events),
+               std::to_string(r.steps), r.step_source, r.source});
+  ranks.print(o, "");
+  o << "\ncalls by op:\n";
+  profiler::TextTable ops({"op", "calls"});
+  for (const auto& [op, n] : out.calls_by_op) ops.add({op, std::to_string(n)});
+  ops.print(o);
+  if (!out.warnings.empty()) {
+    o << "\nwarnings:\n";
+    for (const auto& w : out.warnings) o << "  " << w << "\n";
+  }
+  o << "\nnext: shardscope-cli report --store " << store << " --run " << run << "\n";
+  return o.str();
+}
+
+nlohmann::ordered_json ncclSummaryJson(const profiler::NcclImportOutcome& out, const std::string& store,
+                                       const std::string& plan_summary) {
+  using J = nlohmann::ordered_json;
+  J j;
+  j["run"] = static_cast<std::int64_t>(out.run);
+  j["store"] = store;
+  j["kind"] = "import-nccl";
+  j["calls"] = out.calls;
+  j["ranks"] = J::array();
+  for (const auto& r : out.ranks)
+    j["ranks"].push_back({{"rank", r.rank},
+                          {"source", r.source},
+                          {"calls", r.collectives},
+                          {"gpu_timed_calls", r.gpu_events},
+                          {"steps", r.steps},
+                          {"step_source", r.step_source},
+                          {"spans_by_kind", r.spans_by_kind}});
+  j["calls_by_op"] = out.calls_by_op;
+  j["plan"] = plan_summary.empty() ? J(nullptr) : J(plan_summary);
+  j["warnings"] = out.warnings;
+  return j;
+}
+
+// import nccl: the plugin's traces (each file says its rank), checked in full before the run begins.
+int runImportNccl(const profiler::TraceImportRequest& request, bool json, bool quiet) {
+  auto files = profiler::expandNcclTraceInputs(request.inputs, request.max_depth);
+  if (!files) return fail(files.error(), "import: ");
+  profiler::NcclImportOptions o;
+  o.label = request.label.value_or("");
+  o.force = request.force;
+  std::string plan_summary;
+  if (request.trainer.any()) {
+    auto in = profiler::loadTrainerPlan(request.trainer, static_cast<std::uint32_t>(files->size()));
+    if (!in) return fail(in.error(), "import: ");
+    o.model_json = core::toJson(*in->model).dump();
+    o.cluster_json = core::toJson(*in->cluster).dump();
+    o.plan_json = core::toJson(*in->plan).dump();
+    plan_summary = "M=" + std::to_string(in->plan->sharding_group_size) + " R=" + std::to_string(in->plan->replicas) +
+                   " on " + std::to_string(in->plan->world_size) + " GPUs";
+  }
+  g_import_cancel.store(false);
+  const CancelOnSignals on_signals(g_import_cancel);
+  ProgressBar bar("import", !quiet);
+  o.cancel = &g_import_cancel;
+  o.progress = [&bar](std::uint64_t done, std::uint64_t total, std::string_view file) {
+    if (total >= (64ull << 20)) bar.update(done, total, file);
+  };
+  auto imported = profiler::importNcclTraces(*files, request.store, o);
+  bar.finish();
+  if (!imported) return fail(imported.error(), "import: ");
+  if (json)
+    std::cout << ncclSummaryJson(*imported, request.store, plan_summary).dump(2) << "\n";
+  else
+    std::cout << ncclSummaryText(*imported, request.store, plan_summary);
+  return kExitOk;
 }
 }  // namespace
 
@@ -87,16 +182,28 @@ int runImport(Args args) {
   if (!args.error().empty()) return usageError("import: " + args.error());
   if (auto u = args.unknownOption()) return usageError("import: unknown option " + *u);
   auto pos = args.positional();
-  if (pos.empty()) return usageError("import needs a format: kineto or nsys");
+  if (pos.empty()) return usageError("import needs a format: kineto, nsys or nccl");
   const std::string format = pos.front();
   pos.erase(pos.begin());
-  if (format != "kineto" && format != "nsys")
-    return usageError("import: unknown format '" + format + "' (expected kineto or nsys)");
+  if (format != "kineto" && format != "nsys" && format != "nccl")
+    return usageError("import: unknown format '" + format + "' (expected kineto, nsys or nccl)");
   const bool kineto = format == "kineto";
+  if (format == "nccl" && (rank_arg || rank_from_name || rules_arg))
+    return usageError(
+        std::string("import nccl: ") +
+        (rules_arg  ? "--rules"
+         : rank_arg ? "--rank"
+                    : "--rank-from-name") +
+        " is for kineto and nsys (a NCCL trace's header says its rank, and it has no kernels to classify)");
   if (rank_arg && !kineto) return usageError("import nsys: --rank is for Kineto files (see --rank-from-name)");
   if (rank_arg && rank_pattern) return usageError("import kineto: give --rank or --rank-from-name, not both");
   if (pos.empty()) return usageError("import " + format + " needs at least one FILE or DIR");
   if (!store_arg) return usageError("import needs --store <file>");
+  if (depth_arg) {
+    const auto d = nonNegative(*depth_arg, 1000);
+    if (!d) return usageError("import: --max-depth: expected a number of folder levels >= 0, got '" + *depth_arg + "'");
+    request.max_depth = *d;
+  }
   request.format = kineto ? profiler::TraceFormat::Kineto : profiler::TraceFormat::Nsys;
   request.inputs = std::move(pos);
   request.store = *store_arg;
@@ -105,14 +212,10 @@ int runImport(Args args) {
   request.rank_from_name = rank_from_name;
   request.rank_pattern = rank_pattern;
   request.force = force;
+  if (format == "nccl") return runImportNccl(request, json, quiet);
   if (rank_arg) {
     request.rank = nonNegative(*rank_arg, (1 << 24) - 1);
     if (!request.rank) return usageError("import: --rank: expected a rank >= 0, got '" + *rank_arg + "'");
-  }
-  if (depth_arg) {
-    const auto d = nonNegative(*depth_arg, 1000);
-    if (!d) return usageError("import: --max-depth: expected a number of folder levels >= 0, got '" + *depth_arg + "'");
-    request.max_depth = *d;
   }
 
   g_import_cancel.store(false);

@@ -1,12 +1,16 @@
 // shardscope-cli summary | presets | devices: what is loaded, built in and
-// visible.
+// visible (devices: also this machine as a cluster file).
 #include <iostream>
+#include <optional>
 
 #include "cli.h"
 #include "common_options.h"
+#include "shardscope/core/json_io.h"
 #include "shardscope/core/presets.h"
 #include "shardscope/core/summary.h"
 #include "shardscope/profiler/engine/gpu_devices.h"
+#include "shardscope/profiler/engine/host_info.h"
+#include "shardscope/profiler/engine/local_cluster.h"
 
 namespace shardscope::app::cli {
 
@@ -57,21 +61,43 @@ int runPresets(Args args) {
 
 int runDevices(Args args) {
   if (args.flag("--help")) {
-    std::cout << "usage: shardscope-cli devices\n"
-                 "Lists the CUDA GPUs this build can see (exit 3 when built without CUDA).\n";
+    std::cout << "usage: shardscope-cli devices [--json] [--cluster-out FILE]\n"
+                 "Lists the CUDA GPUs this build can see and how each pair is linked (NVLink or PCIe, from\n"
+                 "NVML). --json: the same as one JSON object. --cluster-out FILE: writes this machine as a\n"
+                 "shardscope.cluster/1 file (one node of all its GPUs). Exit 3 when built without CUDA, and\n"
+                 "with --cluster-out when no GPU is visible or the GPUs are of different models.\n";
     return kExitOk;
   }
+  const bool json = args.flag("--json");
+  const auto cluster_out = args.option("--cluster-out");
+  if (!args.error().empty()) return usageError("devices: " + args.error());
   if (auto u = args.unknownOption()) return usageError("devices: unknown option " + *u);
-  auto devices = profiler::queryGpuDevices();
-  if (!devices) return fail(core::Error{"shardscope-cli: " + devices.error().message, devices.error().kind});
-  if (devices->empty()) {
-    std::cout << "no CUDA GPU visible\n";
+  if (!args.positional().empty()) return usageError("devices: unexpected argument " + args.positional().front());
+  auto gpus = profiler::queryLocalGpus();
+  if (!gpus) return fail(core::Error{"shardscope-cli: " + gpus.error().message, gpus.error().kind});
+  std::optional<profiler::LocalCluster> cluster;
+  if (cluster_out) {
+    auto made = profiler::localCluster(*gpus, profiler::hostName());
+    if (!made) return fail(core::Error{"shardscope-cli: devices: " + made.error().message, made.error().kind});
+    if (auto s = core::writeJsonFile(*cluster_out, core::toJson(made->cluster)); !s) return fail(s.error());
+    cluster = std::move(*made);
+  }
+  if (json) {
+    auto j = profiler::localGpusToJson(*gpus);
+    if (cluster)
+      j["cluster"] = {{"file", *cluster_out},
+                      {"nvlink", cluster->nvlink},
+                      {"notes", cluster->notes},
+                      {"spec", core::toJson(cluster->cluster)}};
+    std::cout << j.dump(1) << "\n";
     return kExitOk;
   }
-  for (const auto& d : *devices)
-    std::cout << d.index << ": " << d.name << " (sm_" << d.compute_major << d.compute_minor << ", "
-              << core::formatBytes(d.total_memory_bytes) << ", " << d.multiprocessors << " SMs, " << d.pci_bus_id
-              << ")\n";
+  std::cout << profiler::formatLocalGpus(*gpus);
+  if (cluster) {
+    std::cout << "\nwrote " << *cluster_out << " (shardscope.cluster/1)\n"
+              << core::formatClusterSummary(cluster->cluster);
+    for (const std::string& note : cluster->notes) std::cout << "  note: " << note << "\n";
+  }
   return kExitOk;
 }
 

@@ -22,7 +22,8 @@ std::atomic<bool> g_cancel{false};
 
 constexpr const char* kProfileHelp =
     R"(usage: shardscope-cli profile [--project F] [--model M] [--cluster C] [--calibration F]
-                             [--plan P | --grid M] [--mode emulate|mpi] [--steps S] [--warmup W]
+                             [--plan P | --grid M] [--mode emulate|mpi] [--device cpu|cuda]
+                             [--no-cupti] [--steps S] [--warmup W]
                              [--seed N] [--threads T] [--batch B] [--sync-interval K]
                              [--memory-budget SIZE] [--all-groups] [--no-trace] [--label L]
                              [--launcher CMD] [--engine PATH] [--calibrate] [--calibration-out F]
@@ -38,6 +39,11 @@ Runs the engine on a plan and writes the measured run into the trace store F
   --mode mpi          starts shardscope-engine with N processes through the launcher:
                       --launcher "mpirun -np {N}" (default; --oversubscribe added when N exceeds
                       this machine's cores) or e.g. "srun -n {N}"; {N} is the world size
+  --device cuda       run on GPUs (a build with CUDA, NCCL and CUPTI): emulate mode runs every
+                      rank in this process, one per local GPU (the plan's world size must not
+                      exceed them); mpi mode one engine process per GPU. CUPTI traces kernels,
+                      copies and API calls after 3 untraced steps that measure its overhead
+                      (--no-cupti: phase timings from CUDA events only). Default cpu.
   --steps S           measured steps (default 5) after --warmup W steps (default 1)
   --memory-budget SIZE  bytes of embedding state per process (e.g. 6G, 512M); larger shards run
                       with fewer physical rows (recorded in the run); default: 60% of available
@@ -116,6 +122,8 @@ int parseProfileArgs(Args& args, ProfileOptions& o) {
   o.plan_file = args.option("--plan");
   o.grid = args.option("--grid");
   auto mode_arg = args.option("--mode");
+  auto device_arg = args.option("--device");
+  r.cupti = !args.flag("--no-cupti");
   NumberTexts numbers;
   numbers.steps = args.option("--steps");
   numbers.warmup = args.option("--warmup");
@@ -138,6 +146,11 @@ int parseProfileArgs(Args& args, ProfileOptions& o) {
   if (mode != "emulate" && mode != "mpi") return usageError("profile: --mode must be emulate or mpi, got " + mode);
   if (o.calibrate && o.calibration_out && o.calibration_out->empty())
     return usageError("profile: --calibration-out needs a file");
+  const std::string device = device_arg.value_or("cpu");
+  if (device != "cpu" && device != "cuda") return usageError("profile: --device must be cpu or cuda, got " + device);
+  if (device == "cuda" && o.calibrate)
+    return usageError("profile: --calibrate fits the CPU engine's cost model; run it with --device cpu");
+  r.device = device == "cuda" ? profiler::ProfileDevice::Cuda : profiler::ProfileDevice::Cpu;
   r.store = *store_arg;
   r.mode = mode == "mpi" ? profiler::ProfileMode::Mpi : profiler::ProfileMode::Emulate;
   return parseNumbers(numbers, r);

@@ -13,7 +13,7 @@ namespace {
 constexpr const char* kReportHelp = R"(usage: shardscope-cli report --store F [--run ID] [--calibration C] [--json]
                            [--plan P --model M [--cluster C] [--world-size N] [--layout L]]
 
-Analyses one engine run (emulate or mpi) or imported trace (import kineto|nsys)
+Analyses one engine run (emulate, mpi or cuda) or imported trace (import kineto|nsys|nccl)
 of a trace store: per rank the embedding forward/backward time, compute,
 collective time per kind and the part spent waiting for peers, dense and step
 time; busy and idle time and how much collective time overlaps compute;

@@ -26,23 +26,24 @@ commands:
                          price a shardscope or TorchRec plan; compare with the optimized plan
   gen-model --tables T [--seed S] [--batch B] [--out F]
                          write a seeded synthetic model (log-normal rows, dims 32..512, zipf skew)
-  profile [--model M] [--cluster C] [--plan P | --grid M] [--mode emulate|mpi] [--steps S]
-          [--calibrate] --store F
+  profile [--model M] [--cluster C] [--plan P | --grid M] [--mode emulate|mpi] [--device cpu|cuda]
+          [--steps S] [--calibrate] --store F
                          run the engine on a plan (in-process emulation or shardscope-engine under
-                         mpirun/srun) and store the measured per-rank load; prints the analysis
+                         mpirun/srun; on the CPU or this machine's GPUs) and store the measured
+                         per-rank load; prints the analysis
   report --store F [--run ID] [--json]
                          measured per-rank load, all-to-all waits, stragglers, imbalance,
                          predicted vs measured (the latest run when no id is given)
   calibrate --store F --runs IDS [--holdout IDS] --out cal.json
                          fit the cost model's coefficients from emulate runs; held-out error
-  import kineto|nsys FILE|DIR... --store F [--label L] [--rules R.json] [--json]
-                         import a trainer's PyTorch-profiler (Kineto) or Nsight Systems traces,
-                         one file per rank, as one run; then `report` analyses it
+  import kineto|nsys|nccl FILE|DIR... --store F [--label L] [--rules R.json] [--json]
+                         import a trainer's PyTorch-profiler (Kineto), Nsight Systems or NCCL
+                         profiler-plugin traces, one file per rank, as one run; then `report`
   validate <file>...     check shardscope model/cluster/plan/calibration/project/constraints files
   store info <file> [--check] [--json]
                          describe a trace store: schema, runs (complete or not), ranks, spans
   presets                list the built-in models and clusters
-  devices                list the GPUs this build can see
+  devices                list the GPUs and their topology (--json, --cluster-out F)
 
 options:
   -h, --help             this text (also: shardscope-cli <command> --help)

@@ -7,6 +7,8 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
@@ -17,6 +19,7 @@
 #include <limits>
 
 #include "cluster_diagram.h"
+#include "job_tracker.h"
 #include "project_document.h"
 #include "shardscope/core/summary.h"
 #include "shardscope/report/display_format.h"
@@ -65,6 +68,9 @@ ClusterPage::ClusterPage(ProjectDocument* document, QWidget* parent)
       kind_combo_(new QComboBox),
       size_combo_(new QComboBox),
       preset_label_(new QLabel),
+      local_button_(new QPushButton(tr("From this machine's GPUs"))),
+      local_label_(new QLabel),
+      local_jobs_(new JobTracker(planningPool(), this)),
       world_label_(new QLabel),
       totals_label_(new QLabel),
       grids_label_(new QLabel),
@@ -141,10 +147,24 @@ QFormLayout* ClusterPage::buildPresetPickers() {
   preset_label_->setObjectName(QStringLiteral("presetLabel"));
   preset_label_->setToolTip(tr("The built-in preset these values match, else Custom"));
 
+  local_button_->setObjectName(QStringLiteral("localGpusButton"));
+  local_button_->setToolTip(
+      tr("One node of the GPUs this computer has: their kind, count and links (NVLink or PCIe), as "
+         "`shardscope-cli devices --cluster-out` writes it"));
+  connect(local_button_, &QPushButton::clicked, this, &ClusterPage::useLocalGpus);
+  local_label_->setObjectName(QStringLiteral("localGpusLabel"));
+  local_label_->setWordWrap(true);
+  local_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  local_label_->hide();
+  connect(local_jobs_, &JobTracker::failed, this,
+          [this](quint64, const QString& message) { localGpusFailed(message); });
+
   auto* preset_form = makeForm();
   preset_form->addRow(tr("GPU kind:"), kind_combo_);
   preset_form->addRow(tr("World size:"), size_combo_);
   preset_form->addRow(tr("Matches:"), preset_label_);
+  preset_form->addRow(local_button_);
+  preset_form->addRow(local_label_);
   return preset_form;
 }
 
@@ -305,6 +325,45 @@ void ClusterPage::applyWorldSize(int size_index) {
                                      .arg(count(static_cast<std::uint64_t>(size.nodes) * size.gpus_per_node))
                                      .arg(size.nodes)
                                      .arg(size.gpus_per_node));
+}
+
+QString ClusterPage::localGpusText() const { return local_label_->text(); }
+
+void ClusterPage::useLocalGpus() {
+  if (local_jobs_->isRunning()) return;
+  local_button_->setEnabled(false);
+  local_label_->setText(tr("Asking this machine's GPUs\u2026"));
+  local_label_->setToolTip({});
+  local_label_->show();
+  // The CUDA and NVML queries take up to seconds on a cold driver: never on the GUI thread.
+  local_jobs_->start(
+      [source = local_source_](JobContext&) { return source ? source() : profiler::queryLocalCluster(); },
+      [this](profiler::LocalCluster local) { applyLocalCluster(local); });
+}
+
+void ClusterPage::applyLocalCluster(const profiler::LocalCluster& local) {
+  local_button_->setEnabled(true);
+  const core::ClusterSpec& c = local.cluster;
+  local_label_->setText(tr("%1 \u00b7 intra-node %2 GB/s per GPU (hover for where the figures come from)")
+                            .arg(QString::fromStdString(c.name), number(c.intra_node.bandwidth_gbps)));
+  QStringList notes;
+  for (const std::string& note : local.notes) notes << QString::fromStdString(note);
+  local_label_->setToolTip(notes.join(QLatin1Char('\n')));
+  commitCluster(c, tr("Use this machine's GPUs (%1)").arg(QString::fromStdString(c.name)));
+}
+
+void ClusterPage::localGpusFailed(const QString& message) {
+  local_button_->setEnabled(true);
+  local_label_->setText(message);
+  local_label_->setToolTip({});
+  // Not modal: the page (and a test driving it) goes on while the box is up.
+  QString text = message;
+  if (!text.isEmpty()) text[0] = text[0].toUpper();
+  auto* box = new QMessageBox(QMessageBox::Warning, tr("From this machine's GPUs"), text, QMessageBox::Ok, this);
+  box->setObjectName(QStringLiteral("localGpusMessage"));
+  box->setInformativeText(tr("The cluster is unchanged."));
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();
 }
 
 void ClusterPage::commitField(Field f) {

@@ -1,5 +1,7 @@
 // The Cluster page: the GPUs a plan runs on. A preset picker (GPU kind x
-// world size from the built-in cluster presets), custom values for nodes,
+// world size from the built-in cluster presets), "From this machine's GPUs"
+// (one node of the local GPUs, profiler/engine/local_cluster.h, queried on a
+// worker thread), custom values for nodes,
 // GPUs, HBM and links, the totals that follow (N, HBM, grids), and a diagram
 // of nodes x GPUs coloured by the chosen grid's sharding groups. Every
 // change is one undoable ProjectDocument edit; the widgets follow the
@@ -10,9 +12,12 @@
 #include <QWidget>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "shardscope/core/cluster.h"
+#include "shardscope/core/result.h"
+#include "shardscope/profiler/engine/local_cluster.h"
 #include "shardscope/report/cluster_catalog.h"
 
 class QComboBox;
@@ -20,11 +25,13 @@ class QDoubleSpinBox;
 class QFormLayout;
 class QLabel;
 class QLayout;
+class QPushButton;
 class QSpinBox;
 
 namespace shardscope::app {
 
 class ClusterDiagram;
+class JobTracker;
 class ProjectDocument;
 
 class ClusterPage : public QWidget {
@@ -68,6 +75,16 @@ class ClusterPage : public QWidget {
   void applyGpuKind(int kind_index);
   void applyWorldSize(int size_index);
 
+  // "From this machine's GPUs": asks the local GPUs on a worker thread, then
+  // makes the cluster one node of them (one undoable edit); no GPU, no CUDA
+  // in the build or GPUs of two models: a message box, the cluster unchanged.
+  void useLocalGpus();
+  [[nodiscard]] QPushButton* localGpusButton() const { return local_button_; }
+  [[nodiscard]] QString localGpusText() const;  // what the last query found, or why it failed
+  using LocalClusterSource = std::function<core::Result<profiler::LocalCluster>()>;
+  // Where useLocalGpus() gets the machine (default profiler::queryLocalCluster); tests pass synthetic GPUs.
+  void setLocalClusterSource(LocalClusterSource source) { local_source_ = std::move(source); }
+
  private:
   [[nodiscard]] QFormLayout* buildPresetPickers();
   void buildFields();
@@ -76,6 +93,8 @@ class ClusterPage : public QWidget {
   void refreshDiagram();
   void commitField(Field field);
   void commitCluster(core::ClusterSpec cluster, const QString& description);
+  void applyLocalCluster(const profiler::LocalCluster& local);
+  void localGpusFailed(const QString& message);
 
   ProjectDocument* document_;
   report::ClusterCatalog catalog_;
@@ -83,6 +102,10 @@ class ClusterPage : public QWidget {
   QComboBox* kind_combo_;
   QComboBox* size_combo_;
   QLabel* preset_label_;
+  QPushButton* local_button_;
+  QLabel* local_label_;
+  JobTracker* local_jobs_;
+  LocalClusterSource local_source_;
   std::array<QSpinBox*, 2> int_fields_{};
   std::array<QDoubleSpinBox*, kFieldCount - 2> double_fields_{};
   // What refresh() put in each field: a field commits only when its value

@@ -9,6 +9,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QThread>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
@@ -28,6 +29,7 @@ ProfileDialog::ProfileDialog(core::Project project, std::optional<core::ShardPla
       shown_(std::move(shown)),
       store_(std::move(store)),
       mode_(new QComboBox),
+      device_(new QComboBox),
       plan_choice_(new QComboBox),
       batch_(new QSpinBox),
       steps_(new QSpinBox),
@@ -44,6 +46,17 @@ ProfileDialog::ProfileDialog(core::Project project, std::optional<core::ShardPla
   setWindowTitle(tr("Profile"));
   mode_->addItem(tr("emulate (this process, one sharding group)"), QStringLiteral("emulate"));
   mode_->addItem(tr("mpi (shardscope-engine, one process per rank)"), QStringLiteral("mpi"));
+  device_->addItem(tr("CPU"), QStringLiteral("cpu"));
+  device_->addItem(tr("GPUs (CUDA, NCCL collectives, CUPTI trace)"), QStringLiteral("cuda"));
+  if (!profiler::gpuEngineBuilt()) {
+    // Shown but not offered: the user learns that GPU runs exist and why they cannot run here.
+    if (auto* model = qobject_cast<QStandardItemModel*>(device_->model())) model->item(1)->setEnabled(false);
+    device_->setItemData(1, tr("This build has no GPU engine (CUDA, NCCL and CUPTI are needed at build time)."),
+                         Qt::ToolTipRole);
+  }
+  device_->setToolTip(
+      tr("GPUs: in emulate mode every rank runs in this process on its own GPU (the plan's world "
+         "size must not exceed this machine's GPUs); in mpi mode one engine process per GPU."));
   if (shown_) {
     plan_choice_->addItem(
         tr("the shown plan: M = %1 \u00d7 R = %2").arg(shown_->sharding_group_size).arg(shown_->replicas), 0);
@@ -67,7 +80,12 @@ ProfileDialog::ProfileDialog(core::Project project, std::optional<core::ShardPla
   plot_->setMinimumHeight(220);
   plot_->xAxis->setLabel(tr("measured step"));
   plot_->yAxis->setLabel(tr("step time (ms)"));
-  plot_->legend->setVisible(true);
+  plot_->legend->setVisible(false);  // shown with the first rank's graph
+  plot_hint_ = new QCPItemText(plot_);
+  plot_hint_->position->setType(QCPItemPosition::ptAxisRectRatio);
+  plot_hint_->position->setCoords(0.5, 0.5);
+  plot_hint_->setText(tr("Each measured rank's step time appears here as the run measures it."));
+  plot_hint_->setColor(palette().color(QPalette::PlaceholderText));
   // Steps are whole numbers: ticks at integers only, however few steps there are.
   auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
   ticker->setTickStep(1.0);
@@ -77,6 +95,7 @@ ProfileDialog::ProfileDialog(core::Project project, std::optional<core::ShardPla
 
   auto* form = new QFormLayout;
   form->addRow(tr("Mode"), mode_);
+  form->addRow(tr("Device"), device_);
   form->addRow(tr("Plan"), plan_choice_);
   form->addRow(tr("Batch per GPU"), batch_);
   form->addRow(tr("Measured steps"), steps_);
@@ -123,11 +142,20 @@ void ProfileDialog::addStepTime(quint32 rank, qint64 step, double step_ms) {
     graph->setPen(QPen(seriesColor(plot_->graphCount() - 1), 2));
     graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
     if (plot_->graphCount() > 8) graph->removeFromLegend();
+    plot_->legend->setVisible(true);
+    plot_hint_->setVisible(false);
   }
   graph->addData(static_cast<double>(step), step_ms);
   plot_->rescaleAxes();
   plot_->yAxis->setRange(0, plot_->yAxis->range().upper * 1.15);
   plot_->xAxis->setRange(plot_->xAxis->range().lower - 0.5, plot_->xAxis->range().upper + 0.5);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void ProfileDialog::clearStepTimes() {
+  plot_->clearGraphs();
+  plot_->legend->setVisible(false);
+  plot_hint_->setVisible(true);
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -139,14 +167,15 @@ void ProfileDialog::start() {
   request.store = localPath(store_);
   request.mode = mode_->currentData().toString() == QStringLiteral("mpi") ? profiler::ProfileMode::Mpi
                                                                           : profiler::ProfileMode::Emulate;
+  request.device = device_->currentData().toString() == QStringLiteral("cuda") ? profiler::ProfileDevice::Cuda
+                                                                               : profiler::ProfileDevice::Cpu;
   request.batch = static_cast<std::uint32_t>(batch_->value());
   request.steps = static_cast<std::uint32_t>(steps_->value());
   request.threads = static_cast<unsigned>(threads_->value());
   if (!label_->text().trimmed().isEmpty()) request.label = label_->text().trimmed().toStdString();
   const auto group_size = plan_choice_->currentData().toUInt();
   std::optional<core::ShardPlan> shown = group_size == 0 ? shown_ : std::nullopt;
-  plot_->clearGraphs();
-  plot_->replot(QCustomPlot::rpQueuedReplot);
+  clearStepTimes();
   request.on_step = [this](const profiler::RankStepTime& t) {
     QMetaObject::invokeMethod(
         this, [this, t] { addStepTime(t.rank, t.step, t.step_ms); }, Qt::QueuedConnection);
@@ -190,7 +219,7 @@ void ProfileDialog::cancel() {
 void ProfileDialog::setRunning(bool running) {
   run_->setEnabled(!running);
   cancel_->setEnabled(running);
-  for (QWidget* w : std::initializer_list<QWidget*>{mode_, plan_choice_, batch_, steps_, threads_, label_})
+  for (QWidget* w : std::initializer_list<QWidget*>{mode_, device_, plan_choice_, batch_, steps_, threads_, label_})
     w->setEnabled(!running);
 }
 

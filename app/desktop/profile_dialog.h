@@ -2,7 +2,8 @@
 // plan for a chosen sharding group size) and stores the run in the project's
 // trace store, through profiler::runProfile on a job tracker: progress,
 // cancel (the run is kept, marked failed "cancelled"), errors said in the
-// dialog. Emulate mode runs here; mpi mode starts shardscope-engine.
+// dialog. Emulate mode runs here; mpi mode starts shardscope-engine. On the
+// CPU or, in a build with the GPU engine, on this machine's GPUs.
 #pragma once
 
 #include <QDialog>
@@ -20,6 +21,7 @@ class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QCustomPlot;
+class QCPItemText;
 
 namespace shardscope::app {
 
@@ -39,6 +41,7 @@ class ProfileDialog : public QDialog {
   [[nodiscard]] QSpinBox* batchBox() const { return batch_; }
   [[nodiscard]] QSpinBox* threadsBox() const { return threads_; }
   [[nodiscard]] QComboBox* modeChoice() const { return mode_; }
+  [[nodiscard]] QComboBox* deviceChoice() const { return device_; }
   [[nodiscard]] bool isRunning() const;
   // Live step time per rank (emulate mode): one graph per rank, a point per measured step.
   [[nodiscard]] QCustomPlot* stepTimePlot() const { return plot_; }
@@ -55,11 +58,13 @@ class ProfileDialog : public QDialog {
  private:
   void setRunning(bool running);
   void addStepTime(quint32 rank, qint64 step, double step_ms);
+  void clearStepTimes();
 
   core::Project project_;
   std::optional<core::ShardPlan> shown_;
   QString store_;
   QComboBox* mode_;
+  QComboBox* device_;
   QComboBox* plan_choice_;
   QSpinBox* batch_;
   QSpinBox* steps_;
@@ -67,6 +72,7 @@ class ProfileDialog : public QDialog {
   QLineEdit* label_;
   QProgressBar* progress_;
   QCustomPlot* plot_;
+  QCPItemText* plot_hint_ = nullptr;  // shown while the plot has no step yet
   QLabel* status_;
   QPushButton* run_;
   QPushButton* cancel_;

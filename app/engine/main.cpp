@@ -21,7 +21,7 @@ namespace {
 constexpr const char* kHelp = R"(usage: mpirun -np N shardscope-engine --model M --cluster C (--plan P.json | --grid M)
                          --store F [--steps S] [--warmup W] [--seed N] [--threads T]
                          [--sync-interval K] [--memory-budget SIZE] [--batch B] [--label L]
-                         [--progress] [--summary-json F] [--no-trace]
+                         [--progress] [--summary-json F] [--no-trace] [--device cpu|cuda] [--no-cupti]
 
 Runs a shard plan's training steps with one process per rank (N = the plan's
 world_size) and writes every rank's trace into one run (kind mpi) of the
@@ -44,6 +44,10 @@ trace store F. Rank 0 prints `run <id>` once the run is begun, and with
   --label L          run label (default "mpi <model> M=<M> R=<R>")
   --summary-json F   rank 0 writes per-rank shard digests and mean step times to F
   --no-trace         record step summaries and table stats only
+  --device cuda      each process on its node's GPU (its rank on the node), NCCL collectives split
+                     from the world as the plan's groups, CUPTI records as spans; MPI only bootstraps
+                     (default cpu: the CPU backend with MPI collectives)
+  --no-cupti         with --device cuda: phase timings from CUDA events only
 
 SIGTERM, SIGINT or SIGUSR1 stop every rank after the current step; the run is
 marked failed ("cancelled"). Exit codes: 0 complete, 1 invalid input,
@@ -86,6 +90,8 @@ Parsed parseArgs(std::vector<std::string> argv) {
   c.store = text("--store");
   c.label = text("--label");
   c.summary_json = text("--summary-json");
+  c.device = args.option("--device").value_or("cpu");
+  c.cupti = !args.flag("--no-cupti");
   std::vector<std::pair<std::string, std::string>> numbers;
   for (const char* name :
        {"--grid", "--steps", "--warmup", "--seed", "--threads", "--sync-interval", "--memory-budget", "--batch"})
@@ -96,6 +102,8 @@ Parsed parseArgs(std::vector<std::string> argv) {
     p.error = "unknown option " + *u;
   else if (!args.positional().empty())
     p.error = "unexpected argument " + args.positional().front();
+  else if (c.device != "cpu" && c.device != "cuda")
+    p.error = "--device: expected cpu or cuda, got " + c.device;
   for (const auto& option : numbers) {
     const std::string& name = option.first;
     const std::string& value = option.second;

@@ -3,14 +3,20 @@
 
 namespace shardscope::profiler {
 
-bool builtWithCuda() { return false; }
-
-core::Result<std::vector<GpuDevice>> queryGpuDevices() {
+namespace {
+core::Error noCuda() {
   return core::Error{
       "this ShardScope was built without CUDA (configure with SHARDSCOPE_WITH_CUDA=ON on a machine "
       "with the CUDA toolkit)",
       core::ErrorKind::Io};
 }
+}  // namespace
+
+bool builtWithCuda() { return false; }
+
+core::Result<std::vector<GpuDevice>> queryGpuDevices() { return noCuda(); }
+
+core::Result<LocalGpus> queryLocalGpus() { return noCuda(); }
 
 core::Status runDeviceSelfTest(int, std::uint32_t) { return core::Error{"this ShardScope was built without CUDA"}; }
 

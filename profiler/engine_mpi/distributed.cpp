@@ -14,6 +14,7 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -27,6 +28,11 @@
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/store/run_writer.h"
 #include "shardscope/profiler/engine/emulate.h"
+#include "shardscope/profiler/engine/gpu_devices.h"
+#ifdef SHARDSCOPE_GPU_ENGINE
+#include "shardscope/profiler/cuda/cuda_rank_stepper.h"
+#include "shardscope/profiler/cuda/nccl_comms.h"
+#endif
 #include "shardscope/profiler/engine/host_info.h"
 #include "shardscope/profiler/trace/engine_run_config.h"
 
@@ -78,6 +84,7 @@ std::string configJson(const Inputs& in, const DistributedConfig& c, std::uint32
                        const std::vector<std::string>& hosts) {
   EngineRunConfig r;
   r.mode = "mpi";
+  if (c.device == "cuda") r.device = "cuda";
   r.steps = c.steps;
   r.warmup = c.warmup;
   r.seed = c.seed;
@@ -129,6 +136,15 @@ std::vector<std::string> allHosts(MPI_Comm world, const std::string& mine) {
 core::Error invalid(std::string message) { return core::Error{std::move(message), core::ErrorKind::InvalidInput}; }
 core::Error failed(std::string message) { return core::Error{std::move(message), core::ErrorKind::Io}; }
 
+// 60% of the free memory of the smallest GPU this process sees; 0 (no cap) when none answers.
+unsigned long long gpuBudgetBytes() {
+  auto gpus = queryGpuDevices();
+  if (!gpus || gpus->empty()) return 0;
+  std::uint64_t least = UINT64_MAX;
+  for (const GpuDevice& g : *gpus) least = std::min(least, g.free_memory_bytes);
+  return least / 10 * 6;
+}
+
 // What every rank agreed on before the first step.
 struct Prepared {
   Inputs in;
@@ -166,6 +182,7 @@ std::variant<Prepared, core::Error> prepare(MPI_Comm world, const DistributedCon
                   ? config.threads
                   : std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(local_ranks));
   p.budget = config.memory_budget_bytes > 0 ? config.memory_budget_bytes
+             : config.device == "cuda"      ? gpuBudgetBytes()
                                             : autoMemoryBudgetBytes() / static_cast<unsigned>(local_ranks);
   MPI_Allreduce(MPI_IN_PLACE, &p.budget, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, world);
 
@@ -192,7 +209,7 @@ std::variant<long long, core::Error> beginRun(MPI_Comm world, const DistributedC
   if (rankOf(world) == 0) {
     const Inputs& in = p.in;
     core::store::RunHeader header;
-    header.kind = core::store::RunKind::Mpi;
+    header.kind = config.device == "cuda" ? core::store::RunKind::Cuda : core::store::RunKind::Mpi;
     if (config.label.empty()) {
       std::ostringstream l;
       l << "mpi " << in.model.name << " M=" << in.plan.sharding_group_size << " R=" << in.plan.replicas;
@@ -236,7 +253,7 @@ void reportStepTimes(MPI_Comm world, std::int64_t measured, double step_ms, std:
 
 // The warm-up and measured steps; the ranks agree at every boundary whether
 // to go on. True when cancelled. A rank that throws aborts the job.
-bool runSteps(MPI_Comm world, const DistributedConfig& config, RankEngine& engine,
+bool runSteps(MPI_Comm world, const DistributedConfig& config, RankStepper& engine,
               std::optional<core::store::RunWriter>& writer, const std::atomic<bool>& cancel, std::ostream& out) {
   const int rank = rankOf(world);
   const std::uint64_t total = std::uint64_t{config.warmup} + config.steps;
@@ -258,6 +275,10 @@ bool runSteps(MPI_Comm world, const DistributedConfig& config, RankEngine& engin
     try {
       if (!warm && measured == 0) engine.resetCounters();
       engine.step(s, measured, sync);
+    } catch (const std::bad_alloc&) {
+      std::cerr << "rank " << rank << ": step " << s << ": out of memory; aborting the job\n";
+      if (writer) (void)writer->fail("rank 0: out of memory");
+      MPI_Abort(world, 3);
     } catch (const std::exception& e) {
       std::cerr << "rank " << rank << ": step " << s << ": " << e.what() << "; aborting the job\n";
       if (writer) (void)writer->fail(std::string("rank 0: ") + e.what());
@@ -274,7 +295,7 @@ bool runSteps(MPI_Comm world, const DistributedConfig& config, RankEngine& engin
 
 // Clocks aligned to rank 0's, then every rank's rows into rank 0's writer and
 // every rank's summary into `ranks_json` (rank 0). The first error, on rank 0.
-std::string collectRun(MPI_Comm world, RankEngine& engine, std::optional<core::store::RunWriter>& writer,
+std::string collectRun(MPI_Comm world, RankStepper& engine, std::optional<core::store::RunWriter>& writer,
                        nlohmann::ordered_json& ranks_json) {
   const int n = sizeOf(world);
   const std::vector<std::int64_t> offsets = clockOffsets(world);
@@ -307,7 +328,7 @@ std::string collectRun(MPI_Comm world, RankEngine& engine, std::optional<core::s
 
 // Rank 0: what every rank looked up per table over the measured steps (the
 // world's samples of each step are one contiguous range); "" or the error.
-std::string writeTableAccess(const DistributedConfig& config, const Prepared& p, const RankEngine& engine,
+std::string writeTableAccess(const DistributedConfig& config, const Prepared& p, const RankStepper& engine,
                              core::store::RunWriter& writer) {
   const std::uint32_t n = p.in.plan.world_size;
   std::vector<SampleRange> ranges;
@@ -351,6 +372,54 @@ core::Status finishRun(MPI_Comm world, const DistributedConfig& config, const Pr
   return outcome;
 }
 
+// The GPU backend of this process: its rank on the node picks the GPU, rank
+// 0's NCCL id reaches every rank over MPI (MPI is only the bootstrap).
+core::Result<std::unique_ptr<RankStepper>> makeGpuStepper(MPI_Comm world, const DistributedConfig& config,
+                                                          const Prepared& p, const std::string& host) {
+#ifdef SHARDSCOPE_GPU_ENGINE
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, rankOf(world), MPI_INFO_NULL, &node);
+  const int local = node == MPI_COMM_NULL ? 0 : rankOf(node);
+  if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
+  auto gpus = queryGpuDevices();
+  std::string error;
+  if (!gpus)
+    error = gpus.error().message;
+  else if (static_cast<std::size_t>(local) >= gpus->size())
+    error = "rank " + std::to_string(local) + " on " + host + " has no GPU of its own (" +
+            std::to_string(gpus->size()) + " visible): start one process per GPU";
+  ncclUniqueId id{};
+  if (rankOf(world) == 0 && error.empty()) {
+    auto made = cuda::newNcclId();
+    if (made)
+      id = *made;
+    else
+      error = made.error().message;
+  }
+  error = agreeOnError(world, error);
+  if (!error.empty()) return core::Error{error, core::ErrorKind::Io};
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, world);
+  cuda::GpuStepperOptions o;
+  o.seed = config.seed;
+  o.batch = p.batch;
+  o.adagrad.learning_rate = config.learning_rate;
+  o.tracing = config.tracing;
+  o.cupti = config.cupti && config.tracing;
+  o.input_threads = p.threads;
+  return cuda::makeCudaRankStepper(p.in.model, p.in.plan, p.group_shards, id, static_cast<std::uint32_t>(rankOf(world)),
+                                   local, o, host);
+#else
+  (void)world;
+  (void)config;
+  (void)p;
+  (void)host;
+  return core::Error{
+      "--device cuda: this engine was built without the GPU backend (CUDA, NCCL and CUPTI are needed "
+      "at configure time: docs/engine-cuda.md#building)",
+      core::ErrorKind::Usage};
+#endif
+}
+
 }  // namespace
 
 core::Result<DistributedRun> runDistributed(MPI_Comm world, const DistributedConfig& config,
@@ -362,11 +431,21 @@ core::Result<DistributedRun> runDistributed(MPI_Comm world, const DistributedCon
 
   const std::string host = hostName();
   const std::vector<std::string> hosts = allHosts(world, host);
-  std::optional<RankEngine> engine;
+  std::unique_ptr<RankStepper> engine;
   std::string error;
   try {
-    engine.emplace(p.in, config, world, std::move(p.comms), p.group_shards, p.batch, p.threads, config.tracing);
-    engine->setup(host);
+    if (config.device == "cuda") {
+      auto made = makeGpuStepper(world, config, p, host);
+      if (made)
+        engine = std::move(*made);
+      else
+        error = std::string("rank ") += std::to_string(rank) + ": " + made.error().message;
+    } else {
+      auto cpu = std::make_unique<RankEngine>(p.in, config, world, std::move(p.comms), p.group_shards, p.batch,
+                                              p.threads, config.tracing);
+      cpu->setup(host);
+      engine = std::move(cpu);
+    }
   } catch (const std::bad_alloc&) {
     error = std::string("rank ") += std::to_string(rank) + ": out of memory allocating shards and buffers (budget " +
                                     std::to_string(p.budget) + " bytes per process)";

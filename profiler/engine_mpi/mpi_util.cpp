@@ -84,13 +84,4 @@ void allreduceFloats(float* data, std::size_t n, MPI_Comm c) {
   }
 }
 
-std::string joinRanks(const std::vector<std::uint32_t>& ranks) {
-  std::string out;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (i) out += ',';
-    out += std::to_string(ranks[i]);
-  }
-  return out;
-}
-
 }  // namespace shardscope::profiler::mpi_util

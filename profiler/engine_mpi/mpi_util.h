@@ -32,7 +32,5 @@ int countOf(std::size_t n, const char* what);
 void displacements(const std::vector<int>& counts, std::vector<int>& displs);
 // In-place sum over `c` of n floats, in chunks so that MPI's temporaries stay small.
 void allreduceFloats(float* data, std::size_t n, MPI_Comm c);
-// "0,1,2,3"
-std::string joinRanks(const std::vector<std::uint32_t>& ranks);
 
 }  // namespace shardscope::profiler::mpi_util

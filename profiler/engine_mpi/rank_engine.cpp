@@ -304,7 +304,6 @@ void RankEngine::backward(TraceRecorder* rec, StepTotals& tot) {
     account(rec, k, names_.emb_bwd, s0, s1, static_cast<std::int64_t>(st.unique_rows), tot.emb_bwd, bwd_ns_);
     unique_[k] += static_cast<std::int64_t>(st.unique_rows);
   }
-  if (!dp_.empty()) dataParallelBackward(rec, tot);
 }
 
 // dense all-reduce over the world (the MLP's gradients), chunked.

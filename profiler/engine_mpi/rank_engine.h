@@ -16,6 +16,7 @@
 #include "distributed_inputs.h"
 #include "shardscope/core/hash.h"
 #include "shardscope/profiler/engine/embedding_kernels.h"
+#include "shardscope/profiler/engine/rank_stepper.h"
 #include "shardscope/profiler/engine/shard_inputs.h"
 #include "shardscope/profiler/engine/thread_pool.h"
 #include "shardscope/profiler/engine/workload.h"
@@ -92,7 +93,7 @@ struct StepTotals {
   std::int64_t emb_fwd = 0, emb_bwd = 0, dense = 0, comm = 0;
 };
 
-class RankEngine {
+class RankEngine final : public RankStepper {
  public:
   RankEngine(const Inputs& in, const DistributedConfig& cfg, MPI_Comm world, GridComms comms,
              std::vector<std::vector<RankShard>> group_shards, std::uint32_t batch, unsigned threads, bool tracing);
@@ -101,18 +102,18 @@ class RankEngine {
   void setup(const std::string& host);
 
   // One training step. `measured` >= 0: recorded as that step; -1: warm-up.
-  void step(std::uint64_t global_step, std::int64_t measured, bool sync);
+  void step(std::uint64_t global_step, std::int64_t measured, bool sync) override;
 
   // Per-(rank, table) totals over the measured steps, into the recorder.
-  void writeTableStats();
+  void writeTableStats() override;
 
   // Measured counters start from zero after the warm-up.
-  void resetCounters();
+  void resetCounters() override;
 
-  [[nodiscard]] nlohmann::ordered_json summary() const;
+  [[nodiscard]] nlohmann::ordered_json summary() const override;
 
-  TraceRecorder& recorder() { return rec_; }
-  [[nodiscard]] const WorkloadGenerator& workload() const { return gen_; }
+  TraceRecorder& recorder() override { return rec_; }
+  [[nodiscard]] const WorkloadGenerator& workload() const override { return gen_; }
 
  private:
   // The phases of a step, in order (docs/engine-distributed.md).

@@ -38,6 +38,22 @@ std::string engineRunConfigJson(const EngineRunConfig& c) {
   j["host"] = c.host;
   if (c.hosts) j["hosts"] = *c.hosts;
   j["cpu"] = c.cpu;
+  if (c.device) j["device"] = *c.device;
+  if (!c.gpus.empty()) j["gpus"] = c.gpus;
+  if (c.gpu_tracing) {
+    const GpuTracing& g = *c.gpu_tracing;
+    nlohmann::ordered_json t;
+    t["cupti"] = g.cupti;
+    t["records"] = g.records;
+    t["dropped_records"] = g.dropped_records;
+    t["buffers"] = g.buffers;
+    t["buffer_bytes"] = g.buffer_bytes;
+    if (g.untraced_step_ms) t["untraced_step_ms"] = *g.untraced_step_ms;
+    if (g.traced_step_ms) t["traced_step_ms"] = *g.traced_step_ms;
+    if (g.overhead_pct) t["overhead_pct"] = *g.overhead_pct;
+    if (!g.note.empty()) t["note"] = g.note;
+    j["gpu_tracing"] = std::move(t);
+  }
   j["started"] = core::utcNowIso8601();
   return j.dump();
 }

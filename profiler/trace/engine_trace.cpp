@@ -9,14 +9,23 @@
 
 namespace shardscope::profiler {
 
+std::string joinRanks(const std::vector<std::uint32_t>& ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(ranks[i]);
+  }
+  return out;
+}
+
 namespace {
 
 // Byte form (docs/formats/engine-trace.md#byte-form): magic, version, then
 // strings, spans, collectives, step summaries, table totals, ranks; every
 // integer little-endian, counts before their rows, nothing after the ranks.
 constexpr std::uint8_t kMagic[4] = {'S', 'S', 'T', 'R'};
-constexpr std::uint32_t kVersion = 1;
-constexpr std::size_t kSpanBytes = 5 * 4 + 4 * 8;
+constexpr std::uint32_t kVersion = 2;  // 2: spans carry a correlation id
+constexpr std::size_t kSpanBytes = 5 * 4 + 5 * 8;
 constexpr std::size_t kCollectiveBytes = 4 + 8 + 4 + 4 + 8 + 4 + 8 + 8;
 constexpr std::size_t kStepBytes = 8 + 4 + 6 * 8;
 constexpr std::size_t kTableBytes = 4 + 4 + 3 * 8;
@@ -180,6 +189,7 @@ std::vector<std::byte> TraceRecorder::serialize() const {
     w.i64(s.end_ns);
     w.i64(s.step);
     w.i64(s.bytes);
+    w.i64(s.correlation);
   }
   w.u64(collectives_.size());
   for (const CollectiveRec& c : collectives_) {
@@ -297,6 +307,7 @@ core::Result<TraceRecorder> TraceRecorder::deserialize(std::span<const std::byte
     s.end_ns = r.i64("a span's end");
     s.step = r.i64("a span's step");
     s.bytes = r.i64("a span's bytes");
+    s.correlation = r.i64("a span's correlation");
     if (!check_string(s.kind, "kind", i) || !check_string(s.name, "name", i) || !check_string(s.table, "table", i) ||
         !check_interval(s.start_ns, s.end_ns, "span", i))
       break;
@@ -407,6 +418,7 @@ core::Status TraceRecorder::flush(core::store::RunWriter& writer) const {
       row.end_ns = s.end_ns;
       row.step = s.step;
       row.bytes = s.bytes;
+      row.correlation = s.correlation;
       row.table = ids[s.table];
       chunk.push_back(row);
     }

@@ -13,6 +13,7 @@
 #include "shardscope/profiler/engine/emulate.h"
 #include "shardscope/profiler/engine/host_info.h"
 #include "shardscope/profiler/workflow/engine_launch.h"
+#include "profile_gpu.h"
 
 namespace shardscope::profiler {
 
@@ -108,6 +109,8 @@ std::vector<std::string> engineArguments(const ProfileRequest& r, const fs::path
   if (per_process > 0) argv.insert(argv.end(), {"--memory-budget", std::to_string(per_process)});
   if (r.threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(r.threads)});
   if (!r.trace_spans) argv.emplace_back("--no-trace");
+  if (r.device == ProfileDevice::Cuda) argv.insert(argv.end(), {"--device", "cuda"});
+  if (r.device == ProfileDevice::Cuda && !r.cupti) argv.emplace_back("--no-cupti");
   if (r.label) argv.push_back("--label=" + *r.label);  // one word, even when the label starts with "--"
   return argv;
 }
@@ -215,7 +218,9 @@ core::Result<core::ShardPlan> plannedProfilePlan(const ProfileRequest& request,
 core::Result<ProfileOutcome> runProfile(const ProfileRequest& request, const ProfileProgressFn& progress,
                                         const std::atomic<bool>* cancel) {
   core::Result<st::RunId> run = core::Error{""};
-  if (request.mode == ProfileMode::Emulate) {
+  if (request.device == ProfileDevice::Cuda && request.mode == ProfileMode::Emulate) {
+    run = runOnLocalGpus(request, progress, cancel);
+  } else if (request.mode == ProfileMode::Emulate) {
     const core::ModelSpec model = profileModel(request);
     const std::string label =
         request.label.value_or("emulate " + model.name + " M=" + std::to_string(request.plan.sharding_group_size) +

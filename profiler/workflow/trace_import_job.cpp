@@ -15,6 +15,7 @@
 #include "shardscope/profiler/import/import_classify.h"
 #include "shardscope/profiler/import/kineto_import.h"
 #include "shardscope/profiler/import/nsys_import.h"
+#include "shardscope/profiler/import/trace_files.h"
 #include "shardscope/profiler/analysis/text_table.h"
 
 namespace shardscope::profiler {
@@ -185,34 +186,8 @@ std::string_view importRunKind(TraceFormat format) {
 
 core::Result<std::vector<std::string>> expandTraceInputs(const std::vector<std::string>& inputs, TraceFormat format,
                                                          int max_depth) {
-  const bool kineto = format == TraceFormat::Kineto;
-  const auto matches = [kineto](const std::string& name) {
-    return kineto ? (name.ends_with(".json") || name.ends_with(".json.gz"))
-                  : (name.ends_with(".sqlite") || name.ends_with(".db"));
-  };
-  std::vector<std::string> out;
-  for (const auto& a : inputs) {
-    std::error_code ec;
-    if (!fs::is_directory(a, ec)) {
-      out.push_back(a);
-      continue;
-    }
-    std::vector<std::string> found;
-    fs::recursive_directory_iterator it(a, fs::directory_options::skip_permission_denied, ec);
-    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (it.depth() >= max_depth) it.disable_recursion_pending();
-      std::error_code fec;
-      if (it->is_regular_file(fec) && matches(it->path().filename().string())) found.push_back(it->path().string());
-    }
-    if (ec) return core::Error{a + ": cannot list the folder (" + ec.message() + ")", core::ErrorKind::InvalidInput, a};
-    std::sort(found.begin(), found.end());
-    if (found.empty())
-      return core::Error{a + ": no " + std::string(kineto ? "*.json or *.json.gz" : "*.sqlite or *.db") +
-                         " files in the folder or its subfolders (down to " + std::to_string(max_depth) +
-                         " levels; --max-depth)"};
-    out.insert(out.end(), found.begin(), found.end());
-  }
-  return out;
+  if (format == TraceFormat::Kineto) return expandTraceFolders(inputs, max_depth, {".json", ".json.gz"});
+  return expandTraceFolders(inputs, max_depth, {".sqlite", ".db"});
 }
 
 core::Result<TraceImportOutcome> importTraces(const TraceImportRequest& request, const TraceImportProgress& progress,

@@ -610,6 +610,22 @@ Status RunWriter::setTableAccess(std::string_view table, std::string_view access
   return Ok{};
 }
 
+Status RunWriter::setConfig(std::string_view config_json) {
+  if (auto s = s_->usable(); !s) {
+    return s;
+  }
+  auto stmt = s_->db->prepare("UPDATE runs SET config_json = ?2 WHERE id = ?1");
+  if (!stmt) {
+    return stmt.error();
+  }
+  stmt->bind(1, static_cast<std::int64_t>(s_->run));
+  stmt->bind(2, config_json);
+  if (const int rc = stmt->step(); rc != SQLITE_DONE) {
+    return s_->db->error("writing the run's configuration", rc);
+  }
+  return Ok{};
+}
+
 Status RunWriter::commit() {
   if (auto s = s_->usable(); !s) {
     return s;

@@ -12,6 +12,10 @@ std::string_view toText(RunKind kind) {
       return "import-kineto";
     case RunKind::ImportNsys:
       return "import-nsys";
+    case RunKind::Cuda:
+      return "cuda";
+    case RunKind::ImportNccl:
+      return "import-nccl";
     case RunKind::Unknown:
       break;
   }
@@ -31,7 +35,8 @@ std::string_view toText(RunStatus status) {
 }
 
 RunKind runKindFromText(std::string_view text) {
-  for (RunKind k : {RunKind::Emulate, RunKind::Mpi, RunKind::ImportKineto, RunKind::ImportNsys}) {
+  for (RunKind k : {RunKind::Emulate, RunKind::Mpi, RunKind::ImportKineto, RunKind::ImportNsys, RunKind::Cuda,
+                    RunKind::ImportNccl}) {
     if (toText(k) == text) {
       return k;
     }

@@ -1,6 +1,7 @@
 // The Profile dialog: an emulate run of the tiny engine model on 4 CPU ranks
 // from the form into a store, then a cancelled one that the store keeps as
-// failed; the Runs page sees both. Screenshot at 1280x800.
+// failed; the Runs page sees both; the GPU device's refusal without a GPU.
+// Screenshots of the dialog.
 #include <QComboBox>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -15,6 +16,8 @@
 #include "tiny_project.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/store/trace_store.h"
+#include "shardscope/profiler/engine/gpu_devices.h"
+#include "shardscope/profiler/workflow/profile_run.h"
 
 using namespace shardscope;
 using namespace shardscope::app;
@@ -82,6 +85,34 @@ class TestProfileDialog : public QObject {
     QCOMPARE(done->status, st::RunStatus::Complete);
     QCOMPARE(done->sharding_group_size, 2u);
     QCOMPARE(done->steps, std::int64_t{2});
+  }
+
+  // The GPU device: offered when the build has the GPU engine, disabled (with
+  // the reason as its tooltip) when not; without a GPU the run fails with the
+  // reason and the store is not touched.
+  void gpuDeviceSaysWhyItCannotRun() {
+    QTemporaryDir dir;
+    const QString store = dir.filePath(QStringLiteral("gpu.sqlite"));
+    ProfileDialog dialog(tinyProject(), std::nullopt, store);
+    QComboBox* device = dialog.deviceChoice();
+    QCOMPARE(device->count(), 2);
+    QCOMPARE(device->itemData(1).toString(), QStringLiteral("cuda"));
+    if (!profiler::gpuEngineBuilt()) {
+      QVERIFY(!device->itemData(1, Qt::ToolTipRole).toString().isEmpty());
+      QSKIP("this build has no GPU engine: the item is disabled");
+    }
+    auto gpus = profiler::queryGpuDevices();
+    if (gpus.ok() && gpus->size() >= 4) QSKIP("this machine has GPUs: the gpu-labelled checks run the engine");
+    device->setCurrentIndex(1);
+    dialog.stepsBox()->setValue(1);
+    QSignalSpy failed(&dialog, &ProfileDialog::failed);
+    dialog.start();
+    QVERIFY(failed.wait(kTimeoutMs));
+    const QString message = failed.last().at(0).toString();
+    QVERIFY2(message.contains(QStringLiteral("GPU")), qPrintable(message));
+    QVERIFY(!QFile::exists(store));  // refused before a run began
+    const QString shot = QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/profile_dialog_gpu.png");
+    QVERIFY(saveScreenshot(dialog, shot, QSize(720, 640)).ok());
   }
 };
 

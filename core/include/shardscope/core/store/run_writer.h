@@ -55,6 +55,9 @@ class RunWriter {
   // entry as JSON (docs/formats/access.md); written at once, replacing any
   // earlier one of the same table.
   [[nodiscard]] Status setTableAccess(std::string_view table, std::string_view access_json);
+  // Replaces the run's configuration JSON (runs.config_json): for what is
+  // known only at the end, such as a tracer's overhead and dropped records.
+  [[nodiscard]] Status setConfig(std::string_view config_json);
 
   // Commits everything buffered now (readers see it afterwards).
   [[nodiscard]] Status commit();

@@ -30,7 +30,8 @@ inline constexpr int kSchemaVersion = 4;
 // PRAGMA application_id of every trace store: ASCII "ShSc".
 inline constexpr std::int32_t kApplicationId = 0x53685363;
 
-enum class RunKind { Emulate, Mpi, ImportKineto, ImportNsys, Unknown };
+// Cuda: the engine on GPUs (in-process threads or one process per GPU); ImportNccl: NCCL profiler plugin traces.
+enum class RunKind { Emulate, Mpi, ImportKineto, ImportNsys, Cuda, ImportNccl, Unknown };
 enum class RunStatus { Running, Complete, Failed };
 
 // Text stored in runs.kind / runs.status ("emulate", "import-kineto", ...).

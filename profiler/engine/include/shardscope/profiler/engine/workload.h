@@ -82,6 +82,13 @@ class WorkloadGenerator {
 // every id in range, lengths summing to the id count, nothing truncated or trailing.
 [[nodiscard]] core::Result<IdTrace> readIdTrace(const std::string& path, const core::ModelSpec& model);
 
+// First global sample of `world_rank`'s batch in step `step` (warm-up steps
+// count: measured step s is step warmup + s): ((step x N) + rank) x batch.
+[[nodiscard]] inline std::uint64_t firstSampleOf(std::uint64_t step, std::uint32_t world_size, std::uint32_t world_rank,
+                                                 std::uint32_t batch) {
+  return (step * world_size + world_rank) * batch;
+}
+
 // Sample ranges [first, first + samples) whose ids a run looked up.
 struct SampleRange {
   std::uint64_t first = 0;

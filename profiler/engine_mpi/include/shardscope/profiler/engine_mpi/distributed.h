@@ -13,6 +13,7 @@
 #include <string>
 
 #include "shardscope/core/result.h"
+#include "shardscope/profiler/engine/workload.h"  // firstSampleOf
 
 namespace shardscope::profiler {
 
@@ -30,10 +31,12 @@ struct DistributedConfig {
   std::uint64_t memory_budget_bytes = 0;  // per process; 0: 60% of MemAvailable / ranks on the node
   std::uint32_t batch = 0;                // samples per rank per step; 0: the model's batch_size_per_gpu
   float learning_rate = 0.01f;
-  std::string label;         // default "mpi <model> M=<M> R=<R>"
-  bool progress = false;     // rank 0 prints `progress <done> <total>` after every step
-  bool tracing = true;       // false: step summaries and table stats only (no spans/collectives)
-  std::string summary_json;  // rank 0 writes shardscope.engine-summary/1 here when set
+  std::string label;           // default "mpi <model> M=<M> R=<R>"
+  bool progress = false;       // rank 0 prints `progress <done> <total>` after every step
+  bool tracing = true;         // false: step summaries and table stats only (no spans/collectives)
+  std::string summary_json;    // rank 0 writes shardscope.engine-summary/1 here when set
+  std::string device = "cpu";  // "cuda": each process on its node's GPU (local rank), NCCL collectives
+  bool cupti = true;           // cuda: CUPTI activity records of each rank
 };
 
 // A completed run: its id in the store (every rank knows it).
@@ -54,12 +57,5 @@ struct DistributedRun {
 // then stays 'running' in the store until someone marks it failed).
 [[nodiscard]] core::Result<DistributedRun> runDistributed(MPI_Comm world, const DistributedConfig& config,
                                                           const std::atomic<bool>& cancel, std::ostream& out);
-
-// First global sample of `world_rank`'s batch in step `step` (warm-up steps
-// count: measured step s is step warmup + s): ((step x N) + rank) x batch.
-[[nodiscard]] inline std::uint64_t firstSampleOf(std::uint64_t step, std::uint32_t world_size, std::uint32_t world_rank,
-                                                 std::uint32_t batch) {
-  return (step * world_size + world_rank) * batch;
-}
 
 }  // namespace shardscope::profiler

@@ -20,8 +20,21 @@ struct CappedShard {
   std::uint64_t physical_rows = 0;
 };
 
+// What the GPU tracer saw and cost (runs on GPUs): written at the run's end.
+struct GpuTracing {
+  bool cupti = false;
+  std::uint64_t records = 0;
+  std::uint64_t dropped_records = 0;
+  std::uint64_t buffers = 0;
+  std::uint64_t buffer_bytes = 0;
+  std::optional<double> untraced_step_ms;  // mean step of the probe steps run before the tracer started
+  std::optional<double> traced_step_ms;    // mean measured step, traced
+  std::optional<double> overhead_pct;      // traced / untraced - 1, in percent
+  std::string note;                        // why a figure is missing
+};
+
 struct EngineRunConfig {
-  std::string mode;  // "emulate" or "mpi"
+  std::string mode;  // "emulate", "mpi" or "cuda"
   std::uint32_t steps = 0;
   std::uint32_t warmup = 0;
   std::uint64_t seed = 0;
@@ -43,6 +56,9 @@ struct EngineRunConfig {
   std::string host;
   std::optional<std::vector<std::string>> hosts;  // MPI runs: every rank's host
   std::string cpu;                                // the CPU model (profiler::cpuName())
+  std::optional<std::string> device;              // "cuda" for runs on GPUs (absent: the CPU)
+  std::vector<std::string> gpus;                  // per rank: the GPU's name and index
+  std::optional<GpuTracing> gpu_tracing;
 };
 
 // The JSON text, with the start time (UTC) added.

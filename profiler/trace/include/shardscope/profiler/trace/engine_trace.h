@@ -40,6 +40,9 @@ inline constexpr std::string_view kBroadcast = "broadcast";
 inline constexpr std::string_view kReduce = "reduce";
 }  // namespace span_kind
 
+// A collective's group as engine traces name it: its global ranks, "0,2,4,6".
+[[nodiscard]] std::string joinRanks(const std::vector<std::uint32_t>& ranks);
+
 inline constexpr int kComputeStream = 0;
 inline constexpr int kCommStream = 1;
 
@@ -63,6 +66,7 @@ class TraceRecorder {
     int stream = kComputeStream;
     std::uint32_t kind = 0, name = 0, table = 0;  // local string indices; table 0 = none (index 0 is "")
     std::int64_t start_ns = 0, end_ns = 0, step = -1, bytes = 0;
+    std::int64_t correlation = 0;  // CUPTI's correlation id of a GPU record; 0: none
   };
   struct CollectiveRec {
     int rank = 0;

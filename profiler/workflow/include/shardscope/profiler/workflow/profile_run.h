@@ -23,6 +23,12 @@
 namespace shardscope::profiler {
 
 enum class ProfileMode { Emulate, Mpi };
+// Where the engine runs: the CPU backend, or this machine's GPUs (CUDA, NCCL,
+// CUPTI; emulate mode then runs every rank in this process, one per GPU).
+enum class ProfileDevice { Cpu, Cuda };
+
+// True when this build has the GPU engine (CUDA, NCCL and CUPTI were found).
+[[nodiscard]] bool gpuEngineBuilt();
 
 struct ProfileRequest {
   core::Project project;            // model, cluster, constraints, and the calibration the analysis prices with
@@ -31,6 +37,8 @@ struct ProfileRequest {
   core::ShardPlan plan;             // what runs: profilePlanFromFile or plannedProfilePlan
   std::string store;                // the trace store (created when missing)
   ProfileMode mode = ProfileMode::Emulate;
+  ProfileDevice device = ProfileDevice::Cpu;
+  bool cupti = true;         // cuda: CUPTI activity tracing (kernels, copies, API calls) with its overhead measured
   std::uint32_t steps = 5;   // measured steps
   std::uint32_t warmup = 1;  // unrecorded steps first
   std::uint64_t seed = 1;
