@@ -135,6 +135,147 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
 
+// One run's ranks: a thread per GPU, a barrier after every step (where the
+// ranks agree to stop, progress is told and the tracer starts), then the
+// records of every rank.
+class GpuRun {
+ public:
+  GpuRun(const core::ModelSpec& model, const core::ShardPlan& plan, const CudaProfileOptions& options, const Plan2D& p,
+         const ncclUniqueId& id, std::string host)
+      : model_(model),
+        plan_(plan),
+        o_(options),
+        p_(p),
+        id_(id),
+        host_(std::move(host)),
+        workload_(model, options.seed),
+        ranks_(p.N),
+        probe_ms_(p.N),
+        step_ms_(p.N) {}
+
+  // Runs every rank to its end (or the first failure, or a cancel).
+  void run() {
+    auto on_step = [this]() noexcept { stepDone(); };
+    std::barrier sync_point(static_cast<std::ptrdiff_t>(p_.N), on_step);
+    std::vector<std::thread> threads;
+    for (std::uint32_t r = 0; r < p_.N; ++r) threads.emplace_back([this, r, &sync_point] { rankBody(r, sync_point); });
+    for (std::thread& t : threads) t.join();
+    if (shared_.aborted)
+      for (auto& rank : ranks_)
+        if (rank) rank->grid().release();  // aborted by the failing rank: not destroyed again
+  }
+
+  [[nodiscard]] const std::optional<core::Error>& error() const { return shared_.error; }
+  [[nodiscard]] bool cancelled() const { return o_.cancel != nullptr && o_.cancel->load() && steps_done_ < p_.total; }
+  [[nodiscard]] const WorkloadGenerator& workload() const { return workload_; }
+
+  // Every rank's records (and CUPTI's) in one recorder; the per-step figures into `result`.
+  [[nodiscard]] core::Status collect(TraceRecorder& merged, CudaProfileResult& result) {
+    result.step_ms = slowestPerStep(step_ms_, o_.steps);
+    const std::vector<double> probe = slowestPerStep(probe_ms_, p_.probe);
+    for (auto& rank : ranks_) merged.merge(rank->recorder());
+    if (!o_.cupti) return core::Ok{};
+    std::vector<int> rank_of_device;
+    for (std::uint32_t r = 0; r < p_.N; ++r) {
+      const auto d = static_cast<std::size_t>(p_.devices[r]);
+      if (rank_of_device.size() <= d) rank_of_device.resize(d + 1, -1);
+      rank_of_device[d] = static_cast<int>(r);
+    }
+    GpuTracing& t = result.tracing;
+    if (!cupti_note_.empty()) t.note = cupti_note_;
+    if (auto st = cupti_.finish(merged, rank_of_device, t); !st) return st;
+    if (t.cupti && !probe.empty()) {
+      t.untraced_step_ms = mean(probe);
+      t.traced_step_ms = mean(result.step_ms);
+      t.overhead_pct = (*t.traced_step_ms / *t.untraced_step_ms - 1.0) * 100.0;
+    }
+    return core::Ok{};
+  }
+
+ private:
+  static std::vector<double> slowestPerStep(const std::vector<std::vector<double>>& per_rank, std::uint32_t steps) {
+    std::vector<double> out;
+    for (std::uint32_t s = 0; s < steps; ++s) {
+      double worst = 0;
+      for (const auto& v : per_rank) worst = std::max(worst, s < v.size() ? v[s] : 0.0);
+      out.push_back(worst);
+    }
+    return out;
+  }
+
+  // At the barrier, on one thread while the others wait (their GPUs idle).
+  void stepDone() noexcept {
+    const std::uint32_t s = ++steps_done_;
+    const std::int64_t measured = static_cast<std::int64_t>(s) - o_.warmup - p_.probe - 1;
+    if (o_.on_step && measured >= 0 && !shared_.failed)
+      for (std::uint32_t r = 0; r < p_.N; ++r)
+        if (ranks_[r]) o_.on_step(r, measured, ranks_[r]->lastStepMs());
+    if (o_.progress) {
+      std::ostringstream what;
+      what << (s <= o_.warmup              ? "warm-up"
+               : s <= o_.warmup + p_.probe ? "untraced probe"
+                                           : "step")
+           << ' ' << s << " of " << p_.total << " on " << p_.N << " GPU(s)";
+      o_.progress(s, p_.total, what.str());
+    }
+    if (o_.cupti && s == o_.warmup + p_.probe && !shared_.failed) {
+      if (auto st = cupti_.start(); !st) cupti_note_ = st.error().message;
+    }
+    if (shared_.failed || (o_.cancel != nullptr && o_.cancel->load())) shared_.stop = true;
+  }
+
+  template <typename Barrier>
+  void rankBody(std::uint32_t r, Barrier& sync_point) {
+    const int device = p_.devices[r];
+    const auto fail = [&](const core::Error& e) {
+      shared_.fail(e);
+      if (ranks_[r]) ranks_[r]->grid().release();
+      sync_point.arrive_and_drop();
+    };
+    if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess)
+      return fail(cudaError("cudaSetDevice(" + std::to_string(device) + ")", e));
+    auto grid = NcclGrid::create(id_, plan_, r);
+    if (!grid) return fail(grid.error());
+    {
+      std::lock_guard lock(shared_.mu);
+      shared_.comms.insert(shared_.comms.end(), {grid->world(), grid->sharding(), grid->replica()});
+    }
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const CudaRankConfig config{o_.seed, p_.B, o_.adagrad, o_.trace_spans, std::max(1u, cores / std::max(1u, p_.N))};
+    ranks_[r] = std::make_unique<CudaRank>(model_, plan_, p_.group_shards, std::move(*grid), device, config, workload_);
+    if (auto st = ranks_[r]->setup(host_); !st) return fail(st.error());
+    if (o_.cupti) ranks_[r]->setHooks(cupti_.hooks());
+    for (std::uint32_t s = 0; s < p_.total; ++s) {
+      const std::int64_t measured =
+          s >= o_.warmup + p_.probe ? static_cast<std::int64_t>(s - o_.warmup - p_.probe) : -1;
+      if (measured == 0) ranks_[r]->resetCounters();
+      const bool sync = measured >= 0 && (static_cast<std::uint32_t>(measured) + 1) % o_.sync_interval == 0;
+      if (auto st = ranks_[r]->step(s, measured, sync); !st) return fail(st.error());
+      if (measured >= 0)
+        step_ms_[r].push_back(ranks_[r]->lastStepMs());
+      else if (s >= o_.warmup)
+        probe_ms_[r].push_back(ranks_[r]->lastStepMs());
+      sync_point.arrive_and_wait();
+      if (shared_.stop) break;
+    }
+    ranks_[r]->writeTableStats();
+  }
+
+  const core::ModelSpec& model_;
+  const core::ShardPlan& plan_;
+  const CudaProfileOptions& o_;
+  const Plan2D& p_;
+  ncclUniqueId id_;
+  std::string host_;
+  const WorkloadGenerator workload_;
+  Shared shared_;
+  CuptiSession cupti_;  // started at the barrier after the probe steps
+  std::string cupti_note_;
+  std::vector<std::unique_ptr<CudaRank>> ranks_;
+  std::vector<std::vector<double>> probe_ms_, step_ms_;
+  std::uint32_t steps_done_ = 0;
+};
+
 }  // namespace
 
 core::Result<CudaProfileResult> runCudaProfile(const core::ModelSpec& model, const core::ClusterSpec& cluster,
@@ -171,122 +312,20 @@ core::Result<CudaProfileResult> runCudaProfile(const core::ModelSpec& model, con
     return e;
   };
 
-  const WorkloadGenerator workload(model, options.seed);
-  Shared shared;
-  CuptiSession cupti;  // started at the barrier after the probe steps
-  std::vector<std::unique_ptr<CudaRank>> ranks(p.N);
-  std::vector<std::vector<double>> probe_ms(p.N), step_ms(p.N);
-  std::uint32_t step_done = 0;
-  const std::uint64_t total = p.total;
-  auto on_step = [&]() noexcept {
-    ++step_done;
-    const std::int64_t measured = static_cast<std::int64_t>(step_done) - options.warmup - p.probe - 1;
-    if (options.on_step && measured >= 0 && !shared.failed)
-      for (std::uint32_t r = 0; r < p.N; ++r)
-        if (ranks[r]) options.on_step(r, measured, ranks[r]->lastStepMs());
-    if (options.progress) {
-      const std::uint32_t s = step_done;
-      std::ostringstream what;
-      what << (s <= options.warmup             ? "warm-up"
-               : s <= options.warmup + p.probe ? "untraced probe"
-                                               : "step")
-           << ' ' << s << " of " << total << " on " << p.N << " GPU(s)";
-      options.progress(s, total, what.str());
-    }
-    if (options.cupti && step_done == options.warmup + p.probe && !shared.failed) {
-      if (auto st = cupti.start(); !st) result.tracing.note = st.error().message;
-    }
-    if (shared.failed || (options.cancel != nullptr && options.cancel->load())) shared.stop = true;
-  };
-  std::barrier sync_point(static_cast<std::ptrdiff_t>(p.N), on_step);
-
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const CudaRankConfig rank_config{options.seed, p.B, options.adagrad, options.trace_spans,
-                                   std::max(1u, cores / std::max(1u, p.N))};
-  auto body = [&](std::uint32_t r) {
-    const int device = p.devices[r];
-    const auto fail = [&](const core::Error& e) {
-      shared.fail(e);
-      if (ranks[r]) ranks[r]->grid().release();
-      sync_point.arrive_and_drop();
-    };
-    if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess)
-      return fail(cudaError("cudaSetDevice(" + std::to_string(device) + ")", e));
-    auto grid = NcclGrid::create(*id, plan, r);
-    if (!grid) return fail(grid.error());
-    {
-      std::lock_guard lock(shared.mu);
-      shared.comms.insert(shared.comms.end(), {grid->world(), grid->sharding(), grid->replica()});
-    }
-    const std::uint32_t group_rank = grid->groupRank();
-    ranks[r] = std::make_unique<CudaRank>(model, plan, p.group_shards, std::move(*grid), device, rank_config, workload);
-    (void)group_rank;
-    if (auto st = ranks[r]->setup(host); !st) return fail(st.error());
-    if (options.cupti) ranks[r]->setHooks(cupti.hooks());
-    for (std::uint32_t s = 0; s < p.total; ++s) {
-      const std::int64_t measured =
-          s >= options.warmup + p.probe ? static_cast<std::int64_t>(s - options.warmup - p.probe) : -1;
-      if (measured == 0) ranks[r]->resetCounters();
-      const bool sync = measured >= 0 && (static_cast<std::uint32_t>(measured) + 1) % options.sync_interval == 0;
-      if (auto st = ranks[r]->step(s, measured, sync); !st) return fail(st.error());
-      if (measured >= 0)
-        step_ms[r].push_back(ranks[r]->lastStepMs());
-      else if (s >= options.warmup)
-        probe_ms[r].push_back(ranks[r]->lastStepMs());
-      sync_point.arrive_and_wait();
-      if (shared.stop) break;
-    }
-    ranks[r]->writeTableStats();
-  };
-  std::vector<std::thread> threads;
-  for (std::uint32_t r = 0; r < p.N; ++r) threads.emplace_back(body, r);
-  for (std::thread& t : threads) t.join();
-
-  if (shared.error) {
-    if (shared.aborted)
-      for (auto& rank : ranks)
-        if (rank) rank->grid().release();
-    return failRun(*shared.error);
-  }
-  if (options.cancel != nullptr && options.cancel->load() && step_done < p.total) {
+  GpuRun run(model, plan, options, p, *id, host);
+  run.run();
+  if (run.error()) return failRun(*run.error());
+  if (run.cancelled()) {
     (void)writer.fail("cancelled");
     result.cancelled = true;
     return result;
   }
-  // Per step, the slowest rank; the tracer's figures; every rank's records.
-  for (std::uint32_t s = 0; s < options.steps; ++s) {
-    double worst = 0;
-    for (const auto& v : step_ms) worst = std::max(worst, s < v.size() ? v[s] : 0.0);
-    result.step_ms.push_back(worst);
-  }
-  std::vector<double> probe_worst;
-  for (std::uint32_t s = 0; s < p.probe; ++s) {
-    double worst = 0;
-    for (const auto& v : probe_ms) worst = std::max(worst, s < v.size() ? v[s] : 0.0);
-    probe_worst.push_back(worst);
-  }
   TraceRecorder merged(options.trace_spans);
-  for (auto& rank : ranks) merged.merge(rank->recorder());
-  if (options.cupti) {
-    std::vector<int> rank_of_device;
-    for (std::uint32_t r = 0; r < p.N; ++r) {
-      const auto d = static_cast<std::size_t>(p.devices[r]);
-      if (rank_of_device.size() <= d) rank_of_device.resize(d + 1, -1);
-      rank_of_device[d] = static_cast<int>(r);
-    }
-    if (auto st = cupti.finish(merged, rank_of_device, result.tracing); !st) return failRun(st.error());
-    if (!probe_worst.empty()) {
-      result.tracing.untraced_step_ms = mean(probe_worst);
-      result.tracing.traced_step_ms = mean(result.step_ms);
-      result.tracing.overhead_pct = (*result.tracing.traced_step_ms / *result.tracing.untraced_step_ms - 1.0) * 100.0;
-    }
-  }
+  if (auto st = run.collect(merged, result); !st) return failRun(st.error());
   if (auto st = merged.flush(writer); !st) return failRun(st.error());
-  if (auto st = storeTableAccess(
-          writer, workload, model,
-          {SampleRange{firstSampleOf(options.warmup + p.probe, p.N, 0, p.B), options.steps * p.N * p.B}});
-      !st)
-    return failRun(st.error());
+  const SampleRange measured{firstSampleOf(options.warmup + p.probe, p.N, 0, p.B), options.steps * p.N * p.B};
+  if (auto st = storeTableAccess(writer, run.workload(), model, {measured}); !st) return failRun(st.error());
+  // The tracer's figures are known only now: the configuration is written again, its start time kept.
   config.gpu_tracing = result.tracing;
   nlohmann::json final_config = nlohmann::json::parse(engineRunConfigJson(config));
   final_config["started"] = nlohmann::json::parse(header.config_json).value("started", "");

@@ -194,6 +194,18 @@ core::Status CudaRank::setupBuffers() {
     SS_CUDA(cudaMemsetAsync(dense_b_.get(), 0, nn * sizeof(float), stream_), "dense stand-in: cudaMemsetAsync");
   }
 
+  SS_TRY(setupDescriptors());
+  fwd_ns_.assign(mine.size(), 0);
+  bwd_ns_.assign(mine.size(), 0);
+  lookups_.assign(mine.size(), 0);
+  unique_.assign(mine.size(), 0);
+  step_shard_lookups_.assign(mine.size(), 0);
+  counts_.resize(2);
+  return core::Ok{};
+}
+
+// The combine and loss kernels' per-table descriptors, on the device once.
+core::Status CudaRank::setupDescriptors() {
   // Combine descriptors: per sharded table, its received blocks in owner order.
   std::vector<std::uint64_t> out_offset, source;
   std::vector<std::uint32_t> dims, begin{0}, col, cols;
@@ -251,12 +263,6 @@ core::Status CudaRank::setupBuffers() {
                 loss_table_.get(),  static_cast<std::uint32_t>(loss_dims.size()),
                 cfg_.batch,         loss_dims.empty() ? 0u : *std::max_element(loss_dims.begin(), loss_dims.end()),
                 cfg_.seed,          0};
-  fwd_ns_.assign(mine.size(), 0);
-  bwd_ns_.assign(mine.size(), 0);
-  lookups_.assign(mine.size(), 0);
-  unique_.assign(mine.size(), 0);
-  step_shard_lookups_.assign(mine.size(), 0);
-  counts_.resize(2);
   return core::Ok{};
 }
 
@@ -265,6 +271,9 @@ void CudaRank::setupNames(const std::string& host) {
   names_.all_to_all = rec_.name("all_to_all");
   names_.all_reduce = rec_.name("all_reduce");
   names_.tbe = rec_.name("tbe");
+  names_.pg_sharding = rec_.name("sharding");  // NcclGrid's communicator names
+  names_.pg_replica = rec_.name("replica");
+  names_.pg_world = rec_.name("world");
   names_.phase.assign(kPhaseCount, 0);
   for (std::uint32_t p = 1; p < kPhaseCount; ++p) names_.phase[p] = rec_.name(phaseKind(static_cast<Phase>(p)));
   names_.sharding = rec_.name(joinRanks(plan_.sharding_groups[grid_.shardingGroup()]));

@@ -160,6 +160,7 @@ class CudaRank {
   [[nodiscard]] core::Status replicaSync();
   [[nodiscard]] core::Status recordStep(std::int64_t host_start);
   [[nodiscard]] core::Status setupBuffers();
+  [[nodiscard]] core::Status setupDescriptors();
   void setupNames(const std::string& host);
 
   const core::ModelSpec& model_;
@@ -218,12 +219,14 @@ class CudaRank {
   std::vector<BackwardCounts> counts_;  // per step: served, dp
   struct Names {
     std::uint32_t step = 0, all_to_all = 0, all_reduce = 0, sharding = 0, replica = 0, world = 0, tbe = 0;
+    std::uint32_t pg_sharding = 0, pg_replica = 0, pg_world = 0;  // the communicators' names
     std::vector<std::uint32_t> phase, table;
   } names_;
   std::vector<std::int64_t> fwd_ns_, bwd_ns_, lookups_, unique_;  // per own shard (apportioned times)
   std::int64_t step_lookups_ = 0;
   std::uint32_t served_id_total_ = 0, dp_id_total_ = 0, dp_rows_ = 0;
-  std::vector<std::int64_t> step_shard_lookups_;  // per own shard, this step
+  std::vector<std::int64_t> step_shard_lookups_;                     // per own shard, this step
+  std::int64_t seq_sharding_ = 0, seq_replica_ = 0, seq_world_ = 0;  // recorded calls per communicator
 };
 
 }  // namespace shardscope::profiler::cuda

@@ -355,7 +355,20 @@ core::Status CudaRank::recordStep(std::int64_t host_start) {
                             : names_.all_reduce)
                      : (m.phase == Phase::EmbFwd || m.phase == Phase::EmbBwd ? names_.tbe : kind);
     rec_.span({rank, m.collective ? kCommStream : kComputeStream, kind, name, 0, s0, s1, step_, m.bytes});
-    if (m.collective) rec_.collective({rank, step_, name, m.group, m.bytes, m.peers, s0, s1});
+    if (m.collective) {
+      TraceRecorder::CollectiveRec c{rank, step_, name, m.group, m.bytes, m.peers, s0, s1};
+      if (m.phase == Phase::ReplicaSync) {  // by phase: the groups' rank lists can coincide (N = 1)
+        c.process_group = names_.pg_replica;
+        c.seq = seq_replica_++;
+      } else if (m.phase == Phase::DenseAllreduce) {
+        c.process_group = names_.pg_world;
+        c.seq = seq_world_++;
+      } else {
+        c.process_group = names_.pg_sharding;
+        c.seq = seq_sharding_++;
+      }
+      rec_.collective(c);
+    }
   }
   last_step_ms_ = static_cast<double>(end_ns - host_start) / 1e6;
   if (step_ < 0) return core::Ok{};

@@ -4,6 +4,7 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <initializer_list>
@@ -599,6 +600,30 @@ core::Error cuptiError(std::string_view call, CUptiResult result, std::string_vi
   }
   if (!hint.empty()) message += ": " + std::string(hint);
   return core::Error{std::move(message), core::ErrorKind::Io};
+}
+
+// The engine's collectives of `rank` timed by the NCCL kernels CUPTI saw
+// inside each one's phase window (same step), their algorithm and protocol
+// from the kernel names (RING/LL). CUDA-event windows stay where no kernel was seen.
+void refineCollectives(TraceRecorder& rec, int rank, const std::vector<TraceRecorder::SpanRec>& spans) {
+  for (TraceRecorder::CollectiveRec& c : rec.collectives()) {
+    if (c.rank != rank) continue;
+    std::int64_t lo = INT64_MAX, hi = INT64_MIN;
+    std::string algorithm;
+    for (const TraceRecorder::SpanRec& s : spans) {
+      if (s.step != c.step || s.end_ns < c.start_ns || s.start_ns > c.end_ns) continue;
+      const auto nccl = parseNcclKernel(rec.text(s.name));
+      if (!nccl) continue;
+      lo = std::min(lo, s.start_ns);
+      hi = std::max(hi, s.end_ns);
+      if (algorithm.empty() && !nccl->algorithm.empty())
+        algorithm = nccl->algorithm + (nccl->protocol.empty() ? "" : "/" + nccl->protocol);
+    }
+    if (lo > hi) continue;
+    c.start_ns = lo;
+    c.end_ns = hi;
+    if (!algorithm.empty()) c.algorithm = rec.name(algorithm);
+  }
 }
 
 }  // namespace shardscope::profiler::cuda

@@ -86,6 +86,7 @@ core::Status CuptiSession::finish(TraceRecorder& rec, const std::vector<int>& ra
     o.select = [&rankOf, rank](const GpuActivity& a) { return rankOf(a) == rank; };
     const GpuSpans spans = gpuSpans(*trace, o, rec);
     for (const TraceRecorder::SpanRec& s : spans.spans) rec.span(s);
+    refineCollectives(rec, rank, spans.spans);
   }
   tracer_.reset();
   return core::Ok{};

@@ -26,7 +26,7 @@ namespace {
 constexpr std::uint8_t kMagic[4] = {'S', 'S', 'T', 'R'};
 constexpr std::uint32_t kVersion = 2;  // 2: spans carry a correlation id
 constexpr std::size_t kSpanBytes = 5 * 4 + 5 * 8;
-constexpr std::size_t kCollectiveBytes = 4 + 8 + 4 + 4 + 8 + 4 + 8 + 8;
+constexpr std::size_t kCollectiveBytes = 4 + 8 + 4 + 4 + 8 + 4 + 8 + 8 + 4 + 4 + 8;
 constexpr std::size_t kStepBytes = 8 + 4 + 6 * 8;
 constexpr std::size_t kTableBytes = 4 + 4 + 3 * 8;
 constexpr std::size_t kRankMinBytes = 4 + 4 + 3 * 4;
@@ -201,6 +201,9 @@ std::vector<std::byte> TraceRecorder::serialize() const {
     w.i32(c.peers);
     w.i64(c.start_ns);
     w.i64(c.end_ns);
+    w.u32(c.process_group);
+    w.u32(c.algorithm);
+    w.i64(c.seq);
   }
   w.u64(steps_.size());
   for (const core::store::StepSummary& s : steps_) {
@@ -325,7 +328,11 @@ core::Result<TraceRecorder> TraceRecorder::deserialize(std::span<const std::byte
     c.peers = r.i32("a collective's peers");
     c.start_ns = r.i64("a collective's start");
     c.end_ns = r.i64("a collective's end");
+    c.process_group = r.u32("a collective's process group");
+    c.algorithm = r.u32("a collective's algorithm");
+    c.seq = r.i64("a collective's sequence number");
     if (!check_string(c.op, "op", i) || !check_string(c.group, "group", i) ||
+        !check_string(c.process_group, "process group", i) || !check_string(c.algorithm, "algorithm", i) ||
         !check_interval(c.start_ns, c.end_ns, "collective", i))
       break;
     rec.collectives_.push_back(c);
@@ -384,6 +391,8 @@ void TraceRecorder::merge(const TraceRecorder& other) {
   for (CollectiveRec c : other.collectives_) {
     c.op = map[c.op];
     c.group = map[c.group];
+    c.process_group = map[c.process_group];
+    c.algorithm = map[c.algorithm];
     collectives_.push_back(c);
   }
   steps_.insert(steps_.end(), other.steps_.begin(), other.steps_.end());
@@ -434,6 +443,9 @@ core::Status TraceRecorder::flush(core::store::RunWriter& writer) const {
     row.peers = c.peers;
     row.start_ns = c.start_ns;
     row.end_ns = c.end_ns;
+    if (c.process_group != 0) row.process_group = ids[c.process_group];
+    if (c.algorithm != 0) row.algorithm = ids[c.algorithm];
+    row.seq = c.seq;
     if (auto st = writer.addCollective(row); !st) return st;
   }
   for (const core::store::StepSummary& s : steps_) {

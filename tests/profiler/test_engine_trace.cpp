@@ -34,8 +34,16 @@ TraceRecorder sampleRecorder(int first_rank = 0, std::int64_t t0 = 1'000'000) {
       rec.span({r, profiler::kComputeStream, step, step, 0, base, base + 900, s, 0});
       rec.span({r, profiler::kComputeStream, fwd, cat0, cat0, base + 10, base + 100, s, 64});
       rec.span({r, profiler::kComputeStream, fwd, cat1, cat1, base + 100, base + 150, s, 32});
+      TraceRecorder::SpanRec kernel{
+          r, 2, rec.name("send_recv"), rec.name("ncclDevKernel_SendRecv"), 0, base + 160, base + 390, s, 0};
+      kernel.correlation = 1000 + s;  // a GPU record's CUPTI correlation id
+      rec.span(kernel);
       rec.span({r, profiler::kCommStream, a2a, all_to_all, 0, base + 150, base + 400, s, 4096});
-      rec.collective({r, s, all_to_all, group, 4096, 2, base + 150, base + 400});
+      TraceRecorder::CollectiveRec call{r, s, all_to_all, group, 4096, 2, base + 150, base + 400};
+      call.process_group = rec.name("sharding");
+      call.algorithm = rec.name("RING/LL");
+      call.seq = s;
+      rec.collective(call);
       core::store::StepSummary sum;
       sum.step = s;
       sum.rank = r;
@@ -93,7 +101,7 @@ Flushed flushAndRead(const TraceRecorder& rec, const QString& dir) {
     out.names[static_cast<std::int64_t>(id)] = std::string(strings->at(id));
   };
   for (const auto& sp : out.spans) keep(sp.kind), keep(sp.name), keep(sp.table);
-  for (const auto& c : out.collectives) keep(c.op), keep(c.group);
+  for (const auto& c : out.collectives) keep(c.op), keep(c.group), keep(c.process_group), keep(c.algorithm);
   for (const auto& t : out.tables) keep(t.table);
   return out;
 }
@@ -154,7 +162,7 @@ class TestEngineTrace : public QObject {
     const TraceRecorder rec = sampleRecorder();
     QTemporaryDir dir;
     const Flushed f = flushAndRead(rec, dir.path());
-    QCOMPARE(f.spans.size(), std::size_t{16});
+    QCOMPARE(f.spans.size(), std::size_t{20});
     QCOMPARE(f.collectives.size(), std::size_t{4});
     QCOMPARE(f.steps.size(), std::size_t{4});
     QCOMPARE(f.tables.size(), std::size_t{4});
@@ -175,7 +183,13 @@ class TestEngineTrace : public QObject {
       QCOMPARE(f.str(c.op), std::string_view("all_to_all"));
       QCOMPARE(f.str(c.group), std::string_view("0,1"));
       QCOMPARE(c.end_ns - c.start_ns, std::int64_t{250});
+      QCOMPARE(f.str(c.process_group), std::string_view("sharding"));
+      QCOMPARE(f.str(c.algorithm), std::string_view("RING/LL"));
+      QVERIFY(c.seq == 0 || c.seq == 1);
     }
+    int correlated = 0;
+    for (const auto& s : f.spans) correlated += s.correlation != 0 ? 1 : 0;
+    QCOMPARE(correlated, 4);
     for (const auto& t : f.tables) QCOMPARE(t.lookups, std::int64_t{f.str(t.table) == "cat_0" ? 128 : 64});
   }
 
@@ -193,7 +207,14 @@ class TestEngineTrace : public QObject {
     QCOMPARE(a.spans.size(), b.spans.size());
     for (std::size_t i = 0; i < a.spans.size(); ++i) {
       QCOMPARE(a.spans[i].start_ns, b.spans[i].start_ns);
+      QCOMPARE(a.spans[i].correlation, b.spans[i].correlation);
       QCOMPARE(a.str(a.spans[i].name), b.str(b.spans[i].name));
+    }
+    QCOMPARE(a.collectives.size(), b.collectives.size());
+    for (std::size_t i = 0; i < a.collectives.size(); ++i) {
+      QCOMPARE(a.str(a.collectives[i].process_group), b.str(b.collectives[i].process_group));
+      QCOMPARE(a.str(a.collectives[i].algorithm), b.str(b.collectives[i].algorithm));
+      QCOMPARE(a.collectives[i].seq, b.collectives[i].seq);
     }
     QVERIFY(a.steps == b.steps);
     QVERIFY(a.ranks == b.ranks);
@@ -294,13 +315,14 @@ class TestEngineTrace : public QObject {
     QCOMPARE(a.spanCount(), 1 + 2 * b.spanCount());
     QTemporaryDir dir;
     const Flushed f = flushAndRead(a, dir.path());
-    QCOMPARE(f.spans.size(), std::size_t{33});
+    QCOMPARE(f.spans.size(), std::size_t{41});
     for (const auto& s : f.spans) {
       const std::string_view kind = f.str(s.kind);
-      QVERIFY(kind == "step" || kind == "emb_fwd" || kind == "a2a_pooled");
+      QVERIFY(kind == "step" || kind == "emb_fwd" || kind == "a2a_pooled" || kind == "send_recv");
       if (kind == "emb_fwd") QCOMPARE(f.str(s.name), f.str(s.table));
     }
     QCOMPARE(f.collectives.size(), std::size_t{8});
+    for (const auto& c : f.collectives) QCOMPARE(f.str(c.process_group), std::string_view("sharding"));
     QCOMPARE(f.ranks.size(), std::size_t{2});  // the same ranks 0 and 1 twice: one row each
     for (const auto& t : f.tables) {
       if (f.str(t.table) == "cat_0") QCOMPARE(t.lookups, std::int64_t{256});

@@ -652,6 +652,35 @@ class TestCuptiRecords : public QObject {
     const core::Error plain = cuptiError("cuptiActivityFlushAll", CUPTI_ERROR_UNKNOWN, "CUPTI_ERROR_UNKNOWN");
     QCOMPARE(plain.message, std::string("cuptiActivityFlushAll failed: CUPTI_ERROR_UNKNOWN (CUPTI error 999)"));
   }
+
+  // The engine's collectives take their times from the NCCL kernels inside their
+  // phase window (same rank and step) and NCCL's algorithm/protocol from their names.
+  void collectivesTakeTheirNcclKernelsTimesAndAlgorithm() {
+    TraceRecorder rec;
+    const std::uint32_t op = rec.name("all_to_all"), group = rec.name("0,1");
+    TraceRecorder::CollectiveRec a2a{0, 3, op, group, 4096, 1, 1000, 2000};
+    TraceRecorder::CollectiveRec other_step{0, 4, op, group, 4096, 1, 1000, 2000};
+    TraceRecorder::CollectiveRec other_rank{1, 3, op, group, 4096, 1, 1000, 2000};
+    TraceRecorder::CollectiveRec no_kernel{0, 3, op, group, 4096, 1, 5000, 6000};
+    for (const auto& c : {a2a, other_step, other_rank, no_kernel}) rec.collective(c);
+    const std::uint32_t kind = rec.name("send_recv");
+    const std::vector<TraceRecorder::SpanRec> spans = {
+        {0, 2, kind, rec.name("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"), 0, 1100, 1300, 3, 0},
+        {0, 2, kind, rec.name("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"), 0, 1500,
+         1900, 3, 0},
+        {0, 2, rec.name("kernel"), rec.name("tbeForward"), 0, 1000, 2000, 3, 0},  // not NCCL's: ignored
+        {0, 2, kind, rec.name("ncclDevKernel_SendRecv"), 0, 2500, 2600, 3, 0},    // outside the window
+    };
+    refineCollectives(rec, 0, spans);
+    const auto& c = rec.collectives();
+    QCOMPARE(c[0].start_ns, std::int64_t{1100});
+    QCOMPARE(c[0].end_ns, std::int64_t{1900});
+    QCOMPARE(rec.text(c[0].algorithm), std::string("RING/LL"));
+    QCOMPARE(c[1].start_ns, std::int64_t{1000});  // another step
+    QCOMPARE(c[1].algorithm, 0u);
+    QCOMPARE(c[2].end_ns, std::int64_t{2000});    // another rank
+    QCOMPARE(c[3].start_ns, std::int64_t{5000});  // no kernel in its window: CUDA-event times stay
+  }
 };
 
 QTEST_GUILESS_MAIN(TestCuptiRecords)

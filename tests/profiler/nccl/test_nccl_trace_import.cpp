@@ -231,10 +231,14 @@ class TestNcclTraceImport : public QObject {
     const std::string f = writeText(
         d + "/r0.jsonl",
         R"({"schema":"shardscope.nccl-trace/1","host":"h","pid":1,"rank":0,"nranks":1,"future_key":[1,{"x":2}]}
-{"type":"call","comm":"replica","comm_hash":"0xA","rank":0,"nranks":2,"op":"all_reduce","seq":0,"bytes":64,"start_ns":100,"end_ns":110,"gpu_start_ns":500,"gpu_end_ns":900,"proto":"LL"}
-{"type":"call","comm":"sharding","comm_hash":"0xb","rank":0,"nranks":2,"op":"all_reduce","seq":0,"bytes":64,"start_ns":120,"end_ns":130}
-{"type":"call","comm":"sharding","comm_hash":"0xb","rank":0,"nranks":2,"op":"barrier","seq":1,"bytes":0,"start_ns":140,"end_ns":150}
-{"type":"call","comm":"","comm_hash":"0xc","rank":0,"nranks":3,"op":"send_recv","seq":0,"bytes":8,"peers":[2],"start_ns":160,"end_ns":170}
+{"type":"call","comm":"replica","comm_hash":"0xA","rank":0,"nranks":2,"op":"all_reduce","seq":0,"bytes":64,)"
+        R"("start_ns":100,"end_ns":110,"gpu_start_ns":500,"gpu_end_ns":900,"proto":"LL"}
+{"type":"call","comm":"sharding","comm_hash":"0xb","rank":0,"nranks":2,"op":"all_reduce","seq":0,"bytes":64,)"
+        R"("start_ns":120,"end_ns":130}
+{"type":"call","comm":"sharding","comm_hash":"0xb","rank":0,"nranks":2,"op":"barrier","seq":1,"bytes":0,)"
+        R"("start_ns":140,"end_ns":150}
+{"type":"call","comm":"","comm_hash":"0xc","rank":0,"nranks":3,"op":"send_recv","seq":0,"bytes":8,"peers":[2],)"
+        R"("start_ns":160,"end_ns":170}
 {"type":"end","calls":4,"dropped":2,"dropped_by_type":{"coll":2}})");
     const std::string store = d + "/s.sqlite";
     auto out = importFiles({f}, store);

@@ -253,6 +253,12 @@ struct GpuSpans {
 // Strings are interned in `rec` (the spans are not recorded: the caller adds them).
 [[nodiscard]] GpuSpans gpuSpans(const ActivityTrace& trace, const SpanOptions& options, TraceRecorder& rec);
 
+// The engine's collectives of `rank` in `rec`, timed by the NCCL kernels among
+// `spans` (gpuSpans' output) that overlap each one's phase window in the same
+// step: start = first kernel's start, end = last kernel's end, algorithm =
+// "RING/LL" from the kernel names. Collectives no kernel overlaps keep their times.
+void refineCollectives(TraceRecorder& rec, int rank, const std::vector<TraceRecorder::SpanRec>& spans);
+
 // A failed CUPTI call as an error naming the call and CUPTI's description,
 // with the likely cause where the result code says it (another profiler
 // owning CUPTI, no driver, missing permissions). result_text: cuptiGetResultString's.

@@ -75,6 +75,9 @@ class TraceRecorder {
     std::int64_t bytes = 0;
     int peers = 0;
     std::int64_t start_ns = 0, end_ns = 0;
+    std::uint32_t process_group = 0;  // "sharding", "replica", "world"; 0 = unknown
+    std::uint32_t algorithm = 0;      // NCCL's "RING/LL" when the kernel records say; 0 = unknown
+    std::int64_t seq = -1;            // the call's number in its process group, -1 unknown
   };
 
   void span(const SpanRec& s) {
@@ -101,6 +104,10 @@ class TraceRecorder {
   [[nodiscard]] core::Status flush(core::store::RunWriter& writer) const;
 
   [[nodiscard]] std::size_t spanCount() const { return spans_.size(); }
+  [[nodiscard]] const std::vector<SpanRec>& spans() const { return spans_; }
+  // The collectives as recorded, to refine from what a tracer saw later (times, algorithm).
+  [[nodiscard]] std::vector<CollectiveRec>& collectives() { return collectives_; }
+  [[nodiscard]] const std::string& text(std::uint32_t index) const { return strings_.at(index); }
   [[nodiscard]] const std::vector<core::store::StepSummary>& stepSummaries() const { return steps_; }
 
  private:
