@@ -20,13 +20,13 @@ namespace shardscope::profiler::cuda {
 
 namespace {
 
-// What the rank threads share: the first error, the communicators to abort
-// on it, and the per-step decision to stop (taken once, at the barrier).
+// What the rank threads share: the first error, and the per-step decision to
+// stop (taken once, at the barrier). A failed rank sets `failed`; every other
+// rank sees it while waiting on its stream and aborts its own communicators
+// (NCCL allows aborting a communicator only from the thread that uses it).
 struct Shared {
   std::mutex mu;
   std::optional<core::Error> error;
-  std::vector<ncclComm_t> comms;  // every rank's, for the abort
-  bool aborted = false;
   bool stop = false;
   std::atomic<bool> failed{false};
 
@@ -34,10 +34,6 @@ struct Shared {
     std::lock_guard lock(mu);
     if (!error) error = e;
     failed = true;
-    if (!aborted) {
-      for (ncclComm_t c : comms) ncclCommAbort(c);  // peers blocked in a collective return instead of hanging
-      aborted = true;
-    }
   }
 };
 
@@ -110,8 +106,8 @@ EngineRunConfig runConfig(const core::ShardPlan& plan, const CudaProfileOptions&
   c.threads = p.N;
   c.batch_size_per_gpu = p.B;
   c.sync_interval = o.sync_interval;
-  c.learning_rate = o.adagrad.learning_rate;
-  c.eps = o.adagrad.eps;
+  c.learning_rate = static_cast<double>(o.adagrad.learning_rate);
+  c.eps = static_cast<double>(o.adagrad.eps);
   c.tracing = o.trace_spans;
   c.sharding_group_size = p.M;
   c.replicas = p.R;
@@ -157,12 +153,12 @@ class GpuRun {
   void run() {
     auto on_step = [this]() noexcept { stepDone(); };
     std::barrier sync_point(static_cast<std::ptrdiff_t>(p_.N), on_step);
+    if (o_.cupti && o_.warmup + p_.probe == 0) {  // no untraced step: trace from the first
+      if (auto st = cupti_.start(); !st) cupti_note_ = st.error().message;
+    }
     std::vector<std::thread> threads;
     for (std::uint32_t r = 0; r < p_.N; ++r) threads.emplace_back([this, r, &sync_point] { rankBody(r, sync_point); });
     for (std::thread& t : threads) t.join();
-    if (shared_.aborted)
-      for (auto& rank : ranks_)
-        if (rank) rank->grid().release();  // aborted by the failing rank: not destroyed again
   }
 
   [[nodiscard]] const std::optional<core::Error>& error() const { return shared_.error; }
@@ -229,19 +225,16 @@ class GpuRun {
     const int device = p_.devices[r];
     const auto fail = [&](const core::Error& e) {
       shared_.fail(e);
-      if (ranks_[r]) ranks_[r]->grid().release();
+      if (ranks_[r]) ranks_[r]->grid().abort();  // peers waiting for this rank's kernels must not hang
       sync_point.arrive_and_drop();
     };
     if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess)
       return fail(cudaError("cudaSetDevice(" + std::to_string(device) + ")", e));
     auto grid = NcclGrid::create(id_, plan_, r);
     if (!grid) return fail(grid.error());
-    {
-      std::lock_guard lock(shared_.mu);
-      shared_.comms.insert(shared_.comms.end(), {grid->world(), grid->sharding(), grid->replica()});
-    }
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    const CudaRankConfig config{o_.seed, p_.B, o_.adagrad, o_.trace_spans, std::max(1u, cores / std::max(1u, p_.N))};
+    const CudaRankConfig config{
+        o_.seed, p_.B, o_.adagrad, o_.trace_spans, std::max(1u, cores / std::max(1u, p_.N)), &shared_.failed};
     ranks_[r] = std::make_unique<CudaRank>(model_, plan_, p_.group_shards, std::move(*grid), device, config, workload_);
     if (auto st = ranks_[r]->setup(host_); !st) return fail(st.error());
     if (o_.cupti) ranks_[r]->setHooks(cupti_.hooks());
@@ -249,7 +242,16 @@ class GpuRun {
       const std::int64_t measured =
           s >= o_.warmup + p_.probe ? static_cast<std::int64_t>(s - o_.warmup - p_.probe) : -1;
       if (measured == 0) ranks_[r]->resetCounters();
-      const bool sync = measured >= 0 && (static_cast<std::uint32_t>(measured) + 1) % o_.sync_interval == 0;
+      // As the MPI engine: one sync at the end of the warm-up (measuring starts from agreeing replicas);
+      // the probe steps keep the measured steps' schedule, so that their times compare.
+      const std::uint32_t k = o_.sync_interval;
+      bool sync = false;
+      if (s + 1 == o_.warmup)
+        sync = true;
+      else if (measured >= 0)
+        sync = (static_cast<std::uint32_t>(measured) + 1) % k == 0;
+      else if (s >= o_.warmup)
+        sync = (s - o_.warmup + 1) % k == 0;
       if (auto st = ranks_[r]->step(s, measured, sync); !st) return fail(st.error());
       if (measured >= 0)
         step_ms_[r].push_back(ranks_[r]->lastStepMs());

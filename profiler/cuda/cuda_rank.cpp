@@ -4,6 +4,7 @@
 #include <cstring>
 #include <numeric>
 #include <utility>
+#include <thread>
 
 namespace shardscope::profiler::cuda {
 
@@ -128,7 +129,8 @@ core::Status CudaRank::setupBuffers() {
   const std::size_t M = layout_.group_size, B = cfg_.batch, S = layout_.served.size(), D = layout_.dp.size();
   const auto& mine = group_shards_[grid_.groupRank()];
   batches_.resize(model_.tables.size());
-  routed_.resize(model_.tables.size());
+  routed_.resize(layout_.route_groups.size());
+  dp_routed_.resize(layout_.dp.size());
   length_at_.assign(model_.tables.size(), 0);
   id_at_.assign(model_.tables.size(), 0);
   id_count_.assign(model_.tables.size(), 0);
@@ -287,12 +289,26 @@ void CudaRank::setupNames(const std::string& host) {
                  static_cast<int>(grid_.replicaGroup())});
 }
 
+core::Status CudaRank::waitStream(const char* what) {
+  for (;;) {
+    const cudaError_t e = cudaStreamQuery(stream_);
+    if (e == cudaSuccess) return core::Ok{};
+    if (e != cudaErrorNotReady) return cudaError(std::string(what) + ": the stream", e);
+    if (cfg_.peer_failed != nullptr && cfg_.peer_failed->load()) {
+      grid_.abort();  // the owner aborts its own communicators: kernels waiting for a failed peer end
+      return core::Error{std::string(what) + ": another rank failed; this rank's communicators were aborted",
+                         core::ErrorKind::Io};
+    }
+    std::this_thread::yield();
+  }
+}
+
 core::Status CudaRank::step(std::uint64_t global_step, std::int64_t measured, bool sync) {
   step_ = measured;
   marks_.clear();
   events_used_ = 0;
   SS_CUDA(cudaSetDevice(device_), "cudaSetDevice");
-  SS_CUDA(cudaStreamSynchronize(stream_), "step: cudaStreamSynchronize");
+  SS_TRY(waitStream("step start"));
   const std::int64_t host_start = traceNowNs();
   SS_CUDA(cudaEventRecord(step_begin_, stream_), "cudaEventRecord");
   const std::uint64_t first = firstSampleOf(global_step, grid_.worldSize(), grid_.rank(), cfg_.batch);
@@ -306,7 +322,7 @@ core::Status CudaRank::step(std::uint64_t global_step, std::int64_t measured, bo
   SS_TRY(dataParallelBackward());
   SS_TRY(denseAllreduce());
   if (sync && grid_.replicas() > 1) SS_TRY(replicaSync());
-  SS_CUDA(cudaStreamSynchronize(stream_), "step: cudaStreamSynchronize");
+  SS_TRY(waitStream("step end"));
   return recordStep(host_start);
 }
 

@@ -6,6 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -80,6 +81,9 @@ struct CudaRankConfig {
   AdagradConfig adagrad;
   bool tracing = true;         // spans and collectives; off: step summaries and table stats only
   unsigned input_threads = 1;  // host threads generating this rank's ids
+  // Set when another rank of the process failed: a wait on the stream then aborts this rank's
+  // communicators (its kernels may be waiting for the failed peer) and returns an error.
+  const std::atomic<bool>* peer_failed = nullptr;
 };
 
 // The engine phases (external correlation ids pushed around each for CUPTI).
@@ -159,6 +163,8 @@ class CudaRank {
   [[nodiscard]] core::Status denseAllreduce();
   [[nodiscard]] core::Status replicaSync();
   [[nodiscard]] core::Status recordStep(std::int64_t host_start);
+  // Waits for the stream; gives up, aborting the own communicators, when a peer rank failed.
+  [[nodiscard]] core::Status waitStream(const char* what);
   [[nodiscard]] core::Status setupBuffers();
   [[nodiscard]] core::Status setupDescriptors();
   void setupNames(const std::string& host);
@@ -188,7 +194,8 @@ class CudaRank {
   DeviceArray<std::uint32_t> dev_lengths_;
   DeviceArray<std::uint64_t> dev_ids_;
   std::vector<std::size_t> length_at_, id_at_, id_count_;  // per table: offsets into the input arrays
-  std::vector<RoutedIds> routed_;                          // per table (sharded: its route; dp: one shard)
+  std::vector<RoutedIds> routed_;                          // per route group (layout_.route_groups)
+  std::vector<RoutedIds> dp_routed_;                       // per data-parallel shard (layout_.dp)
   // Ids all-to-all.
   DeviceArray<std::uint32_t> send_arena_, counts_send_, counts_recv_;
   PinnedArray<std::uint32_t> host_counts_;

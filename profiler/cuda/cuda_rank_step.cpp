@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "cuda_rank.h"
+#include "shardscope/profiler/cuda/cupti_tracer.h"
 
 namespace shardscope::profiler::cuda {
 
@@ -26,7 +27,6 @@ std::int64_t peerBytes(const std::vector<A2aPart>& send, const std::vector<A2aPa
 }  // namespace
 
 core::Status CudaRank::beginPhase(Phase p) {
-  if (hooks_.push != nullptr) hooks_.push(hooks_.ctx, externalId(grid_.rank(), step_, p));
   while (event_pool_.size() < events_used_ + 2) {
     cudaEvent_t e = nullptr;
     SS_CUDA(cudaEventCreate(&e), "cudaEventCreate");
@@ -35,10 +35,15 @@ core::Status CudaRank::beginPhase(Phase p) {
   marks_.push_back({p, event_pool_[events_used_], event_pool_[events_used_ + 1], 0, false, 0, 0});
   events_used_ += 2;
   SS_CUDA(cudaEventRecord(marks_.back().begin, stream_), "cudaEventRecord");
+  // Pushed once nothing here can fail any more, so that every push meets its pop in endPhase.
+  nvtxPush(phaseKind(p));  // NVTX range per phase: CUPTI's markers, and Nsight Systems' rows for a user's own capture
+  if (hooks_.push != nullptr) hooks_.push(hooks_.ctx, externalId(grid_.rank(), step_, p));
   return core::Ok{};
 }
 
 core::Status CudaRank::endPhase(Phase p, std::int64_t bytes, bool collective, std::uint32_t group, int peers) {
+  if (hooks_.pop != nullptr) hooks_.pop(hooks_.ctx);
+  nvtxPop();
   PhaseMark& m = marks_.back();
   if (m.phase != p) return core::Error{"engine phases out of order", core::ErrorKind::Internal};
   m.bytes = bytes;
@@ -46,7 +51,6 @@ core::Status CudaRank::endPhase(Phase p, std::int64_t bytes, bool collective, st
   m.group = group;
   m.peers = peers;
   SS_CUDA(cudaEventRecord(m.end, stream_), "cudaEventRecord");
-  if (hooks_.pop != nullptr) hooks_.pop(hooks_.ctx);
   return core::Ok{};
 }
 
@@ -85,66 +89,61 @@ core::Status CudaRank::generateAndRoute(std::uint64_t first) {
       cudaMemcpyAsync(dev_ids_.get(), host_ids_.get(), ids * sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream_),
       "input ids: cudaMemcpyAsync");
 
-  // Route every sharded table to its shards, every data-parallel one to the own copy.
+  // Route every (sharded table, column block) to its shards, every data-parallel table to the own copy.
   std::vector<RouteShard> shards;
-  for (std::size_t t = 0; t < model_.tables.size(); ++t) {
-    if (!layout_.table_used[t]) continue;
+  for (std::size_t g = 0; g < layout_.route_groups.size(); ++g) {
+    const auto& group = layout_.route_groups[g];
+    const std::size_t t = group.table;
     shards.clear();
-    for (const auto& target : layout_.route[t]) {
+    for (const auto& target : group.targets) {
       const RankShard& rs = group_shards_[target.group_rank][target.shard];
-      shards.push_back(
-          {rs.shard.row_offset, rs.shard.rows, rs.physical_rows, rs.type == core::ShardingType::ColumnWise});
+      const bool whole_rows = rs.shard.row_offset == 0 && rs.shard.rows == model_.tables[t].rows;
+      shards.push_back({rs.shard.row_offset, rs.shard.rows, rs.physical_rows, whole_rows});
     }
-    if (shards.empty()) {
-      for (std::size_t j : layout_.dp)
-        if (mine[j].table == t) shards.push_back({0, mine[j].shard.rows, mine[j].physical_rows, true});
-    }
-    if (shards.empty()) continue;
     SS_TRY(routeIds(dev_lengths_.get() + length_at_[t], dev_ids_.get() + id_at_[t], B,
-                    static_cast<std::uint32_t>(id_count_[t]), shards, routed_[t], route_ws_, stream_));
+                    static_cast<std::uint32_t>(id_count_[t]), shards, routed_[g], route_ws_, stream_));
   }
-  SS_CUDA(cudaStreamSynchronize(stream_), "routing: cudaStreamSynchronize");
+  for (std::size_t j = 0; j < layout_.dp.size(); ++j) {
+    const RankShard& rs = mine[layout_.dp[j]];
+    const RouteShard own{0, rs.shard.rows, rs.physical_rows, true};
+    SS_TRY(routeIds(dev_lengths_.get() + length_at_[rs.table], dev_ids_.get() + id_at_[rs.table], B,
+                    static_cast<std::uint32_t>(id_count_[rs.table]), std::span<const RouteShard>(&own, 1),
+                    dp_routed_[j], route_ws_, stream_));
+  }
+  SS_TRY(waitStream("routing"));
 
   // Pack: per destination d, per shard of d, B lengths then its ids.
   const std::size_t M = layout_.group_size;
   send_blocks_.assign(M, {});
   std::size_t arena = 0;
   for (std::uint32_t d = 0; d < M; ++d)
-    for (std::size_t k : layout_.remote[d]) {
-      const std::size_t t = group_shards_[d][k].table;
-      const auto& route = layout_.route[t];
-      const std::size_t q = static_cast<std::size_t>(
-          std::find_if(route.begin(), route.end(), [&](const auto& r) { return r.group_rank == d && r.shard == k; }) -
-          route.begin());
-      const auto& begin = routed_[t].host_id_begin;
+    for (const auto& [g, q] : layout_.route_of[d]) {
+      const auto& begin = routed_[g].host_id_begin;
       const std::size_t n = begin[q + 1] - begin[q];
       send_blocks_[d].push_back({arena, arena + B, n});
       arena += B + n;
     }
   SS_TRY(send_arena_.reserve(arena, "id send buffer"));
   for (std::uint32_t d = 0; d < M; ++d)
-    for (std::size_t n = 0; n < layout_.remote[d].size(); ++n) {
-      const std::size_t t = group_shards_[d][layout_.remote[d][n]].table;
-      const auto& route = layout_.route[t];
-      std::size_t q = 0;
-      while (!(route[q].group_rank == d && route[q].shard == layout_.remote[d][n])) ++q;
+    for (std::size_t n = 0; n < layout_.route_of[d].size(); ++n) {
+      const auto [g, q] = layout_.route_of[d][n];
       const RoutedBlock& b = send_blocks_[d][n];
-      SS_CUDA(cudaMemcpyAsync(send_arena_.get() + b.length_offset, routed_[t].lengths + q * B,
+      SS_CUDA(cudaMemcpyAsync(send_arena_.get() + b.length_offset, routed_[g].lengths + q * B,
                               B * sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, stream_),
               "pack lengths: cudaMemcpyAsync");
       if (b.ids > 0)
-        SS_CUDA(cudaMemcpyAsync(send_arena_.get() + b.id_offset, routed_[t].ids + routed_[t].host_id_begin[q],
+        SS_CUDA(cudaMemcpyAsync(send_arena_.get() + b.id_offset, routed_[g].ids + routed_[g].host_id_begin[q],
                                 b.ids * sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, stream_),
                 "pack ids: cudaMemcpyAsync");
     }
 
   // Data-parallel bags, concatenated in own-shard order.
   std::size_t dp_ids = 0;
-  for (std::size_t j = 0; j < layout_.dp.size(); ++j) dp_ids += routed_[mine[layout_.dp[j]].table].host_id_begin[1];
+  for (std::size_t j = 0; j < layout_.dp.size(); ++j) dp_ids += dp_routed_[j].host_id_begin[1];
   SS_TRY(dp_ids_.reserve(dp_ids, "data-parallel ids"));
   std::size_t at = 0;
   for (std::size_t j = 0; j < layout_.dp.size(); ++j) {
-    const RoutedIds& r = routed_[mine[layout_.dp[j]].table];
+    const RoutedIds& r = dp_routed_[j];
     SS_CUDA(cudaMemcpyAsync(dp_lengths_.get() + j * B, r.lengths, B * sizeof(std::uint32_t), cudaMemcpyDeviceToDevice,
                             stream_),
             "data-parallel lengths: cudaMemcpyAsync");
@@ -183,7 +182,7 @@ core::Status CudaRank::exchangeIds() {
   SS_CUDA(
       cudaMemcpyAsync(recv_host, counts_recv_.get(), M * S * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, stream_),
       "id counts: cudaMemcpyAsync");
-  SS_CUDA(cudaStreamSynchronize(stream_), "id counts: cudaStreamSynchronize");
+  SS_TRY(waitStream("id counts"));
   std::vector<std::vector<std::uint32_t>> recv_ids(M, std::vector<std::uint32_t>(S));
   for (std::uint32_t s = 0; s < M; ++s)
     for (std::size_t i = 0; i < S; ++i) recv_ids[s][i] = recv_host[s * S + i];

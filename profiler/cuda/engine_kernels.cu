@@ -108,6 +108,10 @@ core::Status lengthsToOffsets(const std::uint32_t* lengths, std::uint32_t n, std
       e != cudaSuccess)
     return launchError("bag offsets: scan size", e);
   if (need > scratch.temp_bytes) {
+    // cudaFree waits for the whole device: the stream first, so that it never waits inside another
+    // rank's collective while that rank waits in cudaMalloc (several ranks in one process).
+    if (const cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
+      return launchError("bag offsets: cudaStreamSynchronize", e);
     if (scratch.temp != nullptr) cudaFree(scratch.temp);
     scratch.temp = nullptr;
     scratch.temp_bytes = 0;

@@ -63,10 +63,20 @@ ExchangeLayout makeExchangeLayout(const core::ModelSpec& model, const std::vecto
     }
   }
 
-  // Routing targets per sharded table, in group-rank then shard order.
-  l.route.resize(model.tables.size());
-  for (std::uint32_t d = 0; d < M; ++d)
-    for (std::size_t k : l.remote[d]) l.route[group_shards[d][k].table].push_back({d, k});
+  // Routing: per (table, column block), in the order remote[] lists the shards.
+  l.route_of.resize(M);
+  for (std::uint32_t d = 0; d < M; ++d) {
+    for (std::size_t k : l.remote[d]) {
+      const RankShard& rs = group_shards[d][k];
+      std::size_t g = 0;
+      while (g < l.route_groups.size() &&
+             !(l.route_groups[g].table == rs.table && l.route_groups[g].col_offset == rs.shard.col_offset))
+        ++g;
+      if (g == l.route_groups.size()) l.route_groups.push_back({rs.table, rs.shard.col_offset, {}});
+      l.route_of[d].emplace_back(g, l.route_groups[g].targets.size());
+      l.route_groups[g].targets.push_back({d, k});
+    }
+  }
   return l;
 }
 

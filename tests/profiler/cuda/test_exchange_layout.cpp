@@ -124,11 +124,26 @@ class TestExchangeLayout : public QObject {
     QVERIFY(std::all_of(cols[0].begin(), cols[0].end(), [](int c) { return c == 3; }));  // a partial from each owner
     QVERIFY(std::all_of(cols[1].begin(), cols[1].end(), [](int c) { return c == 1; }));
     QVERIFY(std::all_of(cols[2].begin(), cols[2].end(), [](int c) { return c == 1; }));  // slices from ranks 0 and 2
-    // Routing: t0 to ranks 0, 1, 2 in order; t2 to ranks 0 and 2; the dp table nowhere.
-    QCOMPARE(l.route[0].size(), std::size_t{3});
-    QCOMPARE(l.route[2].size(), std::size_t{2});
-    QCOMPARE(l.route[2][1].group_rank, 2u);
-    QVERIFY(l.route[3].empty());
+    // Routing: t0's row pieces on ranks 0, 1, 2 in one routing; t1 whole on rank 1; t2's two column
+    // slices each routed on their own (their rows overlap); the data-parallel table nowhere.
+    QCOMPARE(l.route_groups.size(), std::size_t{4});
+    QCOMPARE(l.route_groups[0].table, std::size_t{0});
+    QCOMPARE(l.route_groups[0].targets.size(), std::size_t{3});
+    for (const auto& g : l.route_groups) QVERIFY(g.table != 3);
+    std::size_t slices = 0;
+    for (const auto& g : l.route_groups)
+      if (g.table == 2) {
+        ++slices;
+        QCOMPARE(g.targets.size(), std::size_t{1});
+      }
+    QCOMPARE(slices, std::size_t{2});
+    // route_of finds each remote shard's routing and position.
+    for (std::uint32_t d = 0; d < 3; ++d)
+      for (std::size_t n = 0; n < l.remote[d].size(); ++n) {
+        const auto [g, q] = l.route_of[d][n];
+        QCOMPARE(l.route_groups[g].targets[q].group_rank, d);
+        QCOMPARE(l.route_groups[g].targets[q].shard, l.remote[d][n]);
+      }
   }
 
   void idExchangeOrdersIdsAsTheBagsCsr() {

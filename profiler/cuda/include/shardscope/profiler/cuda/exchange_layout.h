@@ -64,13 +64,22 @@ struct ExchangeLayout {
   std::size_t pooled_recv_floats = 0;
   std::vector<CombineBlock> combine;  // one per pooled_recv block, same order
 
-  // Id routing: per used sharded table, the (group rank, shard) pairs that
-  // serve it, in group-rank order (routeIds' shard order).
+  // Id routing: one routing per (sharded table, column block): the shards
+  // of a block tile the table's rows (row-wise pieces, or one whole-rows
+  // shard), so every id goes to exactly one of them; column-wise and grid
+  // shards split a table into several blocks, each routed on its own.
   struct RouteTarget {
     std::uint32_t group_rank = 0;
     std::size_t shard = 0;  // index into that group rank's shards
   };
-  std::vector<std::vector<RouteTarget>> route;  // per model table (empty: data-parallel or unused)
+  struct RouteGroup {
+    std::size_t table = 0;
+    std::uint32_t col_offset = 0;
+    std::vector<RouteTarget> targets;  // group-rank then shard order (routeIds' shard order)
+  };
+  std::vector<RouteGroup> route_groups;
+  // Per group rank d, per remote[d] shard n: (route group, position in its targets).
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> route_of;
 };
 
 [[nodiscard]] ExchangeLayout makeExchangeLayout(const core::ModelSpec& model,
