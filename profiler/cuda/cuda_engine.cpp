@@ -86,12 +86,14 @@ core::Result<Plan2D> prepare(const core::ModelSpec& model, const core::ShardPlan
     auto shards = shardsOfRank(model, plan, i);
     if (!shards) return shards.error();
     applyMemoryBudget(*shards, model, p.budget);
-    for (const RankShard& rs : *shards)
+    p.group_shards.push_back(std::move(*shards));
+  }
+  equalizeDataParallelRows(p.group_shards);
+  for (std::uint32_t i = 0; i < p.M; ++i)
+    for (const RankShard& rs : p.group_shards[i])
       if (rs.capped())
         p.capped.push_back({model.tables[rs.table].name, i, rs.shard.row_offset, rs.shard.col_offset, rs.shard.rows,
                             rs.physical_rows});
-    p.group_shards.push_back(std::move(*shards));
-  }
   return p;
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <unordered_map>
 
@@ -118,6 +119,19 @@ void applyMemoryBudget(std::vector<RankShard>& shards, const core::ModelSpec& mo
       hi = mid;
   }
   for (RankShard& s : shards) s.physical_rows = std::min(s.physical_rows, lo);
+}
+
+void equalizeDataParallelRows(std::vector<std::vector<RankShard>>& group_shards) {
+  std::map<std::size_t, std::uint64_t> fewest;  // per data-parallel table
+  for (const auto& shards : group_shards)
+    for (const RankShard& s : shards)
+      if (s.dataParallel()) {
+        auto [it, added] = fewest.try_emplace(s.table, s.physical_rows);
+        if (!added) it->second = std::min(it->second, s.physical_rows);
+      }
+  for (auto& shards : group_shards)
+    for (RankShard& s : shards)
+      if (s.dataParallel()) s.physical_rows = fewest[s.table];
 }
 
 std::uint64_t shardStateBytes(const RankShard& shard, const core::ModelSpec& model) {

@@ -196,6 +196,7 @@ std::variant<Prepared, core::Error> prepare(MPI_Comm world, const DistributedCon
     applyMemoryBudget(*shards, in.model, p.budget);
     p.group_shards.push_back(std::move(shards).value());
   }
+  equalizeDataParallelRows(p.group_shards);
   return p;
 }
 

@@ -415,6 +415,28 @@ class TestEmulate : public QObject {
     QCOMPARE(shards[0].physical_rows, std::uint64_t{0xFFFFFFFFULL});
   }
 
+  // Budgets cap each group rank on its own; the copies of a data-parallel table then take the fewest
+  // rows any got (one all-reduce size, equal copies), sharded tables keep theirs.
+  void dataParallelCopiesGetTheFewestRowsOfAnyRank() {
+    std::vector<std::vector<RankShard>> group(3, std::vector<RankShard>(2));
+    const std::uint64_t dp_rows[] = {900, 400, 700};
+    for (std::size_t g = 0; g < 3; ++g) {
+      group[g][0].table = 0;
+      group[g][0].type = core::ShardingType::DataParallel;
+      group[g][0].shard = shard(static_cast<std::uint32_t>(g), 0, 1000, 0, 4);
+      group[g][0].physical_rows = dp_rows[g];
+      group[g][1].table = 1;
+      group[g][1].type = core::ShardingType::RowWise;
+      group[g][1].shard = shard(static_cast<std::uint32_t>(g), 100 * g, 100, 0, 4);
+      group[g][1].physical_rows = 50 + g;
+    }
+    profiler::equalizeDataParallelRows(group);
+    for (std::size_t g = 0; g < 3; ++g) {
+      QCOMPARE(group[g][0].physical_rows, std::uint64_t{400});
+      QCOMPARE(group[g][1].physical_rows, std::uint64_t{50 + g});
+    }
+  }
+
   // ---- emulate runs
 
   void sweptPlanWritesACompleteRun_data() {

@@ -38,6 +38,12 @@ struct RankShard {
 // cut to a common row count (water-filling). Also caps at 2^32 - 1 rows.
 void applyMemoryBudget(std::vector<RankShard>& shards, const core::ModelSpec& model, std::uint64_t budget_bytes);
 
+// Gives every group rank's copy of a data-parallel table the fewest physical
+// rows any copy got from its budget (applyMemoryBudget caps each rank on its
+// own), so that the group's all-reduce of their gradients has one size and
+// the copies stay equal. `group_shards`: per group rank, its shards.
+void equalizeDataParallelRows(std::vector<std::vector<RankShard>>& group_shards);
+
 // Bytes of weights + optimizer state of `shard`'s physical rows, as the
 // budget counts them: cols x (4 for fp32 tables, 2 for every narrower dtype,
 // which runs as fp16) + 4 B of AdaGrad momentum per row.
