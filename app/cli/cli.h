@@ -25,9 +25,10 @@ int runDevices(Args args);
 int runPlan(Args args);
 int runGenModel(Args args);
 int runEvaluate(Args args);
-int runProfile(Args args);    // command_profile.cpp: engine runs (emulate in-process, mpi through a launcher)
-int runReport(Args args);     // command_report.cpp: analysis of a run in a store
-int runCalibrate(Args args);  // command_calibrate.cpp: fit a calibration from runs, held-out check
-int runImport(Args args);     // command_import.cpp: traces of real trainers (Kineto, Nsight Systems) into a store
+int runProfile(Args args);      // command_profile.cpp: engine runs (emulate in-process, mpi through a launcher)
+int runReport(Args args);       // command_report.cpp: analysis of a run in a store
+int runCalibrate(Args args);    // command_calibrate.cpp: fit a calibration from runs, held-out check
+int runImport(Args args);       // command_import.cpp: traces of real trainers (Kineto, Nsight, NCCL) into a store
+int runExportTrace(Args args);  // command_export.cpp: a stored run as Chrome trace JSON
 
 }  // namespace shardscope::app::cli

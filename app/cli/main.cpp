@@ -39,6 +39,8 @@ commands:
   import kineto|nsys|nccl FILE|DIR... --store F [--label L] [--rules R.json] [--json]
                          import a trainer's PyTorch-profiler (Kineto), Nsight Systems or NCCL
                          profiler-plugin traces, one file per rank, as one run; then `report`
+  export-trace --store F [--run ID] [--ranks R] [--from-ms A --to-ms B] --out F.json
+                         a stored run as Chrome trace JSON (Perfetto, chrome://tracing)
   validate <file>...     check shardscope model/cluster/plan/calibration/project/constraints files
   store info <file> [--check] [--json]
                          describe a trace store: schema, runs (complete or not), ranks, spans
@@ -94,6 +96,7 @@ int run(int argc, char** argv) {
   if (cmd == "report") return runReport(std::move(rest));
   if (cmd == "calibrate") return runCalibrate(std::move(rest));
   if (cmd == "import") return runImport(std::move(rest));
+  if (cmd == "export-trace") return runExportTrace(std::move(rest));
   return usageError("unknown command '" + cmd + "'");
 }
 

@@ -14,6 +14,10 @@
 #include <QDir>
 #include <QProcess>
 #include <QTemporaryDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSet>
 #include <QtTest>
 
 #include <csignal>
@@ -148,6 +152,42 @@ class TestCliStore : public QObject {
     QVERIFY2(report.out.contains("import-kineto"), qPrintable(report.out));
     QCOMPARE(listFolder(dir), std::vector<std::string>{"s.sqlite"});
     setWritable(dir, true);
+  }
+
+  // export-trace: an imported run as Chrome trace JSON (a process per rank), a rank and window
+  // selected, and bad options refused with exit 2 before anything is written.
+  void exportTraceWritesChromeJson() {
+    QTemporaryDir dir;
+    const QString store = dir.filePath("s.sqlite"), out = dir.filePath("t.json");
+    auto imported =
+        cli({"import", "kineto", kData + "rank0.json", kData + "rank1.json.gz", "--store", store, "--quiet"});
+    QVERIFY2(imported.code == 0, qPrintable(imported.err));
+    auto all = cli({"export-trace", "--store", store, "--out", out});
+    QVERIFY2(all.code == 0, qPrintable(all.err));
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const auto doc = QJsonDocument::fromJson(f.readAll());
+    QVERIFY(doc.isObject());
+    QSet<int> pids;
+    int events = 0;
+    for (const auto& v : doc.object().value("traceEvents").toArray()) {
+      const QJsonObject e = v.toObject();
+      pids.insert(e.value("pid").toInt());
+      if (e.value("ph").toString() == "X") ++events;
+    }
+    QCOMPARE(pids, (QSet<int>{0, 1}));
+    QVERIFY(events > 0);
+    QVERIFY2(all.out.contains(" spans and "), qPrintable(all.out));
+    auto one = cli({"export-trace", "--store", store, "--ranks", "1", "--from-ms", "0", "--out", out});
+    QVERIFY2(one.code == 0, qPrintable(one.err));
+    QFile g(out);
+    QVERIFY(g.open(QIODevice::ReadOnly));
+    for (const auto& v : QJsonDocument::fromJson(g.readAll()).object().value("traceEvents").toArray())
+      QCOMPARE(v.toObject().value("pid").toInt(), 1);
+    QCOMPARE(cli({"export-trace", "--store", store, "--ranks", "one", "--out", out}).code, 2);
+    QCOMPARE(cli({"export-trace", "--store", store, "--from-ms", "5", "--to-ms", "1", "--out", out}).code, 2);
+    QCOMPARE(cli({"export-trace", "--store", store}).code, 2);
+    QCOMPARE(cli({"export-trace", "--store", dir.filePath("none.sqlite"), "--out", dir.filePath("x.json")}).code, 1);
   }
 };
 
