@@ -1,9 +1,11 @@
 // The Cluster page: preset picking, custom values as undoable edits, the
 // chosen grid kept valid, widgets following the project without making
-// edits, and the diagram's sharding-group colouring.
+// edits, the diagram's sharding-group colouring, and the cluster of this
+// machine's GPUs.
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QUndoStack>
@@ -14,6 +16,7 @@
 #include "project_document.h"
 #include "shardscope/core/presets.h"
 #include "shardscope/core/rank_layout.h"
+#include "shardscope/profiler/engine/local_cluster.h"
 
 using shardscope::app::ClusterDiagram;
 using shardscope::app::ClusterPage;
@@ -74,6 +77,8 @@ class TestClusterPage : public QObject {
   void outsideEditUpdatesTheWidgets();
   void totalsFollowTheCluster();
   void diagramColoursStridedGroups();
+  void localGpusFillTheClusterAsOneUndoableEdit();
+  void localGpusFailureLeavesTheClusterAndSaysWhy();
   void diagramColoursContiguousGroups();
   void diagramWithoutGridHasNoGroups();
   void diagramDrawsAnOpenLayoutStrided();
@@ -498,6 +503,44 @@ void TestClusterPage::diagramTruncatesClustersTooLargeToDraw() {
   // Enough room again: everything is drawn.
   d.setCluster(8, 8);
   QCOMPARE(d.shownNodes(), 8u);
+}
+
+// "From this machine's GPUs" with a synthetic machine: the query runs off the
+// GUI thread, its cluster becomes one undoable edit, the line under the button
+// says what was found; a failure changes nothing and says why.
+void TestClusterPage::localGpusFillTheClusterAsOneUndoableEdit() {
+  ProjectDocument doc;
+  ClusterPage page(&doc);
+  shardscope::profiler::LocalCluster local;
+  local.cluster = preset("h200x8");
+  local.cluster.name = "node7: 8 x H200, NVLink";
+  local.cluster.intra_node.bandwidth_gbps = 478.125;
+  local.nvlink = true;
+  local.notes = {"intra-node: 18 NVLink links x 26.5625 GB/s"};
+  page.setLocalClusterSource([local] { return shardscope::core::Result<shardscope::profiler::LocalCluster>(local); });
+  page.useLocalGpus();
+  QTRY_VERIFY(doc.project().cluster == local.cluster);
+  QCOMPARE(doc.undoStack()->count(), 1);
+  QVERIFY(doc.undoStack()->text(0).contains(QStringLiteral("node7")));
+  QVERIFY2(page.localGpusText().contains(QStringLiteral("478.1")), qPrintable(page.localGpusText()));
+  QVERIFY(page.localGpusButton()->isEnabled());
+  doc.undoStack()->undo();
+  QVERIFY(doc.project().cluster == preset("h100x64"));
+}
+
+void TestClusterPage::localGpusFailureLeavesTheClusterAndSaysWhy() {
+  ProjectDocument doc;
+  ClusterPage page(&doc);
+  page.setLocalClusterSource([] {
+    return shardscope::core::Result<shardscope::profiler::LocalCluster>(
+        core::Error{"no GPU visible: CUDA reports no device", core::ErrorKind::Io});
+  });
+  page.useLocalGpus();
+  QTRY_VERIFY(page.localGpusText().contains(QStringLiteral("no GPU visible")));
+  QTRY_VERIFY(page.localGpusButton()->isEnabled());
+  QVERIFY(doc.project().cluster == preset("h100x64"));
+  QCOMPARE(doc.undoStack()->count(), 0);
+  QVERIFY(page.findChild<QWidget*>(QStringLiteral("localGpusMessage")) != nullptr);
 }
 
 QTEST_MAIN(TestClusterPage)
