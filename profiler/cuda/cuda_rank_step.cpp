@@ -12,7 +12,6 @@ namespace {
 ncclDataType_t ncclWeightType(DeviceWeightType t) {
   return t == DeviceWeightType::F32 ? ncclFloat32 : (t == DeviceWeightType::F16 ? ncclFloat16 : ncclBfloat16);
 }
-std::size_t weightBytesOf(DeviceWeightType t) { return t == DeviceWeightType::F32 ? 4 : 2; }
 
 // Bytes that cross between ranks: every block not to or from `me`.
 std::int64_t peerBytes(const std::vector<A2aPart>& send, const std::vector<A2aPart>& recv, std::uint32_t me,
@@ -321,7 +320,7 @@ core::Status CudaRank::replicaSync() {
   std::int64_t bytes = 0;
   for (std::size_t k = 0; k < tables_.count(); ++k) {
     const DeviceShardSpec& s = tables_.spec(k);
-    const std::size_t n = tables_.weightBytes(k) / weightBytesOf(s.type);
+    const std::size_t n = tables_.weightBytes(k) / elementBytes(s.type);
     SS_TRY(allReduce(tables_.weights(k), n, ncclWeightType(s.type), ncclAvg, grid_.replica(), stream_));
     SS_TRY(allReduce(tables_.momentum(k), s.rows, ncclFloat32, ncclAvg, grid_.replica(), stream_));
     bytes += static_cast<std::int64_t>(tables_.weightBytes(k) + s.rows * sizeof(float));

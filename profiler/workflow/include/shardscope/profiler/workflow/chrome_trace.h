@@ -3,8 +3,8 @@
 // one thread per stream (compute, comm, GPU streams), every span an "X"
 // event with its kind as category and step, bytes, correlation and table as
 // args; every collective an "X" event on its own thread with op, group,
-// process group, algorithm, seq and bytes. Written event by event, so memory
-// stays flat for runs of millions of spans.
+// process group, algorithm, seq and bytes. Written rank by rank, event by
+// event: memory holds one rank's spans of the window at a time.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +31,7 @@ struct ChromeTraceOutcome {
   core::store::RunId run{};
   std::uint64_t spans = 0;
   std::uint64_t collectives = 0;
-  std::int64_t origin_ns = 0;  // store time of ts 0 (the first span's start in the window)
+  std::int64_t origin_ns = 0;  // store time of ts 0: the window's start, else the run's first span
 };
 
 // Timestamps are microseconds from `origin_ns` (Chrome's unit), with
