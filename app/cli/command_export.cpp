@@ -17,20 +17,27 @@ namespace shardscope::app::cli {
 namespace {
 constexpr const char* kExportHelp =
     R"(usage: shardscope-cli export-trace --store F [--run ID] [--ranks 0,1,...] [--from-ms A] [--to-ms B]
-                                  --out trace.json
+                                  (--out trace.json | --per-rank-dir DIR)
 
 Writes one run of the trace store F (default: the newest) as Chrome trace
 JSON, which Perfetto (ui.perfetto.dev) and chrome://tracing open: a process
 per rank, a thread per stream (compute, comm, GPU streams) and one for the
 collectives; every span an event with its kind as category and step, bytes,
 CUPTI correlation and table as arguments; every collective with its group,
-process group, algorithm, sequence number and bytes.
+process group, algorithm, sequence number and bytes. Times are exact to the
+ns, and each event names the row it came from, so `import kineto` reads the
+export back into the same spans and collectives.
 
-  --ranks 0,1,...   only these ranks
-  --from-ms A       the window, in ms from the run's first span (spans that
-  --to-ms B         overlap it are written whole)
+  --out F.json          every rank in one file (one rank: it imports as is)
+  --per-rank-dir DIR    one file per rank, DIR/rank<N>.json, each with
+                        distributedInfo.rank: `import kineto DIR` reads them;
+                        DIR is made if missing and must hold no rank<N>.json
+  --ranks 0,1,...       only these ranks
+  --from-ms A           the window, in ms from the run's first span (spans
+  --to-ms B             that overlap it are written whole)
 
-Exit 0 written, 1 store or run unreadable, 2 usage, 3 the file cannot be written.
+Exit 0 written, 1 store or run unreadable, 2 usage (also: DIR holds rank
+files already), 3 a file cannot be written.
 )";
 
 std::optional<double> parseMs(const std::string& text) {
@@ -65,11 +72,13 @@ int runExportTrace(Args args) {
   auto from = args.option("--from-ms");
   auto to = args.option("--to-ms");
   auto out = args.option("--out");
+  auto dir = args.option("--per-rank-dir");
   if (!args.error().empty()) return usageError("export-trace: " + args.error());
   if (auto u = args.unknownOption()) return usageError("export-trace: unknown option " + *u);
   if (!args.positional().empty()) return usageError("export-trace: unexpected argument " + args.positional().front());
   if (!store) return usageError("export-trace needs --store <file>");
-  if (!out) return usageError("export-trace needs --out <file.json>");
+  if (!out && !dir) return usageError("export-trace needs --out <file.json> or --per-rank-dir <folder>");
+  if (out && dir) return usageError("export-trace: --out and --per-rank-dir exclude each other");
   profiler::ChromeTraceRequest request;
   request.store = *store;
   if (run) {
@@ -89,6 +98,14 @@ int runExportTrace(Args args) {
   if (request.from_ms && request.to_ms && *request.to_ms < *request.from_ms)
     return usageError("export-trace: --to-ms is before --from-ms");
 
+  if (dir) {
+    auto written = profiler::writeChromeTraceFiles(request, *dir);
+    if (!written) return fail(written.error(), "export-trace: ");
+    std::cout << "run " << static_cast<long long>(written->run) << ": " << written->spans << " spans and "
+              << written->collectives << " collectives written to " << written->files.size() << " file(s) in " << *dir
+              << "\n";
+    return kExitOk;
+  }
   std::ofstream file(*out, std::ios::binary | std::ios::trunc);
   if (!file)
     return fail(core::Error{*out + ": cannot write (" + std::strerror(errno) + ")", core::ErrorKind::Io, *out});

@@ -39,7 +39,7 @@ commands:
   import kineto|nsys|nccl FILE|DIR... --store F [--label L] [--rules R.json] [--json]
                          import a trainer's PyTorch-profiler (Kineto), Nsight Systems or NCCL
                          profiler-plugin traces, one file per rank, as one run; then `report`
-  export-trace --store F [--run ID] [--ranks R] [--from-ms A --to-ms B] --out F.json
+  export-trace --store F [--run ID] [--ranks R] [--from-ms A --to-ms B] (--out F.json | --per-rank-dir DIR)
                          a stored run as Chrome trace JSON (Perfetto, chrome://tracing)
   validate <file>...     check shardscope model/cluster/plan/calibration/project/constraints files
   store info <file> [--check] [--json]

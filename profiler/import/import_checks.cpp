@@ -1,4 +1,5 @@
-// Cross-file checks of an import and the text forms of its rows (import_checks.h).
+// Cross-file checks of an import and the text forms of its rows (import_checks.h), and the
+// element sizes of trace dtypes (store_import_sink.h).
 #include "import_checks.h"
 
 #include <algorithm>
@@ -8,8 +9,24 @@
 
 #include "shardscope/core/summary.h"
 #include "shardscope/profiler/import/store_import_sink.h"
+#include "shardscope/profiler/trace/engine_trace.h"
 
-namespace shardscope::profiler::import_detail {
+namespace shardscope::profiler {
+
+int dtypeBytes(std::string_view d) {
+  std::string t(d);
+  for (char& c : t)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  if (t.starts_with("c10::")) t.erase(0, 5);
+  if (t.starts_with("torch.")) t.erase(0, 6);
+  if (t == "float" || t == "float32" || t == "int" || t == "int32" || t == "uint32") return 4;
+  if (t == "double" || t == "float64" || t == "long" || t == "int64" || t == "uint64" || t == "complexfloat") return 8;
+  if (t == "half" || t == "float16" || t == "bfloat16" || t == "short" || t == "int16") return 2;
+  if (t == "byte" || t == "char" || t == "bool" || t == "uint8" || t == "int8" || t.starts_with("float8")) return 1;
+  return 0;
+}
+
+namespace import_detail {
 
 core::Status JobChecks::refuse(const std::string& what) {
   if (!force_) return core::Error{what + "; to import them anyway, give --force"};
@@ -91,9 +108,36 @@ std::pair<std::string, int> groupText(std::string_view s) {
   return {out, n};
 }
 
+void warnMissingWork(const std::vector<ImportedRank>& ranks, std::vector<std::string>& warnings) {
+  std::vector<int> no_emb, no_gpu, no_coll;
+  for (const auto& r : ranks) {
+    if (r.stored > 0) continue;  // rows a ShardScope export described: not a trainer's trace
+    const auto has = [&](std::string_view k) { return r.spans_by_kind.contains(std::string(k)); };
+    if (r.gpu_events == 0) {
+      no_gpu.push_back(r.rank);
+      continue;
+    }
+    if (!has(span_kind::kEmbFwd) && !has(span_kind::kEmbBwd)) no_emb.push_back(r.rank);
+    if (r.collectives == 0) no_coll.push_back(r.rank);
+  }
+  if (!no_gpu.empty())
+    warnings.push_back("no GPU events (kernels, memcpy, memset) in rank(s) " + core::formatRankRanges(no_gpu) +
+                       ": the trace was recorded without CUDA activity (PyTorch: ProfilerActivity.CUDA; nsys: "
+                       "--trace=cuda), so it has no embedding time, collectives, busy or idle time");
+  if (!no_emb.empty())
+    warnings.push_back("no embedding kernels (emb_fwd / emb_bwd) in rank(s) " + core::formatRankRanges(no_emb) +
+                       ": embedding compute reads 0 and its imbalance is n/a; if the trainer's lookups run in "
+                       "kernels of other names, import again with --rules");
+  if (!no_coll.empty())
+    warnings.push_back("no collective kernels in rank(s) " + core::formatRankRanges(no_coll) +
+                       ": no waits and no bus bandwidth for them (a single-GPU job, or NCCL kernels not traced)");
+}
+
 bool namesIteration(std::string_view name) {
   const std::string n = core::asciiLower(name);
   return n.find("forward") != std::string::npos && n.find("backward") == std::string::npos;
 }
 
-}  // namespace shardscope::profiler::import_detail
+}  // namespace import_detail
+
+}  // namespace shardscope::profiler

@@ -14,6 +14,10 @@
 #include "shardscope/core/result.h"
 #include "shardscope/profiler/import/trace_import.h"
 
+namespace shardscope::profiler {
+struct ImportedRank;
+}
+
 namespace shardscope::profiler::import_detail {
 
 // Traces of different jobs are refused (an error naming both files and the
@@ -47,6 +51,10 @@ class JobChecks {
 
 // "[0, 2, 4]" -> ("0,2,4", 3); anything that is not a list of numbers -> ("", 0).
 [[nodiscard]] std::pair<std::string, int> groupText(std::string_view s);
+
+// What a run without embedding kernels, GPU events or collectives cannot show, as warnings naming
+// the ranks concerned (ranks of a ShardScope export, whose rows the file described, are not).
+void warnMissingWork(const std::vector<ImportedRank>& ranks, std::vector<std::string>& warnings);
 
 // Whether an annotation's name marks a training iteration when a trace has no
 // ProfilerStep: it names a forward pass ("## forward ##", "DistributedDataParallel.forward"),

@@ -1,7 +1,9 @@
 // Kineto (PyTorch profiler) JSON importer: a parser for the Kineto layout on
 // the streaming JSON scanner (json_scanner.h) over a chunked zlib reader
-// (gzread reads plain files as they are, so gzip is found by its magic
-// bytes). Only the current event's fields are held; see docs/import.md.
+// (gz_source.h). Only the current event's fields are held; see docs/import.md.
+// A ShardScope Chrome export (otherData's schema before traceEvents) is read by
+// its own instance of the event loop, whose events describe their store rows
+// (kineto_stored.h, docs/formats/import-trace.md).
 #include "shardscope/profiler/import/kineto_import.h"
 
 #include <zlib.h>
@@ -10,13 +12,17 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string_view>
 #include <system_error>
 #include <vector>
 
+#include "gz_source.h"
 #include "json_scanner.h"
+#include "kineto_keys.h"
+#include "kineto_stored.h"
 #include "kineto_values.h"
 
 namespace shardscope::profiler {
@@ -29,126 +35,12 @@ using namespace std::string_view_literals;
 // Bytes parsed per read: small enough that the buffer stays in the L2 cache
 // while the scanner walks it (1 MiB chunks parsed ~15% slower).
 constexpr std::size_t kChunk = 64 << 10;
-constexpr std::uint64_t kProgressEvery = 1 << 20;
-
-// gzread over a file, asking `progress` about every MiB of the file.
-class GzSource final : public json::ChunkSource {
- public:
-  GzSource(gzFile f, std::uint64_t total, const KinetoOptions& o) : f_(f), total_(total), opts_(o) {}
-  std::ptrdiff_t read(char* buf, std::size_t n) override {
-    if (opts_.progress) {
-      const auto done = static_cast<std::uint64_t>(gzoffset(f_));
-      if (asked_ < 0 || done >= static_cast<std::uint64_t>(asked_) + kProgressEvery) {
-        asked_ = static_cast<std::int64_t>(done);
-        if (!opts_.progress(done, total_)) {
-          cancelled = true;
-          return -1;
-        }
-      }
-    }
-    const int k = gzread(f_, buf, static_cast<unsigned>(std::min<std::size_t>(n, 1u << 30)));
-    if (k <= 0) {
-      int errnum = 0;
-      const char* msg = gzerror(f_, &errnum);
-      if (k < 0 || (errnum != Z_OK && errnum != Z_STREAM_END)) read_error = msg != nullptr ? msg : "read error";
-      return k < 0 ? -1 : 0;
-    }
-    return k;
-  }
-  bool cancelled = false;
-  std::string read_error;
-
- private:
-  gzFile f_;
-  std::uint64_t total_;
-  const KinetoOptions& opts_;
-  std::int64_t asked_ = -1;  // file offset at the last progress call
-};
-
-enum class TopKey { TraceEvents, DistributedInfo, BaseTime, Other };
-enum class EvKey { Name, Ph, Cat, Ts, Dur, Pid, Tid, Args, Other };
-enum class ArgKey {
-  Correlation,
-  Stream,
-  Device,
-  Collective,
-  InNelems,
-  OutNelems,
-  GroupSize,
-  Dtype,
-  PgRanks,
-  PgName,
-  Seq,
-  Other
-};
-enum class DistKey { Rank, WorldSize, Backend, PgConfig, Other };
-
-TopKey topKey(std::string_view k) {
-  if (k == "traceEvents"sv) return TopKey::TraceEvents;
-  if (k == "distributedInfo"sv) return TopKey::DistributedInfo;
-  if (k == "baseTimeNanoseconds"sv) return TopKey::BaseTime;
-  return TopKey::Other;
-}
-EvKey evKey(std::string_view k) {
-  switch (k.size()) {
-    case 2:
-      if (k == "ph"sv) return EvKey::Ph;
-      if (k == "ts"sv) return EvKey::Ts;
-      break;
-    case 3:
-      if (k == "cat"sv) return EvKey::Cat;
-      if (k == "dur"sv) return EvKey::Dur;
-      if (k == "pid"sv) return EvKey::Pid;
-      if (k == "tid"sv) return EvKey::Tid;
-      break;
-    case 4:
-      if (k == "name"sv) return EvKey::Name;
-      if (k == "args"sv) return EvKey::Args;
-      break;
-    default:
-      break;
-  }
-  return EvKey::Other;
-}
-ArgKey argKey(std::string_view k) {
-  switch (k.size()) {
-    case 3:
-      return k == "Seq"sv ? ArgKey::Seq : ArgKey::Other;
-    case 5:
-      return k == "dtype"sv ? ArgKey::Dtype : ArgKey::Other;
-    case 6:
-      return k == "stream"sv ? ArgKey::Stream : k == "device"sv ? ArgKey::Device : ArgKey::Other;
-    case 10:
-      return k == "Group size"sv ? ArgKey::GroupSize : ArgKey::Other;
-    case 11:
-      return k == "correlation"sv ? ArgKey::Correlation : ArgKey::Other;
-    case 13:
-      return k == "In msg nelems"sv ? ArgKey::InNelems : ArgKey::Other;
-    case 14:
-      return k == "Out msg nelems"sv ? ArgKey::OutNelems : ArgKey::Other;
-    case 15:
-      return k == "Collective name"sv ? ArgKey::Collective : ArgKey::Other;
-    case 18:
-      return k == "Process Group Name"sv ? ArgKey::PgName : ArgKey::Other;
-    case 19:
-      return k == "Process Group Ranks"sv ? ArgKey::PgRanks : ArgKey::Other;
-    default:
-      return ArgKey::Other;
-  }
-}
-DistKey distKey(std::string_view k) {
-  if (k == "rank"sv) return DistKey::Rank;
-  if (k == "world_size"sv) return DistKey::WorldSize;
-  if (k == "backend"sv) return DistKey::Backend;
-  if (k == "pg_config"sv) return DistKey::PgConfig;
-  return DistKey::Other;
-}
-
 // What the reader learnt of the file besides its events.
 struct FileState {
   bool seen_events = false;
   bool seen_dist = false;
-  int file_rank = -1;  // distributedInfo.rank
+  bool export_file = false;  // otherData said a ShardScope export before traceEvents
+  int file_rank = -1;        // distributedInfo.rank
 };
 
 // One pass over the document; events go to the sink. When traceEvents comes
@@ -164,6 +56,8 @@ class KinetoReader {
 
   // Why the sink refused an event, when it did (the scanner holds its message).
   [[nodiscard]] const std::optional<core::Error>& sinkError() const { return sink_error_; }
+  // The JSON path of the error, when it is about a value rather than the syntax.
+  [[nodiscard]] const std::string& errorPath() const { return error_path_; }
   [[nodiscard]] bool empty() const { return empty_; }
 
   // false: the error is in the scanner.
@@ -221,7 +115,9 @@ class KinetoReader {
         }
         if (fs_.seen_events) return sc_.fail("traceEvents appears twice");
         fs_.seen_events = true;
-        return begin() && events();
+        // A ShardScope export's events describe their rows: read by their own instance of the
+        // event loop, so that PyTorch's traces run the loop as it was.
+        return begin() && (fs_.export_file ? exportEvents() : events<false>());
       }
       case TopKey::DistributedInfo:
         if (c != '{') return sc_.skipValue(1);
@@ -244,10 +140,57 @@ class KinetoReader {
           return true;
         }
         return sc_.skipValue(1);
+      case TopKey::OtherData:
+        return c == '{' ? otherData() : sc_.skipValue(1);
       case TopKey::Other:
         break;
     }
     return sc_.skipValue(1);
+  }
+
+  // A value error at a JSON path ("/traceEvents/3/args/step: expected ...").
+  bool failAt(std::string path, std::string_view what) {
+    std::string m = path;
+    m += what;
+    error_path_ = std::move(path);
+    return sc_.fail(m);
+  }
+
+  // otherData: Chrome's free-form metadata. A ShardScope export says there, under its schema,
+  // the store time of ts 0 (origin_ns); other tools' otherData is skipped. Cold (once a file), as
+  // is all of the export's code: GCC then leaves the event loop's inlining as it was.
+  [[gnu::cold]] bool otherData() {
+    std::string schema;
+    std::int64_t origin = 0;
+    bool has_origin = false;
+    std::string_view origin_found = "nothing";
+    const bool ok = members("',' or '}' after a member of otherData", [&](std::string_view k) {
+      const bool is_schema = k == "schema"sv, is_origin = k == "origin_ns"sv;
+      if (!colon()) return false;
+      if (is_schema) return stringInto(schema, 2);
+      const int c = sc_.peek();
+      if (!is_origin) return sc_.skipValue(2);
+      if (!isNumberStart(c)) {
+        origin_found = valueKind(c);
+        return sc_.skipValue(2);
+      }
+      json::NumberText n;
+      if (!sc_.number(n)) return false;
+      has_origin = exactInt(n, origin);
+      if (!has_origin) origin_found = "a number that is not a whole int64";
+      return true;
+    });
+    if (!ok) return false;
+    if (!schema.starts_with(kExportSchemaFamily)) return true;
+    if (schema != kChromeExportSchema)
+      return failAt("/otherData/schema", ": \"" + schema + "\" is not a format this build reads (expected \"" +
+                                             std::string(kChromeExportSchema) + "\")");
+    if (!has_origin)
+      return failAt("/otherData/origin_ns",
+                    ": expected an integer (the store time of ts 0, in ns), found " + std::string(origin_found));
+    info_.time_origin_ns = origin;
+    fs_.export_file = !fs_.seen_events;
+    return true;
   }
 
   // Members of an object: at '{'; `member(key)` reads each value.
@@ -371,6 +314,10 @@ class KinetoReader {
     return true;
   }
 
+  // An export's events, out of line: the top level then holds one event loop, PyTorch's.
+  [[gnu::cold, gnu::noinline]] bool exportEvents() { return events<true>(); }
+
+  template <bool kExport>
   bool events() {
     sc_.bump();
     int c = sc_.peek();
@@ -380,10 +327,11 @@ class KinetoReader {
     }
     for (;;) {
       if (c == '{') {
-        if (!event()) return false;
+        if (!event<kExport>()) return false;
       } else if (!sc_.skipValue(2)) {
         return false;
       }
+      if constexpr (kExport) ++index_;
       c = sc_.peek();
       if (c == ',') {
         sc_.bump();
@@ -398,6 +346,8 @@ class KinetoReader {
     }
   }
 
+  // One event; kExport: of a ShardScope export, whose args may describe the event's row.
+  template <bool kExport>
   bool event() {
     name_.clear();
     ph_.clear();
@@ -407,10 +357,14 @@ class KinetoReader {
     pg_ranks_.clear();
     pg_name_.clear();
     seq_ = -1;
+    if constexpr (kExport) stored_.reset();
     has_ts_ = has_dur_ = has_stream_ = bad_time_ = false;
     ts_ = dur_ = pid_ = tid_ = correlation_ = stream_ = in_nelems_ = out_nelems_ = group_size_ = 0;
     device_ = -1;
-    const bool ok = members("',' or '}' after a member of a trace event", [this](std::string_view k) {
+    // Flattened: what it calls from this file is inlined into it, as GCC chose to before the
+    // export's loop was added; left to its heuristics it then inlined less and parsing ran ~8%
+    // slower (tests/bench/import).
+    const auto member = [this](std::string_view k) __attribute__((flatten)) {
       const EvKey key = evKey(k);
       if (!colon()) return false;
       const int c = sc_.peek();
@@ -449,18 +403,39 @@ class KinetoReader {
           return true;
         }
         case EvKey::Args:
-          return c == '{' ? args() : sc_.skipValue(3);
+          return c == '{' ? args<kExport>() : sc_.skipValue(3);
         case EvKey::Other:
           break;
       }
       return sc_.skipValue(3);
-    });
+    };
+    const bool ok = members("',' or '}' after a member of a trace event", member);
+    if constexpr (kExport)
+      if (ok && stored_.marked() && ph_.size() == 1 && ph_[0] == 'X') return storedEvent();
     return ok && endEvent();
   }
 
+  // An export's stream or correlation: as any trace's, and noted for a described row when it is
+  // not an integer.
+  [[gnu::cold]] bool rowNumber(ArgKey key, int c) {
+    if (!isNumberStart(c)) {
+      stored_.wrongType(key, valueKind(c));
+      return sc_.skipValue(4);
+    }
+    json::NumberText n;
+    if (!sc_.number(n)) return false;
+    if (!n.integral || n.truncated) stored_.wrongType(key, kNotWhole);
+    (key == ArgKey::Stream ? stream_ : correlation_) = toInt(n);
+    has_stream_ = has_stream_ || key == ArgKey::Stream;
+    return true;
+  }
+
+  template <bool kExport>
   bool args() {
     return members("',' or '}' after a member of args", [this](std::string_view k) {
-      const ArgKey key = argKey(k);
+      ArgKey key = argKey(k);
+      if constexpr (kExport)
+        if (key == ArgKey::Other) key = storedArgKey(k);
       if (!colon()) return false;
       const int c = sc_.peek();
       std::int64_t v = 0;
@@ -486,8 +461,12 @@ class KinetoReader {
         case ArgKey::Other:
           return sc_.skipValue(4);
         default:
+          if constexpr (kExport)
+            if (isStoredKey(key)) return stored_.read(sc_, key);
           break;
       }
+      if constexpr (kExport)
+        if (key == ArgKey::Stream || key == ArgKey::Correlation) return rowNumber(key, c);
       if (!isNumberStart(c)) return sc_.skipValue(4);
       if (!number(v)) return false;
       switch (key) {
@@ -663,6 +642,43 @@ class KinetoReader {
     return true;
   }
 
+  // An event that describes its trace-store row (a ShardScope export): checked, then given to the
+  // sink as it is, whatever its category. pid is the rank there: rows of another rank in the
+  // file mean an export of several ranks in one file, which is not one rank's trace.
+  [[gnu::cold]] bool storedEvent() {
+    const std::string at = "/traceEvents/" + std::to_string(index_);
+    if (const auto p = stored_.problem(); !p.what.empty()) return failAt(at + "/args" + p.where, p.what);
+    if (!has_ts_ || !has_dur_ || bad_time_) {
+      ++stats_.missing_time;
+      return true;
+    }
+    const std::int64_t stream = has_stream_ ? stream_ : tid_;
+    if (stream < std::numeric_limits<int>::min() || stream > std::numeric_limits<int>::max())
+      return failAt(at + (has_stream_ ? "/args/stream" : "/tid"),
+                    ": expected a stream number of 32 bits, found " + std::to_string(stream));
+    if (stored_pid_ && pid_ != *stored_pid_)
+      return failAt(at + "/pid",
+                    ": rank " + std::to_string(pid_) + " after rows of rank " + std::to_string(*stored_pid_) +
+                        " (an export of several ranks in one file: export one file per rank to import it)");
+    if (info_.rank_final && pid_ != info_.rank)
+      return failAt(at + "/pid", ": " + std::to_string(pid_) + ", but distributedInfo.rank is " +
+                                     std::to_string(info_.rank) + " (in a ShardScope export pid is the rank)");
+    stored_pid_ = pid_;
+    const StoredRow row = stored_.row();
+    TraceEvent e;
+    e.name = name_;
+    e.start_ns = ts_;
+    e.end_ns = ts_ + std::max<std::int64_t>(0, dur_);
+    e.device = device_;
+    e.stream = stream;
+    e.correlation = correlation_;
+    e.stored = &row;
+    ++stats_.events;
+    ++stats_.stored;
+    if (auto s = sink_.event(e); !s) return sinkFailed(s.error());
+    return true;
+  }
+
   bool sinkFailed(const core::Error& e) {
     sink_error_ = e;
     return sc_.fail(e.message);
@@ -671,6 +687,7 @@ class KinetoReader {
   json::Scanner& sc_;
   TraceEventSink& sink_;
   std::optional<core::Error> sink_error_;  // the sink's error, kind kept (a full disk is I/O)
+  std::string error_path_;                 // failAt's JSON path
   bool empty_ = false;
   ImportRankInfo& info_;
   KinetoStats& stats_;
@@ -684,17 +701,14 @@ class KinetoReader {
   std::int64_t ts_ = 0, dur_ = 0, pid_ = 0, tid_ = 0, correlation_ = 0, stream_ = 0, in_nelems_ = 0, out_nelems_ = 0;
   std::int64_t group_size_ = 0;
   int device_ = -1;
+  StoredArgs stored_;                       // the row a ShardScope export describes, if it does
+  std::uint64_t index_ = 0;                 // an export's event's index in traceEvents
+  std::optional<std::int64_t> stored_pid_;  // the pid (rank) of the file's first described row
 
   std::vector<Category> cats_;
   std::size_t last_cat_ = 0;
   std::string last_ph_;
   std::uint64_t* last_ph_count_ = nullptr;
-};
-
-struct GzCloser {
-  void operator()(gzFile_s* f) const {
-    if (f != nullptr) gzclose_r(f);
-  }
 };
 
 // Reads the file into the sink; `bytes` = JSON bytes read.
@@ -716,6 +730,7 @@ core::Status readFile(const std::string& path, TraceEventSink& sink, ImportRankI
   if (ok && source.read_error.empty()) return core::Ok{};
   if (!ok && reader.sinkError()) return *reader.sinkError();  // the sink's, naming the file
   if (!ok && reader.empty() && source.read_error.empty()) return core::Error{path + ": " + kEmptyFile};
+  const std::string json_path = ok ? std::string() : reader.errorPath();
   std::string msg = path;
   msg += ": byte ";
   msg += std::to_string(ok ? sc.offset() : sc.errorOffset());
@@ -726,7 +741,7 @@ core::Status readFile(const std::string& path, TraceEventSink& sink, ImportRankI
     msg += ok ? ")" : "); ";
   }
   if (!ok) msg += sc.error();
-  return core::Error{msg};
+  return core::Error{msg, core::ErrorKind::InvalidInput, path, json_path};
 }
 
 }  // namespace

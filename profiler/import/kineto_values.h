@@ -85,6 +85,13 @@ inline std::int64_t toInt(const json::NumberText& n) {
   return std::fabs(v) < 9.0e18 ? static_cast<std::int64_t>(v) : 0;
 }
 
+// A JSON number as a field a ShardScope export wrote (kineto_stored.h): an integer that fits an
+// int64 exactly; false for fractions, exponents and anything beyond int64.
+inline bool exactInt(const json::NumberText& n, std::int64_t& out) {
+  if (!n.integral || n.truncated) return false;
+  return std::from_chars(n.text.data(), n.text.data() + n.text.size(), out).ec == std::errc();
+}
+
 // tids like "stream 7" or "7": the last run of digits.
 inline std::int64_t idFromText(std::string_view v) {
   std::int64_t x = 0;

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "import_checks.h"
+#include "import_stored.h"
 #include "shardscope/core/summary.h"
 #include "shardscope/profiler/trace/engine_trace.h"
 
@@ -22,11 +23,13 @@ namespace shardscope::profiler {
 
 namespace st = core::store;
 using import_detail::groupText;
+using import_detail::StoredInfo;
 
 namespace {
 // CPU threads get streams from here on (GPU events keep their CUDA stream).
 constexpr std::int64_t kCpuStreamBase = 100000;
 constexpr std::uint32_t kNoColl = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint32_t kNoStored = std::numeric_limits<std::uint32_t>::max();
 
 struct Ev {
   std::int64_t start = 0, end = 0, stream = 0, corr = 0, step = -1;
@@ -34,7 +37,10 @@ struct Ev {
   TraceEventKind kind = TraceEventKind::Kernel;
   KernelClass cls = KernelClass::Other;
   std::uint32_t coll = kNoColl;
+  std::uint32_t stored = kNoStored;  // a row the file described (State::stored)
 };
+// A rank holds up to max_buffered_events of these: `stored` lives in what was padding.
+static_assert(sizeof(Ev) <= 64);
 struct CollInfo {
   std::int64_t bytes = 0;
   st::StringId group = st::kNoString;
@@ -65,46 +71,7 @@ bool isGpuWork(TraceEventKind k) {
   return k == TraceEventKind::Kernel || k == TraceEventKind::Memcpy || k == TraceEventKind::Memset;
 }
 
-// What a run without embedding kernels, GPU events or collectives cannot
-// show, said once for the ranks concerned.
-void warnMissingWork(const std::vector<ImportedRank>& ranks, std::vector<std::string>& warnings) {
-  std::vector<int> no_emb, no_gpu, no_coll;
-  for (const auto& r : ranks) {
-    const auto has = [&](std::string_view k) { return r.spans_by_kind.contains(std::string(k)); };
-    if (r.gpu_events == 0) {
-      no_gpu.push_back(r.rank);
-      continue;
-    }
-    if (!has(span_kind::kEmbFwd) && !has(span_kind::kEmbBwd)) no_emb.push_back(r.rank);
-    if (r.collectives == 0) no_coll.push_back(r.rank);
-  }
-  if (!no_gpu.empty())
-    warnings.push_back("no GPU events (kernels, memcpy, memset) in rank(s) " + core::formatRankRanges(no_gpu) +
-                       ": the trace was recorded without CUDA activity (PyTorch: ProfilerActivity.CUDA; nsys: "
-                       "--trace=cuda), so it has no embedding time, collectives, busy or idle time");
-  if (!no_emb.empty())
-    warnings.push_back("no embedding kernels (emb_fwd / emb_bwd) in rank(s) " + core::formatRankRanges(no_emb) +
-                       ": embedding compute reads 0 and its imbalance is n/a; if the trainer's lookups run in "
-                       "kernels of other names, import again with --rules");
-  if (!no_coll.empty())
-    warnings.push_back("no collective kernels in rank(s) " + core::formatRankRanges(no_coll) +
-                       ": no waits and no bus bandwidth for them (a single-GPU job, or NCCL kernels not traced)");
-}
-
 }  // namespace
-
-int dtypeBytes(std::string_view d) {
-  std::string t(d);
-  for (char& c : t)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  if (t.starts_with("c10::")) t.erase(0, 5);
-  if (t.starts_with("torch.")) t.erase(0, 6);
-  if (t == "float" || t == "float32" || t == "int" || t == "int32" || t == "uint32") return 4;
-  if (t == "double" || t == "float64" || t == "long" || t == "int64" || t == "uint64" || t == "complexfloat") return 8;
-  if (t == "half" || t == "float16" || t == "bfloat16" || t == "short" || t == "int16") return 2;
-  if (t == "byte" || t == "char" || t == "bool" || t == "uint8" || t == "int8" || t.starts_with("float8")) return 1;
-  return 0;
-}
 
 struct StoreImportSink::State {
   StoreImportOptions opts;
@@ -123,6 +90,8 @@ struct StoreImportSink::State {
   ImportedRank report;
   std::vector<Ev> buf;
   std::vector<CollInfo> colls;
+  std::vector<StoredInfo> stored;                                              // rows the file described
+  std::vector<std::pair<st::StringId, std::uint64_t*>> stored_kinds;           // their kinds' counters in `report`
   std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> windows;       // start -> (end, step)
   std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> step_windows;  // step -> (start, end)
   std::unordered_map<std::int64_t, std::int64_t> launch;                       // correlation -> launch start
@@ -186,6 +155,7 @@ struct StoreImportSink::State {
   }
   std::int64_t stepOf(Ev& e) {
     if (e.kind == TraceEventKind::ProfilerStep) return e.step;
+    if (e.stored != kNoStored) return stored[e.stored].step;
     if (isGpu(e.kind) && e.corr != 0) {
       auto it = launch.find(e.corr);
       if (it != launch.end()) return stepAt(it->second);
@@ -280,7 +250,7 @@ struct StoreImportSink::State {
   // least twice, else the whole trace as one step. Decided on the events buffered.
   void decideSteps() {
     steps_decided = true;
-    if (!windows.empty()) return;
+    if (!windows.empty() || report.stored > 0) return;  // a ShardScope export says its steps
     std::unordered_map<st::StringId, std::int64_t> count;
     for (const Ev& e : buf)
       if (e.kind == TraceEventKind::Annotation && !iteration[e.name].empty()) ++count[e.name];
@@ -311,6 +281,11 @@ struct StoreImportSink::State {
 
   void decideOffset() {
     offset_decided = true;
+    if (info.time_origin_ns) {  // a ShardScope export: store times less the origin, on one clock already
+      offset = *info.time_origin_ns;
+      report.clock_reference = "otherData.origin_ns";
+      return;
+    }
     const std::int64_t base = info.base_time_ns;
     // Steps from annotations count from the trace's start, not the job's: no common reference.
     const bool real_steps = step_source == StepSource::ProfilerStep;
@@ -375,6 +350,7 @@ struct StoreImportSink::State {
   }
 
   core::Status process(Ev& e) {
+    if (e.stored != kNoStored) return processStored(e);
     const std::int64_t step = stepOf(e);
     auto k = kindSlot(kindOf(e, step));
     if (!k) return k.error();
@@ -415,6 +391,12 @@ struct StoreImportSink::State {
       ++report.collectives;
     }
     if (isGpuWork(e.kind)) ++report.gpu_events;
+    summarise(e, step);
+    return core::Ok{};
+  }
+
+  // What the event adds to its step's summary.
+  void summarise(const Ev& e, std::int64_t step) {
     if (step >= 0) {
       st::StepSummary& sum = sums[step];
       const std::int64_t d = diff(e.end, e.start);
@@ -431,6 +413,56 @@ struct StoreImportSink::State {
         sum.total_ns = d;
       }
     }
+  }
+
+  // An event that described its row (TraceEvent::stored): kept as it says, its strings interned. A
+  // `step` span opens its step as a ProfilerStep does, so that the step summaries have their windows.
+  core::Status takeStored(const TraceEvent& e, Ev& v) {
+    const StoredRow& r = *e.stored;
+    if (r.kind.empty() == r.op.empty())
+      return core::Error{info.source + ": a described row is either a span (kind) or a collective (op)"};
+    if (e.stream < std::numeric_limits<int>::min() || e.stream > std::numeric_limits<int>::max())
+      return core::Error{info.source + ": stream " + std::to_string(e.stream) + " does not fit in 32 bits"};
+    auto row = StoredInfo::of(r, [this](std::string_view t) { return intern(t); });
+    if (!row) return row.error();
+    StoredInfo& x = *row;
+    if (x.kind != st::kNoString) {
+      x.count = storedKindCount(x.kind, r.kind);
+      v.cls = import_detail::summaryClass(r.kind);
+      if (r.kind == span_kind::kStep) {
+        v.kind = TraceEventKind::ProfilerStep;
+        v.step = r.step;
+      }
+    }
+    v.stored = static_cast<std::uint32_t>(stored.size());
+    stored.push_back(x);
+    if (report.stored++ == 0) report.step_source = "the file's step spans";
+    return core::Ok{};
+  }
+  std::uint64_t* storedKindCount(st::StringId id, std::string_view kind) {
+    for (const auto& [k, count] : stored_kinds)
+      if (k == id) return count;
+    std::uint64_t* count = &report.spans_by_kind[std::string(kind)];
+    stored_kinds.emplace_back(id, count);
+    return count;
+  }
+
+  core::Status processStored(const Ev& e) {
+    const StoredInfo& x = stored[e.stored];
+    std::int64_t start = 0, end = 0;
+    if (__builtin_add_overflow(e.start, offset, &start) || __builtin_add_overflow(e.end, offset, &end))
+      return core::Error{info.source + ": rank " + std::to_string(info.rank) +
+                         ": timestamps out of range after adding otherData.origin_ns (" + std::to_string(offset) +
+                         " ns)"};
+    if (x.kind == st::kNoString) {
+      if (auto a = writer.addCollective(x.collective(info.rank, start, end)); !a) return a.error();
+      ++report.collectives;
+      return core::Ok{};
+    }
+    if (auto a = writer.addSpan(x.span(info.rank, static_cast<int>(e.stream), e.name, start, end, e.corr)); !a)
+      return a.error();
+    ++*x.count;
+    summarise(e, x.step);
     return core::Ok{};
   }
 
@@ -480,6 +512,8 @@ struct StoreImportSink::State {
     buf.shrink_to_fit();
     colls.clear();
     colls.shrink_to_fit();
+    stored.clear();
+    stored.shrink_to_fit();
     return core::Ok{};
   }
 
@@ -489,6 +523,8 @@ struct StoreImportSink::State {
     report = {};
     buf.clear();
     colls.clear();
+    stored.clear();
+    stored_kinds.clear();
     windows.clear();
     step_windows.clear();
     launch.clear();
@@ -592,7 +628,9 @@ core::Status StoreImportSink::event(const TraceEvent& e) {
   v.step = e.step;
   v.name = *name;
   v.kind = e.kind;
-  if (e.kind == TraceEventKind::Kernel) {
+  if (e.stored != nullptr) {
+    if (auto t = s.takeStored(e, v); !t) return t;
+  } else if (e.kind == TraceEventKind::Kernel) {
     v.cls = s.cls.classify(e.name, e.collective);
     if (isCollective(v.cls)) {
       CollInfo c;
@@ -641,7 +679,7 @@ core::Status StoreImportSink::event(const TraceEvent& e) {
   s.first_start = std::min(s.first_start, v.start);
   s.last_end = std::max(s.last_end, v.end);
   ++s.report.events;
-  if (e.kind == TraceEventKind::ProfilerStep) ++s.report.steps;
+  if (v.kind == TraceEventKind::ProfilerStep) ++s.report.steps;
   if (!s.streaming) {
     s.buf.push_back(v);
     if (s.buf.size() >= s.opts.max_buffered_events) {
@@ -660,9 +698,10 @@ core::Status StoreImportSink::event(const TraceEvent& e) {
   s.learn(v);
   std::int64_t step = v.kind == TraceEventKind::ProfilerStep ? v.step : s.stepOf(v);
   s.mark(v, step);
-  if (v.coll != kNoColl) {
+  if (v.coll != kNoColl || v.stored != kNoStored) {
     auto st = s.process(v);
     s.colls.clear();
+    s.stored.clear();
     return st;
   }
   return s.process(v);
@@ -684,6 +723,10 @@ core::Status StoreImportSink::updateRank(const ImportRankInfo& rank) {
   } else if (auto c = s.checks.all(rank); !c) {
     return c;
   }
+  if (rank.time_origin_ns && s.offset_decided && s.offset != *rank.time_origin_ns)
+    return core::Error{rank.source + ": otherData.origin_ns follows more than " +
+                       std::to_string(s.opts.max_buffered_events) +
+                       " events, written on the file's own clock (expected otherData before traceEvents)"};
   // PyTorch writes baseTimeNanoseconds after traceEvents: a streamed first
   // rank decided its offset before it was known; keep it as the reference.
   if (s.have_ref && s.ref_rank == rank.rank && s.ref_base == 0) s.ref_base = rank.base_time_ns;
@@ -720,7 +763,7 @@ core::Status StoreImportSink::endRank() {
   // Ranks of one job start their profilers within seconds of each other;
   // an offset of many minutes means traces of different runs.
   constexpr std::int64_t kSuspiciousOffsetNs = std::int64_t{600} * 1'000'000'000;
-  if (s.offset > kSuspiciousOffsetNs || s.offset < -kSuspiciousOffsetNs)
+  if (!s.info.time_origin_ns && (s.offset > kSuspiciousOffsetNs || s.offset < -kSuspiciousOffsetNs))
     warnings_.push_back("rank " + std::to_string(s.info.rank) + " (" + s.info.source + "): its clock is " +
                         std::to_string(s.offset / 60'000'000'000) + " min away from the first rank's on " +
                         s.report.clock_reference + ": are these traces of one job?");
@@ -742,7 +785,7 @@ core::Status StoreImportSink::finish() {
                         std::to_string(s.checks.worldSize()) + " ranks");
   if (done_.size() == 1)
     warnings_.push_back("one rank imported: no peer to compare with, so waits for peers are unknown");
-  warnMissingWork(done_, warnings_);
+  import_detail::warnMissingWork(done_, warnings_);
   s.failed_or_done = true;
   return s.writer.finish();
 }

@@ -189,6 +189,32 @@ class TestCliStore : public QObject {
     QCOMPARE(cli({"export-trace", "--store", store}).code, 2);
     QCOMPARE(cli({"export-trace", "--store", dir.filePath("none.sqlite"), "--out", dir.filePath("x.json")}).code, 1);
   }
+
+  // export-trace --per-rank-dir: one file per rank that `import kineto DIR` reads back into the
+  // same spans (kinds per rank) and collectives; the folder is not written twice, and --out and
+  // --per-rank-dir exclude each other.
+  void exportTracePerRankDirImportsBack() {
+    QTemporaryDir dir;
+    const QString store = dir.filePath("s.sqlite"), again = dir.filePath("again.sqlite"), out = dir.filePath("ranks");
+    auto first = cli({"import", "kineto", kData + "rank0.json", kData + "rank1.json.gz", "--store", store, "--json"});
+    QVERIFY2(first.code == 0, qPrintable(first.err));
+    auto exported = cli({"export-trace", "--store", store, "--per-rank-dir", out});
+    QVERIFY2(exported.code == 0, qPrintable(exported.err));
+    QVERIFY2(exported.out.contains("written to 2 file(s) in "), qPrintable(exported.out));
+    QCOMPARE(QDir(out).entryList(QDir::Files), (QStringList{"rank0.json", "rank1.json"}));
+    auto second = cli({"import", "kineto", out, "--store", again, "--json"});
+    QVERIFY2(second.code == 0, qPrintable(second.err));
+    const auto a = nlohmann::json::parse(first.out.toStdString()), b = nlohmann::json::parse(second.out.toStdString());
+    QCOMPARE(b["spans_by_kind"].dump(), a["spans_by_kind"].dump());
+    QCOMPARE(b["ranks"].size(), std::size_t{2});
+    for (std::size_t i = 0; i < 2; ++i) {
+      QCOMPARE(b["ranks"][i]["rank"], a["ranks"][i]["rank"]);
+      QCOMPARE(b["ranks"][i]["spans_by_kind"].dump(), a["ranks"][i]["spans_by_kind"].dump());
+      QCOMPARE(b["ranks"][i]["collectives"], a["ranks"][i]["collectives"]);
+    }
+    QCOMPARE(cli({"export-trace", "--store", store, "--per-rank-dir", out}).code, 2);  // holds rank files
+    QCOMPARE(cli({"export-trace", "--store", store, "--per-rank-dir", out, "--out", dir.filePath("t.json")}).code, 2);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestCliStore)

@@ -9,11 +9,16 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "shardscope/core/result.h"
 #include "shardscope/profiler/import/trace_import.h"
 
 namespace shardscope::profiler {
+
+// otherData.schema of a ShardScope Chrome export (profiler/workflow chrome_trace.h): its events
+// describe their trace-store rows, and otherData.origin_ns is the store time of ts 0.
+inline constexpr std::string_view kChromeExportSchema = "shardscope.chrome-trace/1";
 
 struct KinetoOptions {
   // Rank when the file has no distributedInfo.rank (-1: that is an error).
@@ -36,13 +41,18 @@ struct KinetoStats {
   std::map<std::string, std::uint64_t> unknown_cats;  // "X" events of other categories (skipped, warned)
   std::map<std::string, std::uint64_t> other_phases;  // events with ph != "X" (M, s, f, i, C, ...; skipped)
   std::uint64_t missing_time = 0;                     // "X" events without a valid ts or dur (skipped, warned)
+  std::uint64_t stored = 0;         // events that describe their trace-store row (a ShardScope export; in `events`)
   bool rank_after_events = false;   // distributedInfo followed traceEvents (the rank was final only at the end)
   bool rank_from_fallback = false;  // the file says no rank: KinetoOptions::fallback_rank
 };
 
 // Streams `path` into `sink` (beginRank, event..., updateRank, endRank).
 // Errors name the file and, for parse errors, the byte offset in the
-// uncompressed JSON: "<file>: byte 1234: ...". Never throws.
+// uncompressed JSON: "<file>: byte 1234: ..."; a value of the wrong kind
+// also its JSON path (in the message and in Error::json_path). Events that
+// describe their trace-store row (args "shardscope_kind" or
+// "shardscope_collective", a ShardScope Chrome export) are given to the sink
+// as StoredRow whatever their category; docs/formats/import-trace.md. Never throws.
 [[nodiscard]] core::Result<KinetoStats> importKineto(const std::string& path, TraceEventSink& sink,
                                                      const KinetoOptions& options = {});
 

@@ -57,6 +57,7 @@ struct ImportedRank {
   std::int64_t clock_offset_ns = 0;  // added to the file's clock
   std::string clock_reference;       // "ProfilerStep#3 start", "baseTimeNanoseconds", "none"
   bool streamed = false;             // exceeded max_buffered_events
+  std::uint64_t stored = 0;          // events that described their row (a ShardScope export), stored as they said
 };
 
 class StoreImportSink final : public TraceEventSink {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,6 +26,9 @@ struct ImportRankInfo {
   int device = -1;
   std::string backend;            // "nccl", ...
   std::int64_t base_time_ns = 0;  // the file's clock origin (Kineto baseTimeNanoseconds), 0 when absent
+  // The store time of the file's ts 0, when the file says it (a ShardScope Chrome export's
+  // otherData.origin_ns): every time of the file is then that plus its ts, with no clock alignment.
+  std::optional<std::int64_t> time_origin_ns;
   // false: the file may still say its rank after its events (a Kineto file
   // whose distributedInfo follows traceEvents); `rank` is then provisional
   // (the one given on the command line, or -1) until updateRank.
@@ -45,6 +49,21 @@ enum class TraceEventKind {
   ProfilerStep,   // "ProfilerStep#N" (Kineto) or an NVTX range named so: a training step
 };
 
+// A trace-store row as a ShardScope Chrome export describes it (Kineto args "shardscope_kind" or
+// "shardscope_collective" and the row's fields; docs/formats/import-trace.md#rows-a-shardscope-export-describes):
+// a sink stores it as it is instead of classifying the event.
+struct StoredRow {
+  std::string_view kind;  // a span of this kind ("emb_fwd", "step", ...), or "" for a collectives row
+  std::string_view op;    // a collectives row's op ("all_to_all", ...), or "" for a span
+  std::int64_t step = -1;
+  std::int64_t bytes = 0;
+  std::string_view table;  // span: the embedding table, "" for none
+  // Collectives row: its group ("0,1,2,3"), algorithm and process group ("" for none), peers and seq.
+  std::string_view group, algorithm, process_group;
+  int peers = 0;
+  std::int64_t seq = -1;
+};
+
 struct TraceEvent {
   TraceEventKind kind = TraceEventKind::Kernel;
   std::string_view name;
@@ -62,6 +81,9 @@ struct TraceEvent {
   std::string_view group_ranks;    // "[0, 2, 4, 6]" as in the trace
   std::string_view process_group;  // "Process Group Name" ("" when unknown)
   std::int64_t seq = -1;           // the call's sequence number in its process group ("Seq"), -1 when unknown
+  // Set when the file describes the row itself (a ShardScope export): `kind` is then Kernel and unused,
+  // `stream` is the store's stream, `correlation` the span's.
+  const StoredRow* stored = nullptr;
 };
 
 // Receives one rank's events. Every call may fail (a store error, a limit);
