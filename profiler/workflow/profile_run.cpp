@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/planner/sweep.h"
+#include "shardscope/profiler/analysis/timeline_window.h"
 #include "shardscope/profiler/engine/emulate.h"
 #include "shardscope/profiler/engine/host_info.h"
 #include "shardscope/profiler/workflow/engine_launch.h"
@@ -81,6 +83,23 @@ core::Result<st::RunId> emulate(const ProfileRequest& r, const core::ModelSpec& 
         "cancelled; run " + std::to_string(static_cast<long long>(e.run)) + " in " + r.store + " is marked failed",
         core::ErrorKind::Cancelled};
   return e.run;
+}
+
+// A large run's timeline summaries (so the timeline opens it at once): a
+// failure, or a cancel while they are built, is a warning on the progress
+// output, and the run and its analysis stand.
+void summariseTimeline(const ProfileRequest& r, st::RunId run, const ProfileProgressFn& progress,
+                       const std::atomic<bool>* cancel) {
+  std::optional<Stage> stage;  // only when it builds: small runs need no summaries
+  auto built = buildTimelineSummariesIfLarge(r.store, run, cancel, [&](int done, int total) {
+    if (!stage) stage.emplace(progress, "timeline summaries");
+    stage->step(static_cast<std::uint64_t>(done), static_cast<std::uint64_t>(total), "ranks");
+  });
+  if (!built) {
+    if (!stage) stage.emplace(progress, "timeline summaries");
+    stage->output("warning: the timeline summaries of run " + std::to_string(static_cast<long long>(run)) +
+                  " were not built (" + built.error().message + "); the timeline reads its spans instead");
+  }
 }
 
 // The engine's arguments after the launcher's, its inputs written into `dir`.
@@ -230,6 +249,7 @@ core::Result<ProfileOutcome> runProfile(const ProfileRequest& request, const Pro
     run = launch(request, progress, cancel);
   }
   if (!run) return run.error();
+  summariseTimeline(request, *run, progress, cancel);
   auto store = st::openStore(request.store, st::OpenMode::ReadOnly);
   if (!store) return withKind(store.error(), core::ErrorKind::Io);
   AnalysisOptions options;

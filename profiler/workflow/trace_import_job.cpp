@@ -17,6 +17,7 @@
 #include "shardscope/profiler/import/nsys_import.h"
 #include "shardscope/profiler/import/trace_files.h"
 #include "shardscope/profiler/analysis/text_table.h"
+#include "shardscope/profiler/analysis/timeline_window.h"
 
 namespace shardscope::profiler {
 
@@ -223,6 +224,15 @@ core::Result<TraceImportOutcome> importTraces(const TraceImportRequest& request,
   }
   if (auto s = sink.finish(); !s) return core::Error{s.error().message, core::ErrorKind::Io, request.store};
   for (const auto& w : sink.warnings()) out.warnings.push_back(w);
+  // A large run gets its timeline summaries now; without them (a failure is
+  // a warning) the timeline reads its spans.
+  auto summarised = buildTimelineSummariesIfLarge(request.store, sink.run(), cancel, [&progress](int done, int total) {
+    if (progress) progress(static_cast<std::uint64_t>(done), static_cast<std::uint64_t>(total), "timeline summaries");
+  });
+  if (!summarised)
+    out.warnings.push_back("run " + std::to_string(static_cast<std::int64_t>(sink.run())) +
+                           ": the timeline summaries were not built (" + summarised.error().message +
+                           "); the timeline reads its spans instead");
   out.run = sink.run();
   out.ranks = sink.ranks();
   out.plan_summary = p.plan_summary;

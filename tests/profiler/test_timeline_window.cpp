@@ -2,7 +2,9 @@
 // kind the engine and the importers write, and windows of generated runs
 // compared item by item and block by block with a brute-force reference that
 // filters every span of the run by overlap and merges sub-pixel spans by
-// marking the pixel columns they occupy.
+// marking the pixel columns they occupy; windows read from span summaries
+// compared with the same reference (same items, spans and busy time per row,
+// block edges to a bucket); per-rank offsets of the aligned view.
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -242,6 +244,92 @@ std::vector<st::Span> generate(std::uint64_t seed, int perRank) {
   return out;
 }
 
+// The reference of a request with per-rank offsets: each rank alone in its
+// shifted window, rows in rank order.
+std::vector<profiler::TimelineRow> shiftedReference(const GeneratedRun& g, const profiler::TimelineRequest& r) {
+  std::vector<std::pair<int, std::int64_t>> ranks;
+  for (std::size_t i = 0; i < r.ranks.size(); ++i)
+    ranks.emplace_back(r.ranks[i], r.offsets_ns.empty() ? 0 : r.offsets_ns[i]);
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::vector<profiler::TimelineRow> out;
+  for (const auto& [rank, off] : ranks) {
+    for (auto& row : reference(g, {r.run, {rank}, r.t0_ns + off, r.t1_ns + off, r.pixels}))
+      out.push_back(std::move(row));
+  }
+  return out;
+}
+
+// The columns a row's blocks cover.
+std::vector<bool> covered(const profiler::TimelineRow& row, int pixels) {
+  std::vector<bool> out(static_cast<std::size_t>(pixels), false);
+  for (const auto& b : row.blocks) {
+    for (int c = b.first_pixel; c <= b.last_pixel; ++c) out[static_cast<std::size_t>(c)] = true;
+  }
+  return out;
+}
+
+// Compares a window read from summaries with the exact reference: the same
+// rows, items and span count; per row the same spans merged (count, busy,
+// earliest start, latest end); blocks cover every column the exact blocks
+// cover and others only next to one (a bucket's spans are merged over the
+// columns between them, at most a bucket and a half, 3 columns); a block
+// over the same columns as an exact one is that block. "" or what differs.
+std::string compareApprox(const profiler::TimelineWindow& got, const std::vector<profiler::TimelineRow>& want,
+                          int pixels) {
+  if (got.rows.size() != want.size()) {
+    return std::to_string(got.rows.size()) + " rows, want " + std::to_string(want.size());
+  }
+  std::int64_t spans = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const auto& a = got.rows[i];
+    const auto& b = want[i];
+    const std::string row = "row (" + std::to_string(b.rank) + ", " + std::to_string(b.stream) + "): ";
+    if (a.rank != b.rank || a.stream != b.stream) return row + "got another row";
+    if (a.items != b.items)
+      return row + std::to_string(a.items.size()) + " items, want " + std::to_string(b.items.size());
+    std::int64_t ca = 0, cb = 0, ba = 0, bb = 0, sa = INT64_MAX, sb = INT64_MAX, ea = INT64_MIN, eb = INT64_MIN;
+    for (const auto& x : a.blocks)
+      ca += x.count, ba += x.busy_ns, sa = std::min(sa, x.start_ns), ea = std::max(ea, x.end_ns);
+    for (const auto& x : b.blocks)
+      cb += x.count, bb += x.busy_ns, sb = std::min(sb, x.start_ns), eb = std::max(eb, x.end_ns);
+    if (ca != cb || ba != bb || sa != sb || ea != eb) {
+      return row + "blocks merge " + std::to_string(ca) + " spans, " + std::to_string(ba) + " ns; want " +
+             std::to_string(cb) + ", " + std::to_string(bb);
+    }
+    const auto have = covered(a, pixels);
+    const auto exact = covered(b, pixels);
+    for (int c = 0; c < pixels; ++c) {
+      const auto at = [](const std::vector<bool>& v, int k) {
+        return k >= 0 && k < static_cast<int>(v.size()) && v[static_cast<std::size_t>(k)];
+      };
+      if (exact[static_cast<std::size_t>(c)] && !have[static_cast<std::size_t>(c)])
+        return row + "column " + std::to_string(c) + " not covered";
+      if (have[static_cast<std::size_t>(c)] && !at(exact, c) && !at(exact, c - 1) && !at(exact, c + 1))
+        return row + "column " + std::to_string(c) + " covered far from any span";
+    }
+    for (const auto& x : a.blocks) {
+      for (const auto& y : b.blocks) {
+        if (x.first_pixel == y.first_pixel && x.last_pixel == y.last_pixel && !(x == y))
+          return row + "block at columns " + std::to_string(x.first_pixel) + ".." + std::to_string(x.last_pixel) +
+                 " differs";
+      }
+    }
+    spans += static_cast<std::int64_t>(b.items.size()) + cb;
+  }
+  if (got.span_count != spans)
+    return "span_count " + std::to_string(got.span_count) + ", want " + std::to_string(spans);
+  return {};
+}
+
+// A run large enough for summaries (about 80k spans on 4 ranks), with them built.
+GeneratedRun summarisedRun(const std::filesystem::path& path, std::uint64_t seed) {
+  GeneratedRun g = writeRun(path, kGenNames, generate(seed, 20000), 5000);
+  auto store = st::openStore(path, st::OpenMode::ReadWrite);
+  if (!store) qFatal("%s", store.error().message.c_str());
+  if (auto s = profiler::buildTimelineSummaries(*store, g.run); !s) qFatal("%s", s.error().message.c_str());
+  return g;
+}
 }  // namespace
 
 class TestTimelineWindow : public QObject {
@@ -447,6 +535,166 @@ class TestTimelineWindow : public QObject {
     QVERIFY(!backwards.ok());
     QVERIFY(backwards.error().kind == core::ErrorKind::Usage);
     QVERIFY(!profiler::timelineWindow(*store, {st::RunId{9999}, {}, 0, kMs, 10}).ok());
+  }
+
+  void farWindowsReadFromSummariesMatchBruteForce() {
+    QTemporaryDir dir;
+    for (const std::uint64_t seed : {4u, 5u}) {
+      const auto g =
+          summarisedRun(std::filesystem::path(dir.path().toStdString()) / ("far" + std::to_string(seed) + ".db"), seed);
+      auto store = st::openStore(g.path);
+      QVERIFY(store.ok());
+      QVERIFY(*profiler::hasTimelineSummaries(*store, g.run));
+      std::mt19937_64 rng(seed);
+      auto uniform = [&](std::int64_t lo, std::int64_t hi) {
+        return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+      };
+      std::vector<profiler::TimelineRequest> windows = {{g.run, {}, 0, 100 * kMs, 1280},
+                                                        {g.run, {}, -kMs, 101 * kMs, 300}};
+      for (int i = 0; i < 30; ++i) {
+        const std::int64_t t0 = uniform(-5 * kMs, 60 * kMs);
+        windows.push_back({g.run, {}, t0, t0 + uniform(40 * kMs, 100 * kMs), static_cast<int>(uniform(50, 2000))});
+      }
+      windows.push_back({g.run, {1, 3}, 3 * kMs, 97 * kMs, 700});
+      int fromSummaries = 0;
+      for (const auto& r : windows) {
+        auto got = profiler::timelineWindow(*store, r);
+        QVERIFY2(got.ok(), got.ok() ? "" : got.error().message.c_str());
+        fromSummaries += got->summary_level >= 0 ? 1 : 0;
+        QVERIFY(got->summary_level < 0 || got->summary_bucket_ns == st::summaryLevelWidth(got->summary_level));
+        const std::string diff = compareApprox(*got, reference(g, r), r.pixels);
+        QVERIFY2(diff.empty(), ("seed " + std::to_string(seed) + ", window [" + std::to_string(r.t0_ns) + ", " +
+                                std::to_string(r.t1_ns) + ") at " + std::to_string(r.pixels) + " px, level " +
+                                std::to_string(got->summary_level) + ": " + diff)
+                                   .c_str());
+      }
+      QVERIFY2(fromSummaries >= 25, std::to_string(fromSummaries).c_str());
+    }
+  }
+
+  void exactRequestsReadEverySpan() {
+    QTemporaryDir dir;
+    const auto g = summarisedRun(std::filesystem::path(dir.path().toStdString()) / "exact.db", 6);
+    auto store = st::openStore(g.path);
+    QVERIFY(store.ok());
+    profiler::TimelineRequest r{g.run, {}, 0, 100 * kMs, 1000};
+    QVERIFY(profiler::timelineWindow(*store, r)->summary_level >= 0);
+    r.exact = true;
+    auto w = profiler::timelineWindow(*store, r);
+    QVERIFY(w.ok());
+    QCOMPARE(w->summary_level, -1);
+    QVERIFY(compare(g, r).empty());
+  }
+
+  void aWindowWithFewSpansIsReadFromTheSpans() {
+    QTemporaryDir dir;
+    const auto g = summarisedRun(std::filesystem::path(dir.path().toStdString()) / "near.db", 7);
+    auto store = st::openStore(g.path);
+    QVERIFY(store.ok());
+    const profiler::TimelineRequest r{g.run, {}, 40 * kMs, 40 * kMs + 500 * kUs, 1000};
+    QCOMPARE(profiler::timelineWindow(*store, r)->summary_level, -1);
+    QVERIFY(compare(g, r).empty());
+  }
+
+  void summariesOfAnotherClassVersionAreNotUsed() {
+    QTemporaryDir dir;
+    const auto g = writeRun(std::filesystem::path(dir.path().toStdString()) / "old.db", kGenNames, generate(8, 20000));
+    auto store = st::openStore(g.path, st::OpenMode::ReadWrite);
+    QVERIFY(store.ok());
+    QVERIFY(!*profiler::hasTimelineSummaries(*store, g.run));
+    QVERIFY(!profiler::timelineStepSpans(*store, g.run).ok());
+    st::SpanSummaryOptions o;
+    o.classify = [](st::StringId, st::StringId) { return 0; };
+    o.tag = "shardscope.span-class/0";
+    QVERIFY(store->buildSpanSummaries(g.run, o).ok());
+    QVERIFY(!*profiler::hasTimelineSummaries(*store, g.run));
+    const profiler::TimelineRequest r{g.run, {}, 0, 100 * kMs, 800};
+    QCOMPARE(profiler::timelineWindow(*store, r)->summary_level, -1);
+    QVERIFY(compare(g, r).empty());
+  }
+
+  void stepSpansComeFromTheSummaries() {
+    QTemporaryDir dir;
+    const auto g = summarisedRun(std::filesystem::path(dir.path().toStdString()) / "steps.db", 9);
+    auto store = st::openStore(g.path);
+    QVERIFY(store.ok());
+    auto steps = profiler::timelineStepSpans(*store, g.run);
+    QVERIFY2(steps.ok(), steps.ok() ? "" : steps.error().message.c_str());
+    std::vector<st::Span> want;
+    for (const st::Span& s : g.spans) {
+      if (g.text.at(static_cast<std::int64_t>(s.kind)) == "step") want.push_back(s);
+    }
+    std::stable_sort(want.begin(), want.end(), [](const st::Span& a, const st::Span& b) {
+      return std::pair{a.rank, a.start_ns} < std::pair{b.rank, b.start_ns};
+    });
+    QCOMPARE(steps->size(), std::size_t{40});
+    QVERIFY(*steps == want);
+  }
+
+  void onlyLargeRunsGetSummariesAfterTheyFinish() {
+    QTemporaryDir dir;
+    const std::filesystem::path root(dir.path().toStdString());
+    std::vector<st::Span> spans;
+    for (int i = 0; i <= profiler::kTimelineSummaryMinSpans; ++i)
+      spans.push_back(span(i % 4, 0, 1, 11, i * kUs, i * kUs + 500));
+    const auto large = writeRun(root / "large.db", kGenNames, spans);
+    spans.resize(1000);
+    const auto small = writeRun(root / "small.db", kGenNames, spans);
+    std::vector<std::pair<int, int>> progress;
+    auto built = profiler::buildTimelineSummariesIfLarge(
+        large.path, large.run, nullptr, [&](int done, int total) { progress.emplace_back(done, total); });
+    QVERIFY2(built.ok(), built.ok() ? "" : built.error().message.c_str());
+    QVERIFY(*built);
+    QCOMPARE(progress.back(), (std::pair{4, 4}));
+    QVERIFY(!*profiler::buildTimelineSummariesIfLarge(small.path, small.run));
+    QVERIFY(*profiler::hasTimelineSummaries(*st::openStore(large.path), large.run));
+    QVERIFY(!*profiler::hasTimelineSummaries(*st::openStore(small.path), small.run));
+    QVERIFY(!profiler::buildTimelineSummariesIfLarge(root / "missing.db", large.run).ok());
+  }
+
+  void offsetsShiftEachRanksWindow() {
+    QTemporaryDir dir;
+    const std::filesystem::path root(dir.path().toStdString());
+    const auto small = writeRun(root / "aligned.db", kGenNames, generate(10, 2000));
+    const auto large = summarisedRun(root / "aligned-far.db", 11);
+    for (const auto* g : {&small, &large}) {
+      auto store = st::openStore(g->path);
+      QVERIFY(store.ok());
+      const std::vector<profiler::TimelineRequest> requests = {
+          {g->run, {0, 1, 2, 3}, 10 * kMs, 20 * kMs, 500, {0, 3 * kMs, -2 * kMs, 55 * kMs}},
+          {g->run, {3, 1}, 0, 60 * kMs, 1280, {-20 * kMs, 30 * kMs}},
+          {g->run, {0, 2, 2}, 5 * kMs, 95 * kMs, 900, {kMs, 7 * kMs, 7 * kMs}},  // a rank twice, same offset
+      };
+      for (const auto& r : requests) {
+        auto got = profiler::timelineWindow(*store, r);
+        QVERIFY2(got.ok(), got.ok() ? "" : got.error().message.c_str());
+        const auto want = shiftedReference(*g, r);
+        const std::string diff = compareApprox(*got, want, r.pixels);
+        QVERIFY2(diff.empty(), diff.c_str());
+        if (got->summary_level < 0) {  // read from the spans: exactly the reference
+          QCOMPARE(got->rows.size(), want.size());
+          for (std::size_t i = 0; i < want.size(); ++i) QVERIFY(got->rows[i].blocks == want[i].blocks);
+        }
+      }
+    }
+  }
+
+  void offsetsMustBeParallelToRanks() {
+    QTemporaryDir dir;
+    const auto g = writeRun(std::filesystem::path(dir.path().toStdString()) / "offsets.db", kGenNames,
+                            {span(0, 0, 1, 11, 0, kUs)});
+    auto store = st::openStore(g.path);
+    QVERIFY(store.ok());
+    for (const profiler::TimelineRequest& r : std::vector<profiler::TimelineRequest>{
+             {g.run, {}, 0, kMs, 10, {5}},                // offsets without ranks
+             {g.run, {0, 1}, 0, kMs, 10, {5}},            // fewer offsets than ranks
+             {g.run, {0, 0}, 0, kMs, 10, {5, 6}},         // one rank, two offsets
+             {g.run, {0}, 0, kMs, 10, {INT64_MAX - 10}},  // past the end of time
+         }) {
+      auto w = profiler::timelineWindow(*store, r);
+      QVERIFY(!w.ok());
+      QVERIFY(w.error().kind == core::ErrorKind::Usage);
+    }
   }
 
   void pixelColumnsAreExactAtEpochScale() {

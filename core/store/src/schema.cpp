@@ -152,6 +152,44 @@ CREATE TABLE notes(
 CREATE INDEX notes_by_run ON notes(run, id);
 )sql";
 
+// Schema 5: per-rank span summaries for views zoomed far out
+// (span_summaries.h, docs/formats/store.md). Created with new stores and by
+// the migration from 4; a run without rows here has no summaries.
+constexpr const char* kSchemaV5Summaries = R"sql(
+CREATE TABLE IF NOT EXISTS span_summary_runs(
+  run        INTEGER PRIMARY KEY,
+  format     INTEGER NOT NULL,  -- encoding version (kSpanSummaryFormat)
+  tag        TEXT NOT NULL,     -- the classifier's version
+  levels     TEXT NOT NULL,     -- the levels built, finest first ("3 5 6 7")
+  step_class INTEGER NOT NULL,
+  span_count INTEGER NOT NULL,  -- the run's spans when built
+  bytes      INTEGER NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS span_summary_lists(
+  run         INTEGER NOT NULL,
+  rank        INTEGER NOT NULL,
+  kind        INTEGER NOT NULL,  -- 0 buckets, 1 whole spans, 2 steps
+  level       INTEGER NOT NULL,
+  key         INTEGER NOT NULL,  -- its chunks' ids: key * 2^32 + (chunk - first_chunk)
+  chunk_ns    INTEGER NOT NULL,  -- chunk = floor(start / chunk_ns)
+  first_chunk INTEGER NOT NULL,
+  lookback_ns INTEGER NOT NULL,  -- the longest item (end - start): how far back a window looks
+  items       INTEGER NOT NULL,
+  bytes       INTEGER NOT NULL,
+  PRIMARY KEY (run, rank, kind, level)
+) WITHOUT ROWID;
+-- Keyed by a computed rowid, so a window reads a range of it with no index,
+-- and a chunk of a few KiB stays on its page (a WITHOUT ROWID row spills
+-- past ~2 KiB into a mostly empty overflow page). One row holds every
+-- stream of one chunk of one list.
+CREATE TABLE IF NOT EXISTS span_summary_chunks(
+  id    INTEGER PRIMARY KEY,
+  items INTEGER NOT NULL,
+  data  BLOB NOT NULL
+);
+)sql";
+
 }  // namespace
 
 Status applyConnectionPragmas(Database& db, OpenMode mode) {
@@ -197,6 +235,9 @@ Status initialiseSchema(Database& db) {
     return s;
   };
   if (auto s = db.exec(kSchemaV1); !s) {
+    return fail(s);
+  }
+  if (auto s = db.exec(kSchemaV5Summaries); !s) {
     return fail(s);
   }
   const std::string pragmas = "PRAGMA application_id=" + std::to_string(kApplicationId) +
@@ -284,6 +325,7 @@ Result<int> migrate(Database& db) {
     sql +=
         "ALTER TABLE collectives ADD COLUMN process_group INTEGER;"
         "ALTER TABLE collectives ADD COLUMN seq INTEGER NOT NULL DEFAULT -1;";
+  if (*version < 5) sql += kSchemaV5Summaries;
   sql += std::string("PRAGMA user_version=") + std::to_string(kSchemaVersion) + ";" + "UPDATE meta SET value = '" +
          std::to_string(kSchemaVersion) + "' WHERE key = 'schema_version';";
   if (auto s = db.exec(sql.c_str()); !s) {

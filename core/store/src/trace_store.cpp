@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <limits>
+#include <sstream>
 #include <system_error>
 #include <unordered_map>
 
 #include "schema.h"
+#include "span_summaries.h"
 #include "sqlite_db.h"
 
 namespace shardscope::core::store {
@@ -165,10 +167,27 @@ Result<std::int64_t> TraceStore::spanCount(RunId run) const {
 
 Result<std::vector<Span>> TraceStore::spansInWindow(RunId run, std::span<const int> ranks, std::int64_t t0Ns,
                                                     std::int64_t t1Ns) const {
-  std::vector<Span> out;
   if (t1Ns <= t0Ns) {
-    return out;
+    return std::vector<Span>{};
   }
+  std::vector<RankWindow> windows;
+  if (ranks.empty()) {
+    auto extents = spanExtents(run);
+    if (!extents) {
+      return extents.error();
+    }
+    for (const SpanExtent& e : *extents) {
+      windows.push_back({e.rank, t0Ns, t1Ns});
+    }
+  }
+  for (const int rank : ranks) {
+    windows.push_back({rank, t0Ns, t1Ns});
+  }
+  return spansInRankWindows(run, windows);
+}
+
+Result<std::vector<Span>> TraceStore::spansInRankWindows(RunId run, std::span<const RankWindow> windows) const {
+  std::vector<Span> out;
   // Per rank, the widest block bounds how far before t0 an overlapping
   // block can start, so the block scan is a short range on the primary key.
   std::vector<std::pair<int, std::int64_t>> maxBlock;
@@ -183,13 +202,6 @@ Result<std::vector<Span>> TraceStore::spansInWindow(RunId run, std::span<const i
       return rows.error();
     }
     maxBlock = std::move(*rows);
-  }
-  std::vector<int> allRanks;
-  for (const auto& [rank, ns] : maxBlock) {
-    allRanks.push_back(rank);
-  }
-  if (ranks.empty()) {
-    ranks = allRanks;
   }
   auto blocks = db_->prepare(
       "SELECT first_id, last_id FROM span_blocks WHERE run = ?1 AND rank = ?2 "
@@ -210,18 +222,18 @@ Result<std::vector<Span>> TraceStore::spansInWindow(RunId run, std::span<const i
   };
   const auto byStart = [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; };
   std::vector<std::pair<std::int64_t, std::int64_t>> idRanges;
-  for (const int rank : ranks) {
-    const auto it = std::lower_bound(maxBlock.begin(), maxBlock.end(), std::pair{rank, std::int64_t{0}},
+  for (const RankWindow& w : windows) {
+    const auto it = std::lower_bound(maxBlock.begin(), maxBlock.end(), std::pair{w.rank, std::int64_t{0}},
                                      [](const auto& a, const auto& b) { return a.first < b.first; });
-    if (it == maxBlock.end() || it->first != rank) {
-      continue;  // no spans on this rank (yet)
+    if (w.t1_ns <= w.t0_ns || it == maxBlock.end() || it->first != w.rank) {
+      continue;  // an empty window, or no spans on this rank (yet)
     }
     blocks->reset();
     blocks->bind(1, static_cast<std::int64_t>(run));
-    blocks->bind(2, rank);
-    blocks->bind(3, saturatingSub(t0Ns, it->second));
-    blocks->bind(4, t1Ns);
-    blocks->bind(5, t0Ns);
+    blocks->bind(2, w.rank);
+    blocks->bind(3, saturatingSub(w.t0_ns, it->second));
+    blocks->bind(4, w.t1_ns);
+    blocks->bind(5, w.t0_ns);
     idRanges.clear();
     auto s = collectRows(
         *db_, *blocks, idRanges,
@@ -237,8 +249,8 @@ Result<std::vector<Span>> TraceStore::spansInWindow(RunId run, std::span<const i
       spans->reset();
       spans->bind(1, first);
       spans->bind(2, last);
-      spans->bind(3, t1Ns);
-      spans->bind(4, t0Ns);
+      spans->bind(3, w.t1_ns);
+      spans->bind(4, w.t0_ns);
       if (auto r = collectRows(*db_, *spans, out, readSpan, "reading spans"); !r) {
         return r.error();
       }
@@ -250,6 +262,50 @@ Result<std::vector<Span>> TraceStore::spansInWindow(RunId run, std::span<const i
     }
   }
   return out;
+}
+
+Result<std::optional<SpanSummaryInfo>> TraceStore::spanSummaryInfo(RunId run) const {
+  if (schemaVersion_ < 5) {
+    return std::optional<SpanSummaryInfo>{};
+  }
+  auto stmt = db_->prepare(
+      "SELECT format, tag, levels, step_class, span_count, bytes, created_at FROM span_summary_runs WHERE run = ?1");
+  if (!stmt) {
+    return stmt.error();
+  }
+  stmt->bind(1, static_cast<std::int64_t>(run));
+  const int rc = stmt->step();
+  if (rc == SQLITE_DONE) {
+    return std::optional<SpanSummaryInfo>{};
+  }
+  if (rc != SQLITE_ROW) {
+    return db_->error("reading span summaries", rc);
+  }
+  const Statement& r = *stmt;
+  SpanSummaryInfo info{r.int32(0), r.text(1), {}, r.int32(3), r.int64(4), r.int64(5), r.text(6)};
+  std::istringstream levels(r.text(2));
+  for (int l = 0; levels >> l;) {
+    info.levels.push_back(l);
+  }
+  return std::optional<SpanSummaryInfo>{std::move(info)};
+}
+
+Result<std::optional<SpanSummaryInfo>> TraceStore::currentSpanSummaries(RunId run, std::string_view tag) const {
+  auto info = spanSummaryInfo(run);
+  if (!info || !*info) {
+    return info;
+  }
+  if ((*info)->format != kSpanSummaryFormat || (*info)->tag != tag) {
+    return std::optional<SpanSummaryInfo>{};
+  }
+  auto count = spanCount(run);
+  if (!count) {
+    return count.error();
+  }
+  if (*count != (*info)->span_count) {
+    return std::optional<SpanSummaryInfo>{};
+  }
+  return info;
 }
 
 Result<std::vector<StepSummary>> TraceStore::stepSummaries(RunId run) const {
@@ -431,6 +487,11 @@ Status TraceStore::deleteRun(RunId run) {
     (void)db_->exec("ROLLBACK");
     return e;
   };
+  if (schemaVersion_ >= 5) {
+    if (auto s = detail::deleteSpanSummaries(*db_, run); !s) {
+      return rollback(s.error());
+    }
+  }
   for (const char* table : kTables) {
     auto stmt = db_->prepare(std::string("DELETE FROM ") + table + " WHERE run = ?1");
     if (!stmt) {
@@ -455,5 +516,98 @@ Status TraceStore::deleteRun(RunId run) {
   }
   return Ok{};
 }
+
+namespace detail {
+
+// Spans by start range: the blocks whose starts meet the range, then in
+// each a binary search on id (a block's spans are in start order: the
+// writer sorts each batch by rank and start) and a scan to the range's end.
+Result<SpanStartReader> SpanStartReader::prepare(const Database& db, RunId run) {
+  auto extent = db.prepare("SELECT rank, max_block_ns FROM span_extent WHERE run = ?1 ORDER BY rank");
+  auto blocks = db.prepare(
+      "SELECT first_id, last_id FROM span_blocks WHERE run = ?1 AND rank = ?2 AND min_start_ns >= ?3 "
+      "AND min_start_ns < ?4 AND max_start_ns >= ?5 ORDER BY min_start_ns, first_id");
+  auto startOf = db.prepare("SELECT start_ns FROM spans WHERE id = ?1");
+  auto scan = db.prepare(
+      "SELECT rank, stream, kind, name, start_ns, end_ns, step, correlation, bytes, table_id "
+      "FROM spans WHERE id BETWEEN ?1 AND ?2");
+  for (auto* st : {&extent, &blocks, &startOf, &scan}) {
+    if (!*st) return st->error();
+  }
+  SpanStartReader r(db, run, std::move(*blocks), std::move(*startOf), std::move(*scan));
+  extent->bind(1, static_cast<std::int64_t>(run));
+  int rc = 0;
+  while ((rc = extent->step()) == SQLITE_ROW) {
+    r.maxBlock_.emplace_back(extent->int32(0), extent->int64(1));
+  }
+  if (rc != SQLITE_DONE) return db.error("reading span extents", rc);
+  return r;
+}
+
+Status SpanStartReader::read(int rank, std::int64_t a, std::int64_t b, std::vector<Span>& out) {
+  const auto it = std::lower_bound(maxBlock_.begin(), maxBlock_.end(), std::pair{rank, std::int64_t{0}},
+                                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  if (it == maxBlock_.end() || it->first != rank || b <= a) return Ok{};
+  blocks_.reset();
+  blocks_.bind(1, static_cast<std::int64_t>(run_));
+  blocks_.bind(2, rank);
+  blocks_.bind(3, saturatingSub(a, it->second));
+  blocks_.bind(4, b);
+  blocks_.bind(5, a);
+  ids_.clear();
+  int rc = 0;
+  while ((rc = blocks_.step()) == SQLITE_ROW) {
+    ids_.emplace_back(blocks_.int64(0), blocks_.int64(1));
+  }
+  if (rc != SQLITE_DONE) return db_->error("reading span blocks", rc);
+  const std::size_t begin = out.size();
+  for (const auto& [first, last] : ids_) {
+    auto from = firstStartingAt(first, last, a);
+    if (!from) return from.error();
+    if (auto s = scan(*from, last, b, out); !s) return s;
+  }
+  const auto byStart = [](const Span& x, const Span& y) { return x.start_ns < y.start_ns; };
+  std::stable_sort(out.begin() + static_cast<std::ptrdiff_t>(begin), out.end(), byStart);
+  return Ok{};
+}
+
+Result<std::int64_t> SpanStartReader::firstStartingAt(std::int64_t first, std::int64_t last, std::int64_t a) {
+  std::int64_t lo = first;
+  std::int64_t hi = last + 1;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    startOf_.reset();
+    startOf_.bind(1, mid);
+    const int rc = startOf_.step();
+    if (rc != SQLITE_ROW) return db_->error("reading a span", rc);
+    if (startOf_.int64(0) < a) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+Status SpanStartReader::scan(std::int64_t from, std::int64_t last, std::int64_t b, std::vector<Span>& out) {
+  if (from > last) return Ok{};
+  scan_.reset();
+  scan_.bind(1, from);
+  scan_.bind(2, last);
+  int rc = 0;
+  while ((rc = scan_.step()) == SQLITE_ROW) {
+    const Statement& r = scan_;
+    if (r.int64(4) >= b) return Ok{};
+    out.push_back(Span{r.int32(0), r.int32(1), StringId{r.int64(2)}, StringId{r.int64(3)}, r.int64(4), r.int64(5),
+                       r.int64(6), r.int64(7), r.int64(8), StringId{r.int64(9)}});
+  }
+  if (rc != SQLITE_DONE) return db_->error("reading spans", rc);
+  return Ok{};
+}
+
+SpanStartReader::SpanStartReader(const Database& db, RunId run, Statement blocks, Statement startOf, Statement scan)
+    : db_(&db), run_(run), blocks_(std::move(blocks)), startOf_(std::move(startOf)), scan_(std::move(scan)) {}
+
+}  // namespace detail
 
 }  // namespace shardscope::core::store

@@ -116,7 +116,7 @@ class TestCli : public QObject {
     }
     const Run r = cli({"store", "info", QString::fromStdString(path), "--check"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
-    QVERIFY2(r.out.contains("ShardScope trace store, schema 4"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("ShardScope trace store, schema 5"), qPrintable(r.out));
     QVERIFY(r.out.contains("2 run(s), integrity check ok"));
     QVERIFY(r.out.contains("emulate  complete  1 ranks"));
     QVERIFY(r.out.contains("mpi  failed"));

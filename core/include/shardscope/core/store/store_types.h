@@ -24,9 +24,10 @@ inline constexpr StringId kNoString{0};
 
 // The schema version this build writes and the newest it can read.
 // 2 added runs.config_json, 3 table_access, 4 collectives.process_group and
-// collectives.seq; an older file opened for writing is migrated in place (one
-// transaction), read-only opens read it as is.
-inline constexpr int kSchemaVersion = 4;
+// collectives.seq, 5 the span summaries (span_summaries.h); an older file
+// opened for writing is migrated in place (one transaction), read-only opens
+// read it as is.
+inline constexpr int kSchemaVersion = 5;
 // PRAGMA application_id of every trace store: ASCII "ShSc".
 inline constexpr std::int32_t kApplicationId = 0x53685363;
 
@@ -107,6 +108,14 @@ struct Collective {
   StringId process_group = kNoString;  // the process group's name (schema 4), or kNoString
   std::int64_t seq = -1;               // the call's sequence number in its process group, -1 unknown
   friend bool operator==(const Collective&, const Collective&) = default;
+};
+
+// One rank's window [t0_ns, t1_ns) of a window query.
+struct RankWindow {
+  int rank = 0;
+  std::int64_t t0_ns = 0;
+  std::int64_t t1_ns = 0;
+  friend bool operator==(const RankWindow&, const RankWindow&) = default;
 };
 
 // Per-step, per-rank totals so views draw bar charts without scanning spans.

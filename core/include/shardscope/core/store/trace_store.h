@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "shardscope/core/result.h"
+#include "shardscope/core/store/span_summaries.h"
 #include "shardscope/core/store/store_types.h"
 
 namespace shardscope::core::store {
@@ -63,6 +65,26 @@ class TraceStore {
   // `ranks`, then by start_ns. Empty `ranks` means every rank of the run.
   [[nodiscard]] Result<std::vector<Span>> spansInWindow(RunId run, std::span<const int> ranks, std::int64_t t0Ns,
                                                         std::int64_t t1Ns) const;
+  // The same with a window per rank: the spans of windows[i].rank overlapping
+  // its window, window by window in the order given, each by start_ns.
+  [[nodiscard]] Result<std::vector<Span>> spansInRankWindows(RunId run, std::span<const RankWindow> windows) const;
+
+  // Span summaries (span_summaries.h; span_summaries.cpp). Building replaces
+  // the run's summaries in one transaction (an error or a cancel leaves the
+  // store as it was) and needs OpenMode::ReadWrite or Create. A store before
+  // schema 5 (read-only) has none.
+  [[nodiscard]] Status buildSpanSummaries(RunId run, const SpanSummaryOptions& options);
+  // What is stored for the run, whatever its tag and format; nullopt: none.
+  [[nodiscard]] Result<std::optional<SpanSummaryInfo>> spanSummaryInfo(RunId run) const;
+  // The run's summaries when they are current: built with `tag`, in this
+  // build's format, over the spans the run has now. nullopt otherwise.
+  [[nodiscard]] Result<std::optional<SpanSummaryInfo>> currentSpanSummaries(RunId run, std::string_view tag) const;
+  // A window at one level, handed to `visitor`. Errors: no current summaries
+  // with request.tag, a level that was not built, a rank asked twice, a
+  // damaged chunk, a store failure.
+  [[nodiscard]] Status summaryWindow(const SummaryWindowRequest& request, SummaryVisitor& visitor) const;
+  // Every rank's steps, by rank then start. Errors as summaryWindow.
+  [[nodiscard]] Result<std::vector<SummarySpan>> summarySteps(RunId run, std::string_view tag) const;
 
   [[nodiscard]] Result<std::vector<StepSummary>> stepSummaries(RunId run) const;
   [[nodiscard]] Result<std::vector<TableStat>> tableStats(RunId run) const;
@@ -81,10 +103,10 @@ class TraceStore {
   // Renames a run (its label). Needs OpenMode::ReadWrite or Create.
   [[nodiscard]] Status renameRun(RunId run, std::string_view label);
   // Deletes a run and everything recorded for it (spans, collectives, steps,
-  // table stats, ranks, bookmarks, notes), in one transaction; other runs and
-  // the interned strings are not touched. A run still being written
-  // ('running') is refused: mark it failed first (failStaleRun) if its writer
-  // is gone. Needs OpenMode::ReadWrite or Create.
+  // table stats, ranks, bookmarks, notes, span summaries), in one
+  // transaction; other runs and the interned strings are not touched. A run
+  // still being written ('running') is refused: mark it failed first
+  // (failStaleRun) if its writer is gone. Needs OpenMode::ReadWrite or Create.
   [[nodiscard]] Status deleteRun(RunId run);
 
   // Marks a run whose writer died or was killed (still 'running') as failed

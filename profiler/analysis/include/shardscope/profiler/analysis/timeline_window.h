@@ -2,10 +2,14 @@
 // view's resolution: spans at least one pixel wide as items, narrower ones
 // merged per row into density blocks (Qt Creator's timeline rule), so a
 // frame's cost follows the pixels on screen, not the spans in the window.
+// Far zoom reads the run's precomputed span summaries (docs/timeline.md).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -50,6 +54,13 @@ struct TimelineRequest {
   std::int64_t t0_ns = 0;  // the window [t0_ns, t1_ns), t1_ns > t0_ns
   std::int64_t t1_ns = 0;
   int pixels = 0;  // the view's width in pixels, > 0
+  // The aligned view's per-rank shifts, parallel to `ranks` (empty: all 0):
+  // rank i's window is [t0_ns + offsets_ns[i], t1_ns + offsets_ns[i]) and its
+  // pixel columns count from its own window's start.
+  std::vector<std::int64_t> offsets_ns = {};
+  // Read every span of the window even when summaries exist (exact blocks;
+  // slow for windows of millions of spans).
+  bool exact = false;
 };
 
 // A span drawn on its own. Times are the span's own, not clipped to the window.
@@ -96,13 +107,25 @@ struct TimelineWindow {
   // list (from TraceStore::ranks and earlier windows) so rows do not jump.
   std::vector<TimelineRow> rows;
   std::int64_t span_count = 0;  // spans in the window (items + merged)
+  // The summary level the window was read at and its bucket width (block
+  // edges merge over a bucket's spans), or -1: read from the spans, exact.
+  int summary_level = -1;
+  std::int64_t summary_bucket_ns = 0;
 };
 
 // The window as a view draws it. A span is in the window when it overlaps
 // [t0_ns, t1_ns) as TraceStore::spansInWindow defines it (an instant at or
 // after t0 counts), including spans that started before t0. It is an item
 // when (end - start) * pixels >= t1 - t0, i.e. at least one pixel wide.
-// Errors: a malformed request (Usage), an unknown run, a store failure.
+// When the run has current timeline summaries, the window holds far more
+// spans than pixels and `exact` is false, it is read from them at the
+// coarsest level that keeps every span a pixel wide whole (buckets of at most
+// two pixels): the same rows, items, span count and per row the same spans
+// merged (count, busy, earliest start, latest end); block edges are within a
+// column of the exact ones (docs/timeline.md).
+// Errors: a malformed request (Usage: no pixels, an empty window, offsets not
+// parallel to ranks, a rank twice with different offsets), an unknown run, a
+// store failure.
 [[nodiscard]] core::Result<TimelineWindow> timelineWindow(const core::store::TraceStore& store,
                                                           const core::store::StringTable& strings,
                                                           const TimelineRequest& request);
@@ -110,6 +133,35 @@ struct TimelineWindow {
 // for many windows keeps a StringTable and calls the overload above).
 [[nodiscard]] core::Result<TimelineWindow> timelineWindow(const core::store::TraceStore& store,
                                                           const TimelineRequest& request);
+
+// The version of spanClassOf's classes that summaries are built with; bump it
+// when SpanClass or spanClassOf changes, and stored summaries read as absent.
+inline constexpr std::string_view kTimelineSummaryTag = "shardscope.span-class/1";
+// Runs with more spans get summaries when the workflow finishes them; below
+// it a whole-run window is read from the spans fast enough.
+inline constexpr std::int64_t kTimelineSummaryMinSpans = 200'000;
+
+// Builds (replaces) the run's timeline summaries with spanClassOf's classes,
+// the step spans as the step list; one transaction, so an error or a cancel
+// leaves the store as it was. Needs a store opened ReadWrite. `progress`
+// counts ranks.
+[[nodiscard]] core::Status buildTimelineSummaries(core::store::TraceStore& store, core::store::RunId run,
+                                                  const std::atomic<bool>* cancel = nullptr,
+                                                  std::function<void(int done, int total)> progress = {});
+// Whether the run has summaries that timelineWindow uses: built with this
+// build's tag and format over the spans the run has now.
+[[nodiscard]] core::Result<bool> hasTimelineSummaries(const core::store::TraceStore& store, core::store::RunId run);
+// Every rank's step spans (kind "step"), by rank then start, from the
+// summaries. An error (InvalidInput) when the run has no current summaries:
+// ask hasTimelineSummaries first and read the steps from the spans then.
+[[nodiscard]] core::Result<std::vector<core::store::Span>> timelineStepSpans(const core::store::TraceStore& store,
+                                                                             core::store::RunId run);
+// Opens `store` for writing and builds the run's summaries when it has more
+// than kTimelineSummaryMinSpans spans. True when it built them.
+[[nodiscard]] core::Result<bool> buildTimelineSummariesIfLarge(const std::filesystem::path& store,
+                                                               core::store::RunId run,
+                                                               const std::atomic<bool>* cancel = nullptr,
+                                                               std::function<void(int done, int total)> progress = {});
 
 // The pixel column of time t in a window of `pixels` columns over
 // [t0_ns, t1_ns), clamped to 0 .. pixels - 1. Exact (no floating point).
