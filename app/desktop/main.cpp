@@ -38,8 +38,9 @@ int main(int argc, char* argv[]) {
   parser.addOption(screenshot_size);
   const QCommandLineOption page_option(
       QStringLiteral("page"),
-      QStringLiteral("Page to show: model (default), cluster, grid, plan, export, runs or measured "
-                     "(--screenshot waits for the planning to finish)."),
+      QStringLiteral(
+          "Page to show: model (default), cluster, grid, plan, export, runs, measured, timeline or collectives "
+          "(--screenshot waits for the planning to finish)."),
       QStringLiteral("page"), QStringLiteral("model"));
   parser.addOption(page_option);
   const QCommandLineOption report(QStringLiteral("report"),
@@ -74,7 +75,9 @@ int main(int argc, char* argv[]) {
   using shardscope::app::MainWindow;
   const std::optional<MainWindow::Page> page = MainWindow::pageFromName(parser.value(page_option));
   if (!page) {
-    std::fprintf(stderr, "shardscope: --page wants model, cluster, grid, plan or export, got '%s'\n",
+    std::fprintf(stderr,
+                 "shardscope: --page wants model, cluster, grid, plan, export, runs, measured, timeline or "
+                 "collectives, got '%s'\n",
                  qPrintable(parser.value(page_option)));
     return 2;
   }

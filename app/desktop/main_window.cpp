@@ -34,6 +34,8 @@
 #include "recent_projects.h"
 #include "job_tracker.h"
 #include "measured_page.h"
+#include "timeline_page.h"
+#include "collectives_page.h"
 #include "runs_page.h"
 
 // Q_INIT_RESOURCE must be used outside any namespace. The resources live in
@@ -56,6 +58,8 @@ MainWindow::MainWindow(QWidget* parent)
       export_page_(new ExportPage(session_)),
       runs_page_(new RunsPage),
       measured_page_(new MeasuredPage(document_, session_)),
+      timeline_page_(new TimelinePage),
+      collectives_page_(new CollectivesPage(document_)),
       status_project_(new QLabel),
       status_world_(new QLabel),
       status_grid_(new QLabel),
@@ -69,10 +73,10 @@ MainWindow::MainWindow(QWidget* parent)
   setWindowIcon(QIcon(QStringLiteral(":/icons/shardscope.svg")));
   // Sidebar: one entry per page, in the order of Page.
   sidebar_->setObjectName(QStringLiteral("sidebar"));
-  const std::pair<QWidget*, QString> pages[] = {{model_page_, tr("Model")},        {cluster_page_, tr("Cluster")},
-                                                {grid_page_, tr("Grid Explorer")}, {plan_page_, tr("Plan")},
-                                                {export_page_, tr("Export")},      {runs_page_, tr("Runs")},
-                                                {measured_page_, tr("Measured")}};
+  const std::pair<QWidget*, QString> pages[] = {
+      {model_page_, tr("Model")},       {cluster_page_, tr("Cluster")},   {grid_page_, tr("Grid Explorer")},
+      {plan_page_, tr("Plan")},         {export_page_, tr("Export")},     {runs_page_, tr("Runs")},
+      {measured_page_, tr("Measured")}, {timeline_page_, tr("Timeline")}, {collectives_page_, tr("Collectives")}};
   for (const auto& [page, title] : pages) {
     pages_->addWidget(page);
     sidebar_->addItem(title);
@@ -83,6 +87,19 @@ MainWindow::MainWindow(QWidget* parent)
   sidebar_->setCurrentRow(0);
   connect(sidebar_, &QListWidget::currentRowChanged, pages_, &QStackedWidget::setCurrentIndex);
   connect(runs_page_, &RunsPage::openRequested, this, &MainWindow::openRun);
+  connect(runs_page_, &RunsPage::timelineRequested, this, &MainWindow::openTimeline);
+  connect(runs_page_, &RunsPage::collectivesRequested, this, &MainWindow::openCollectives);
+  // A measured page opened from the sidebar shows the run chosen last (read when first shown, not before).
+  connect(sidebar_, &QListWidget::currentRowChanged, this, [this](int row) {
+    if (static_cast<Page>(row) == Page::Timeline && current_run_ > 0 && timeline_page_->run() != current_run_) {
+      timeline_page_->setStorePath(storePath());
+      timeline_page_->showRun(current_run_);
+    }
+    if (static_cast<Page>(row) == Page::Collectives && current_run_ > 0 && collectives_page_->run() != current_run_) {
+      collectives_page_->setStorePath(storePath());
+      collectives_page_->showRun(current_run_);
+    }
+  });
 
   auto* central = new QWidget;
   auto* central_layout = new QHBoxLayout(central);
@@ -233,7 +250,9 @@ MainWindow::Page MainWindow::currentPage() const { return static_cast<Page>(side
 void MainWindow::newFromDefault() { document_->resetToDefault(); }
 
 std::optional<MainWindow::Page> MainWindow::pageFromName(const QString& name) {
-  static const char* const names[] = {"model", "cluster", "grid", "plan", "export", "runs", "measured"};
+  static const char* const names[] = {"model", "cluster",  "grid",     "plan",       "export",
+                                      "runs",  "measured", "timeline", "collectives"};
+  static_assert(std::size(names) == kPageCount);
   for (int i = 0; i < kPageCount; ++i)
     if (name == QLatin1String(names[i])) return static_cast<Page>(i);
   return std::nullopt;
@@ -343,6 +362,8 @@ void MainWindow::followProjectStore() {
                                                       QStringLiteral(".runs.sqlite"));
   if (store != runs_page_->storePath()) runs_page_->setStorePath(store, /*create=*/!recorded.isEmpty());
   measured_page_->setStorePath(storePath());
+  timeline_page_->setStorePath(storePath());
+  collectives_page_->setStorePath(storePath());
   plan_page_->setStorePath(storePath());
   updateStatus();
   updateTitle();
@@ -359,7 +380,22 @@ void MainWindow::onRenameProject() {
   document_->edit(std::move(renamed), tr("Rename project"));
 }
 
+void MainWindow::openTimeline(qint64 run) {
+  current_run_ = run;
+  timeline_page_->setStorePath(storePath());
+  timeline_page_->showRun(run);
+  showPage(Page::Timeline);
+}
+
+void MainWindow::openCollectives(qint64 run) {
+  current_run_ = run;
+  collectives_page_->setStorePath(storePath());
+  collectives_page_->showRun(run);
+  showPage(Page::Collectives);
+}
+
 void MainWindow::openRun(qint64 run) {
+  current_run_ = run;
   measured_page_->setStorePath(storePath());
   measured_page_->showRun(run);
   plan_page_->refreshMeasured();

@@ -28,6 +28,8 @@ class PlanPage;
 class JobTracker;
 class MeasuredPage;
 class RunsPage;
+class TimelinePage;
+class CollectivesPage;
 class ProjectDocument;
 class RecentProjects;
 
@@ -46,18 +48,34 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] ExportPage* exportPage() const { return export_page_; }
   [[nodiscard]] RunsPage* runsPage() const { return runs_page_; }
   [[nodiscard]] MeasuredPage* measuredPage() const { return measured_page_; }
+  [[nodiscard]] TimelinePage* timelinePage() const { return timeline_page_; }
+  [[nodiscard]] CollectivesPage* collectivesPage() const { return collectives_page_; }
   [[nodiscard]] QStackedWidget* pages() const { return pages_; }
   [[nodiscard]] QListWidget* sidebar() const { return sidebar_; }
   [[nodiscard]] QString statusGridText() const;
 
   // The pages, in sidebar order.
-  enum class Page { Model = 0, Cluster = 1, GridExplorer = 2, Plan = 3, Export = 4, Runs = 5, Measured = 6 };
-  static constexpr int kPageCount = 7;
+  enum class Page {
+    Model = 0,
+    Cluster = 1,
+    GridExplorer = 2,
+    Plan = 3,
+    Export = 4,
+    Runs = 5,
+    Measured = 6,
+    Timeline = 7,
+    Collectives = 8
+  };
+  static constexpr int kPageCount = 9;
   void showPage(Page page);
   [[nodiscard]] Page currentPage() const;
   // The measured-vs-predicted view of run `run` of the project's store.
   void openRun(qint64 run);
-  // "model", "cluster", "grid", "plan", "export", "runs", "measured".
+  // The timeline of run `run` of the project's store.
+  void openTimeline(qint64 run);
+  // Bus bandwidth of run `run`'s collective calls against the planner's model.
+  void openCollectives(qint64 run);
+  // "model", "cluster", "grid", "plan", "export", "runs", "measured", "timeline", "collectives".
   [[nodiscard]] static std::optional<Page> pageFromName(const QString& name);
 
   // No dialogs: on failure the loaded project stays as it was.
@@ -126,6 +144,9 @@ class MainWindow : public QMainWindow {
   ExportPage* export_page_;
   RunsPage* runs_page_;
   MeasuredPage* measured_page_;
+  TimelinePage* timeline_page_;
+  CollectivesPage* collectives_page_;
+  qint64 current_run_ = 0;  // the run the measured pages show (0: none yet)
   QMenu* recent_menu_ = nullptr;
   QLabel* status_project_;
   QLabel* status_world_;

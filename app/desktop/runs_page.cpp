@@ -42,6 +42,8 @@ RunsPage::RunsPage(QWidget* parent)
       delete_(new QPushButton(tr("Delete\u2026"))),
       compare_(new QPushButton(tr("Compare"))),
       open_(new QPushButton(tr("Measured vs Predicted"))),
+      timeline_(new QPushButton(tr("Timeline"))),
+      collectives_(new QPushButton(tr("Collectives"))),
       export_access_(new QPushButton(tr("Export Access\u2026"))),
       cancel_import_(new QPushButton(tr("Cancel Import"))),
       comparison_title_(new QLabel),
@@ -94,6 +96,8 @@ RunsPage::RunsPage(QWidget* parent)
   buttons->addWidget(cancel_import_);
   buttons->addWidget(refresh_);
   buttons->addWidget(open_);
+  buttons->addWidget(timeline_);
+  buttons->addWidget(collectives_);
   buttons->addWidget(export_access_);
   buttons->addWidget(compare_);
   buttons->addWidget(delete_);
@@ -110,6 +114,16 @@ RunsPage::RunsPage(QWidget* parent)
   connectExport();
   connect(open_, &QPushButton::clicked, this, [this] {
     if (const auto runs = selectedRuns(); runs.size() == 1) emit openRequested(runs.front());
+  });
+  timeline_->setObjectName(QStringLiteral("runsTimeline"));
+  timeline_->setToolTip(tr("Every rank's spans on one time axis"));
+  collectives_->setObjectName(QStringLiteral("runsCollectives"));
+  collectives_->setToolTip(tr("Bus bandwidth of each collective call against the planner's model"));
+  connect(timeline_, &QPushButton::clicked, this, [this] {
+    if (const auto runs = selectedRuns(); runs.size() == 1) emit timelineRequested(runs.front());
+  });
+  connect(collectives_, &QPushButton::clicked, this, [this] {
+    if (const auto runs = selectedRuns(); runs.size() == 1) emit collectivesRequested(runs.front());
   });
   connect(table_, &QAbstractItemView::doubleClicked, this, [this](const QModelIndex& index) {
     if (index.flags() & Qt::ItemIsEditable) return;  // the label: renamed in place
@@ -381,6 +395,8 @@ void RunsPage::updateButtons() {
   const auto selected = selectedRuns().size();
   delete_->setEnabled(selected == 1);
   open_->setEnabled(selected == 1);
+  timeline_->setEnabled(selected == 1);
+  collectives_->setEnabled(selected == 1);
   export_access_->setEnabled(selected == 1);
   compare_->setEnabled(selected == 2);
 }

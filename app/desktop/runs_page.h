@@ -67,6 +67,9 @@ class RunsPage : public QWidget {
   void compared(const QString& message);
   // The user asked for a run's measured-vs-predicted view.
   void openRequested(qint64 run);
+  // The user asked for a run's timeline or its collectives' bandwidth.
+  void timelineRequested(qint64 run);
+  void collectivesRequested(qint64 run);
   // An access export finished: `message` empty on success.
   void accessExported(const QString& path, const QString& message);
   // An import finished: its run (> 0), or 0 and `message` (failed or cancelled).
@@ -91,6 +94,8 @@ class RunsPage : public QWidget {
   QPushButton* delete_;
   QPushButton* compare_;
   QPushButton* open_;
+  QPushButton* timeline_;
+  QPushButton* collectives_;
   QPushButton* export_access_;
   QPushButton* cancel_import_;
   QLabel* comparison_title_;

@@ -50,7 +50,8 @@ class TestGridExplorer : public QObject {
   void sidebarSwitchesPages() {
     MainWindow window;
     QCOMPARE(window.sidebar()->count(), MainWindow::kPageCount);
-    const QStringList titles = {"Model", "Cluster", "Grid Explorer", "Plan", "Export", "Runs", "Measured"};
+    const QStringList titles = {"Model", "Cluster",  "Grid Explorer", "Plan",       "Export",
+                                "Runs",  "Measured", "Timeline",      "Collectives"};
     QCOMPARE(titles.size(), MainWindow::kPageCount);
     for (int i = 0; i < titles.size(); ++i) QCOMPARE(window.sidebar()->item(i)->text(), titles[i]);
     QCOMPARE(window.pages()->currentIndex(), 0);

@@ -48,7 +48,7 @@ class TestWorkbench : public QObject {
   }
 
   void pagesHaveNames() {
-    const char* names[] = {"model", "cluster", "grid", "plan", "export", "runs", "measured"};
+    const char* names[] = {"model", "cluster", "grid", "plan", "export", "runs", "measured", "timeline", "collectives"};
     static_assert(std::size(names) == MainWindow::kPageCount);
     for (int i = 0; i < MainWindow::kPageCount; ++i) {
       const auto page = MainWindow::pageFromName(QString::fromLatin1(names[i]));
@@ -316,7 +316,7 @@ class TestWorkbench : public QObject {
     QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, true));
     window.session()->choose(0);
     QVERIFY(window.planPage()->waitUntilShown(kTimeoutMs));
-    const char* names[] = {"model", "cluster", "grid", "plan", "export", "runs", "measured"};
+    const char* names[] = {"model", "cluster", "grid", "plan", "export", "runs", "measured", "timeline", "collectives"};
     static_assert(std::size(names) == MainWindow::kPageCount);
     // The Measured page needs a run: tst_measured_loop screenshots it with one.
     for (int i = 0; i < static_cast<int>(MainWindow::Page::Measured); ++i) {

@@ -174,8 +174,9 @@ int main(int argc, char* argv[]) {
     }
     probe.markMaxSince();
   }
-  static const char* const page_names[] = {"show Model",  "show Cluster", "show Grid Explorer", "show Plan",
-                                           "show Export", "show Runs",    "show Measured"};
+  static const char* const page_names[] = {"show Model",    "show Cluster",  "show Grid Explorer",
+                                           "show Plan",     "show Export",   "show Runs",
+                                           "show Measured", "show Timeline", "show Collectives"};
   static_assert(std::size(page_names) == app::MainWindow::kPageCount);
   for (int page = 0; page < app::MainWindow::kPageCount; ++page) {
     window.sidebar()->setCurrentRow(page);

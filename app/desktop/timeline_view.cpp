@@ -1,0 +1,507 @@
+// The timeline view's state and interaction; painting is in timeline_view_paint.cpp.
+#include "timeline_view.h"
+
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QScrollBar>
+#include <QWheelEvent>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace shardscope::app {
+
+namespace {
+
+constexpr std::int64_t kMinWindowNs = 1'000;  // 1 us across the whole view
+constexpr double kWheelStep = 1.25;           // zoom per wheel notch
+constexpr double kKeyZoom = 1.5;
+constexpr double kKeyPan = 0.15;  // of the view per key press
+constexpr int kLaneHeight = 18;
+constexpr int kRankGap = 3;
+constexpr int kClickSlop = 4;  // pixels a press may move and still be a click
+
+}  // namespace
+
+TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
+  setFocusPolicy(Qt::StrongFocus);
+  setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+  viewport()->setMouseTracking(false);
+  viewport()->setAttribute(Qt::WA_OpaquePaintEvent);
+  setMinimumSize(480, 200);
+  gesture_end_.setSingleShot(true);
+  gesture_end_.setInterval(600);
+  connect(&gesture_end_, &QTimer::timeout, this, &TimelineView::recordHistory);
+}
+
+void TimelineView::setRun(const std::vector<int>& ranks, std::int64_t t0_ns, std::int64_t t1_ns) {
+  ranks_ = ranks;
+  run_t0_ = t0_ns;
+  run_t1_ = std::max(t1_ns, t0_ns + 1);
+  expanded_.clear();
+  streams_.clear();
+  answer_.reset();
+  answer_rows_.clear();
+  offsets_.clear();
+  selected_.reset();
+  range_.reset();
+  highlight_.reset();
+  marks_.clear();
+  max_mark_ns_ = 0;
+  history_ = {{run_t0_, run_t1_}};
+  history_at_ = 0;
+  gesture_end_.stop();
+  rebuildLanes();
+  verticalScrollBar()->setValue(0);
+  setWindow(run_t0_, run_t1_);
+}
+
+void TimelineView::setWindowAnswer(std::shared_ptr<const profiler::TimelineWindow> window) {
+  if (!window) return;
+  answer_ = std::move(window);
+  answer_offsets_ = offsets_;
+  answer_rows_.clear();
+  bool new_stream = false;
+  for (std::size_t i = 0; i < answer_->rows.size(); ++i) {
+    const auto& row = answer_->rows[i];
+    answer_rows_[{row.rank, row.stream}] = i;
+    new_stream |= streams_[row.rank].insert(row.stream).second && expanded_.contains(row.rank);
+  }
+  if (new_stream) rebuildLanes();
+  viewport()->update();
+}
+
+int TimelineView::dataWidth() const { return std::max(1, viewport()->width() - kGutter); }
+
+std::int64_t TimelineView::offsetOf(int rank) const {
+  if (offsets_.empty()) return 0;
+  const auto it = std::lower_bound(ranks_.begin(), ranks_.end(), rank);
+  if (it == ranks_.end() || *it != rank) return 0;
+  return offsets_[static_cast<std::size_t>(it - ranks_.begin())];
+}
+
+std::int64_t TimelineView::answerOffsetOf(int rank) const {
+  if (answer_offsets_.empty()) return 0;
+  const auto it = std::lower_bound(ranks_.begin(), ranks_.end(), rank);
+  if (it == ranks_.end() || *it != rank) return 0;
+  return answer_offsets_[static_cast<std::size_t>(it - ranks_.begin())];
+}
+
+std::pair<double, double> TimelineView::blockColumns(int rank, const profiler::DensityBlock& block) const {
+  // The block's columns are of the answer's window for this rank; map them to store time, then to this view.
+  const double per_column = static_cast<double>(answer_->t1_ns - answer_->t0_ns) / answer_->pixels;
+  const double base = static_cast<double>(answer_->t0_ns + answerOffsetOf(rank) - offsetOf(rank) - t0_);
+  const double scale = dataWidth() / static_cast<double>(t1_ - t0_);
+  return {(base + block.first_pixel * per_column) * scale, (base + (block.last_pixel + 1) * per_column) * scale};
+}
+
+double TimelineView::columnOf(std::int64_t t, int rank) const {
+  const double span = static_cast<double>(t1_ - t0_);
+  return static_cast<double>(t - offsetOf(rank) - t0_) * dataWidth() / span;
+}
+
+std::int64_t TimelineView::timeAtColumn(double column) const {
+  const double span = static_cast<double>(t1_ - t0_);
+  return t0_ + static_cast<std::int64_t>(std::llround(column * span / dataWidth()));
+}
+
+profiler::TimelineRequest TimelineView::request() const {
+  profiler::TimelineRequest r;
+  r.ranks = ranks_;
+  r.t0_ns = t0_;
+  r.t1_ns = t1_;
+  r.pixels = dataWidth();
+  if (!offsets_.empty()) r.offsets_ns = offsets_;
+  return r;
+}
+
+void TimelineView::setWindow(std::int64_t t0_ns, std::int64_t t1_ns) {
+  const std::int64_t extent = run_t1_ - run_t0_;
+  const std::int64_t max_span = extent + extent / 5 + kMinWindowNs;
+  std::int64_t span = std::clamp<std::int64_t>(t1_ns - t0_ns, kMinWindowNs, max_span);
+  // Keep some of the run in view: the window may not leave the run by more than its own width.
+  const std::int64_t lo = run_t0_ - span / 2;
+  const std::int64_t hi = run_t1_ + span / 2 - span;
+  t0_ns = std::clamp(t0_ns, std::min(lo, hi), std::max(lo, hi));
+  if (t0_ns == t0_ && t0_ns + span == t1_) return;
+  t0_ = t0_ns;
+  t1_ = t0_ns + span;
+  if (!ranks_.empty()) emit windowRequested(request());
+  viewport()->update();
+  emit viewChanged();
+}
+
+void TimelineView::refresh() {
+  if (!ranks_.empty()) emit windowRequested(request());
+}
+
+void TimelineView::navigateTo(std::int64_t t0_ns, std::int64_t t1_ns) {
+  recordHistory();
+  setWindow(t0_ns, t1_ns);
+  recordHistory();
+}
+
+void TimelineView::showWholeRun() {
+  const std::int64_t pad = (run_t1_ - run_t0_) / 100;
+  navigateTo(run_t0_ - pad, run_t1_ + pad);
+}
+
+void TimelineView::zoomAt(double factor, int x) {
+  const double column = std::clamp(static_cast<double>(x), 0.0, static_cast<double>(dataWidth()));
+  const std::int64_t anchor = timeAtColumn(column);
+  const double span = static_cast<double>(t1_ - t0_) / factor;
+  const auto t0 = anchor - static_cast<std::int64_t>(std::llround(span * column / dataWidth()));
+  setWindow(t0, t0 + std::max<std::int64_t>(1, std::llround(span)));
+  gestureMoved();
+}
+
+void TimelineView::panPixels(int dx) {
+  const auto shift = static_cast<std::int64_t>(std::llround(static_cast<double>(dx) * (t1_ - t0_) / dataWidth()));
+  setWindow(t0_ - shift, t1_ - shift);
+  gestureMoved();
+}
+
+void TimelineView::fitSelection() {
+  std::optional<std::pair<std::int64_t, std::int64_t>> target = range_;
+  if (!target && selected_) {
+    const std::int64_t off = offsetOf(selected_->rank);
+    target = selected_->block ? std::pair{selected_->density.start_ns - off, selected_->density.end_ns - off}
+                              : std::pair{selected_->item.start_ns - off, selected_->item.end_ns - off};
+  }
+  if (!target) {
+    showWholeRun();
+    return;
+  }
+  const std::int64_t pad = std::max<std::int64_t>((target->second - target->first) / 20, kMinWindowNs / 2);
+  navigateTo(target->first - pad, target->second + pad);
+}
+
+void TimelineView::gestureMoved() { gesture_end_.start(); }
+
+void TimelineView::recordHistory() {
+  gesture_end_.stop();
+  const std::pair current{t0_, t1_};
+  if (history_.empty()) {
+    history_.push_back(current);
+    history_at_ = 0;
+  } else if (history_[history_at_] != current) {
+    history_.resize(history_at_ + 1);
+    history_.push_back(current);
+    history_at_ = history_.size() - 1;
+  }
+  emit viewChanged();
+}
+
+bool TimelineView::canGoBack() const { return history_at_ > 0 || (gesture_end_.isActive() && !history_.empty()); }
+
+bool TimelineView::canGoForward() const { return !gesture_end_.isActive() && history_at_ + 1 < history_.size(); }
+
+void TimelineView::goBack() {
+  if (gesture_end_.isActive()) recordHistory();
+  if (history_at_ == 0) return;
+  --history_at_;
+  setWindow(history_[history_at_].first, history_[history_at_].second);
+  emit viewChanged();
+}
+
+void TimelineView::goForward() {
+  if (history_at_ + 1 >= history_.size()) return;
+  ++history_at_;
+  setWindow(history_[history_at_].first, history_[history_at_].second);
+  emit viewChanged();
+}
+
+void TimelineView::rebuildLanes() {
+  lanes_.clear();
+  for (const int rank : ranks_) {
+    if (!expanded_.contains(rank)) {
+      lanes_.push_back({rank, 0, true});
+      continue;
+    }
+    const auto it = streams_.find(rank);
+    if (it == streams_.end() || it->second.empty()) {
+      lanes_.push_back({rank, 0, true});
+      continue;
+    }
+    for (const int stream : it->second) lanes_.push_back({rank, stream, false});  // the step row (-1) first
+  }
+  updateScrollRange();
+  viewport()->update();
+  emit viewChanged();
+}
+
+void TimelineView::setExpanded(int rank, bool expanded) {
+  if (expanded == expanded_.contains(rank)) return;
+  if (expanded) {
+    expanded_.insert(rank);
+  } else {
+    expanded_.erase(rank);
+  }
+  rebuildLanes();
+}
+
+int TimelineView::laneHeight(std::size_t i) const {
+  (void)i;
+  return kLaneHeight;
+}
+
+int TimelineView::laneTop(std::size_t i) const {
+  int y = kRulerHeight + kStripHeight - verticalScrollBar()->value();
+  for (std::size_t k = 0; k < i && k < lanes_.size(); ++k) {
+    y += laneHeight(k);
+    if (k + 1 < lanes_.size() && lanes_[k + 1].rank != lanes_[k].rank) y += kRankGap;
+  }
+  return y;
+}
+
+std::optional<std::size_t> TimelineView::laneAt(int y) const {
+  if (y < kRulerHeight + kStripHeight) return std::nullopt;
+  for (std::size_t i = 0; i < lanes_.size(); ++i) {
+    const int top = laneTop(i);
+    if (y >= top && y < top + laneHeight(i)) return i;
+  }
+  return std::nullopt;
+}
+
+void TimelineView::updateScrollRange() {
+  const int content = lanes_.empty() ? 0
+                                     : laneTop(lanes_.size() - 1) + verticalScrollBar()->value() +
+                                           laneHeight(lanes_.size() - 1) - kRulerHeight - kStripHeight;
+  const int visible = viewport()->height() - kRulerHeight - kStripHeight;
+  verticalScrollBar()->setRange(0, std::max(0, content - visible));
+  verticalScrollBar()->setPageStep(std::max(1, visible));
+  verticalScrollBar()->setSingleStep(kLaneHeight);
+}
+
+std::vector<const profiler::TimelineRow*> TimelineView::rowsOf(const TimelineLane& lane) const {
+  std::vector<const profiler::TimelineRow*> rows;
+  if (!answer_) return rows;
+  if (!lane.whole_rank) {
+    const auto it = answer_rows_.find({lane.rank, lane.stream});
+    if (it != answer_rows_.end()) rows.push_back(&answer_->rows[it->second]);
+    return rows;
+  }
+  for (auto it = answer_rows_.lower_bound({lane.rank, std::numeric_limits<int>::min()});
+       it != answer_rows_.end() && it->first.first == lane.rank; ++it) {
+    if (it->first.second != profiler::kStepRowStream) rows.push_back(&answer_->rows[it->second]);
+  }
+  return rows;
+}
+
+std::optional<TimelineHit> TimelineView::hitAt(QPoint point) const {
+  const auto lane_index = laneAt(point.y());
+  if (!lane_index || point.x() < kGutter || !answer_) return std::nullopt;
+  const TimelineLane& lane = lanes_[*lane_index];
+  const double column = point.x() - kGutter;
+  const std::int64_t t = timeAtColumn(column) + offsetOf(lane.rank);
+  const std::int64_t slop = std::max<std::int64_t>(1, (t1_ - t0_) * 2 / dataWidth());
+  std::optional<TimelineHit> best;
+  for (const profiler::TimelineRow* row : rowsOf(lane)) {
+    for (const auto& item : row->items) {
+      if (item.start_ns > t + slop || item.end_ns < t - slop) continue;
+      const bool shorter =
+          !best || best->block || item.end_ns - item.start_ns < best->item.end_ns - best->item.start_ns;
+      if (shorter) best = TimelineHit{row->rank, row->stream, false, item, {}};
+    }
+  }
+  if (best) return best;
+  for (const profiler::TimelineRow* row : rowsOf(lane)) {
+    for (const auto& block : row->blocks) {
+      const auto [x0, x1] = blockColumns(row->rank, block);
+      if (column >= x0 - 1 && column <= x1 + 1) return TimelineHit{row->rank, row->stream, true, {}, block};
+    }
+  }
+  return std::nullopt;
+}
+
+void TimelineView::select(const TimelineHit& hit) {
+  selected_ = hit;
+  viewport()->update();
+}
+
+void TimelineView::setRange(std::optional<std::pair<std::int64_t, std::int64_t>> range) {
+  range_ = range;
+  viewport()->update();
+}
+
+void TimelineView::clearSelection() {
+  selected_.reset();
+  range_.reset();
+  highlight_.reset();
+  viewport()->update();
+  emit selectionCleared();
+}
+
+void TimelineView::setHighlight(std::optional<profiler::CollectiveCall> call) {
+  highlight_ = std::move(call);
+  viewport()->update();
+}
+
+void TimelineView::setOffsets(std::vector<std::int64_t> offsets) {
+  if (!offsets.empty() && offsets.size() != ranks_.size()) offsets.clear();
+  offsets_ = std::move(offsets);
+  if (!ranks_.empty()) emit windowRequested(request());
+  viewport()->update();
+  emit viewChanged();
+}
+
+void TimelineView::setStragglerMarks(std::vector<profiler::StragglerMark> marks) {
+  marks_ = std::move(marks);
+  max_mark_ns_ = 0;
+  for (const auto& m : marks_) max_mark_ns_ = std::max(max_mark_ns_, m.last_by_ns);
+  viewport()->update();
+}
+
+void TimelineView::resizeEvent(QResizeEvent* event) {
+  QAbstractScrollArea::resizeEvent(event);
+  updateScrollRange();
+  if (!ranks_.empty()) emit windowRequested(request());
+}
+
+void TimelineView::scrollContentsBy(int dx, int dy) {
+  (void)dx;
+  (void)dy;
+  viewport()->update();
+}
+
+void TimelineView::wheelEvent(QWheelEvent* event) {
+  const int delta = event->angleDelta().y() != 0 ? event->angleDelta().y() : event->angleDelta().x();
+  if (delta == 0) return;
+  const QPoint at = event->position().toPoint();
+  if (at.x() < kGutter) {  // over the labels: scroll the lanes
+    verticalScrollBar()->setValue(verticalScrollBar()->value() - delta / 120 * 3 * kLaneHeight);
+  } else if (event->modifiers() & Qt::ShiftModifier) {
+    panPixels(delta / 120 * dataWidth() / 10);
+  } else {
+    zoomAt(std::pow(kWheelStep, delta / 120.0), at.x() - kGutter);
+  }
+  event->accept();
+}
+
+void TimelineView::mousePressEvent(QMouseEvent* event) {
+  if (event->button() != Qt::LeftButton) return;
+  press_at_ = last_at_ = event->position().toPoint();
+  moved_ = false;
+  drag_ = (event->modifiers() & Qt::ShiftModifier) && press_at_.x() >= kGutter ? Drag::Range : Drag::Pan;
+}
+
+void TimelineView::mouseMoveEvent(QMouseEvent* event) {
+  const QPoint at = event->position().toPoint();
+  if ((at - press_at_).manhattanLength() > kClickSlop) moved_ = true;
+  if (drag_ == Drag::Pan && moved_) {
+    panPixels(at.x() - last_at_.x());
+    verticalScrollBar()->setValue(verticalScrollBar()->value() - (at.y() - last_at_.y()));
+  } else if (drag_ == Drag::Range && moved_) {
+    const auto a = timeAtColumn(std::min(press_at_.x(), at.x()) - kGutter);
+    const auto b = timeAtColumn(std::max(press_at_.x(), at.x()) - kGutter);
+    setRange(std::pair{a, std::max(b, a + 1)});
+  }
+  last_at_ = at;
+}
+
+void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
+  if (event->button() != Qt::LeftButton) return;
+  const Drag drag = std::exchange(drag_, Drag::None);
+  if (drag == Drag::Range && moved_ && range_) {
+    emit rangeSelected(range_->first, range_->second);
+    return;
+  }
+  if (moved_) return;
+  const QPoint at = event->position().toPoint();
+  if (at.x() < kGutter) {
+    if (const auto lane = laneAt(at.y())) setExpanded(lanes_[*lane].rank, !isExpanded(lanes_[*lane].rank));
+    return;
+  }
+  if (const auto hit = hitAt(at)) {
+    range_.reset();
+    select(*hit);
+    emit spanClicked(*hit);
+  } else {
+    clearSelection();
+  }
+}
+
+void TimelineView::mouseDoubleClickEvent(QMouseEvent* event) {
+  if (const auto hit = hitAt(event->position().toPoint())) {
+    select(*hit);
+    fitSelection();
+  }
+}
+
+void TimelineView::keyPressEvent(QKeyEvent* event) {
+  const int center = dataWidth() / 2;
+  const bool alt = (event->modifiers() & Qt::AltModifier) != 0;
+  switch (event->key()) {
+    case Qt::Key_W:
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+      zoomAt(kKeyZoom, center);
+      break;
+    case Qt::Key_S:
+    case Qt::Key_Minus:
+      zoomAt(1.0 / kKeyZoom, center);
+      break;
+    case Qt::Key_A:
+      panPixels(static_cast<int>(dataWidth() * kKeyPan));
+      break;
+    case Qt::Key_D:
+      panPixels(-static_cast<int>(dataWidth() * kKeyPan));
+      break;
+    case Qt::Key_Left:
+      if (alt) {
+        goBack();
+      } else {
+        panPixels(static_cast<int>(dataWidth() * kKeyPan));
+      }
+      break;
+    case Qt::Key_Right:
+      if (alt) {
+        goForward();
+      } else {
+        panPixels(-static_cast<int>(dataWidth() * kKeyPan));
+      }
+      break;
+    case Qt::Key_Backspace:
+      goBack();
+      break;
+    case Qt::Key_Up:
+      verticalScrollBar()->setValue(verticalScrollBar()->value() - kLaneHeight);
+      break;
+    case Qt::Key_Down:
+      verticalScrollBar()->setValue(verticalScrollBar()->value() + kLaneHeight);
+      break;
+    case Qt::Key_PageUp:
+      verticalScrollBar()->triggerAction(QAbstractSlider::SliderPageStepSub);
+      break;
+    case Qt::Key_PageDown:
+      verticalScrollBar()->triggerAction(QAbstractSlider::SliderPageStepAdd);
+      break;
+    case Qt::Key_F:
+      fitSelection();
+      break;
+    case Qt::Key_0:
+    case Qt::Key_Home:
+      showWholeRun();
+      break;
+    case Qt::Key_Escape:
+      clearSelection();
+      break;
+    default:
+      QAbstractScrollArea::keyPressEvent(event);
+      return;
+  }
+  event->accept();
+}
+
+QString TimelineView::formatDuration(std::int64_t ns, int digits) {
+  const double v = static_cast<double>(ns);
+  const double a = std::abs(v);
+  if (a >= 1e9) return QString::number(v / 1e9, 'g', digits) + " s";
+  if (a >= 1e6) return QString::number(v / 1e6, 'g', digits) + " ms";
+  if (a >= 1e3) return QString::number(v / 1e3, 'g', digits) + QString::fromUtf8(" µs");
+  if (ns == 0) return QStringLiteral("0");
+  return QString::number(ns) + " ns";
+}
+
+}  // namespace shardscope::app

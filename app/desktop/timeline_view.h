@@ -1,0 +1,189 @@
+// The timeline's drawing surface: a time ruler, the per-step straggler strip,
+// and one lane per rank (expandable to its step row and one lane per stream)
+// with spans coloured by class. It paints the newest window answer it was
+// given, re-mapped to the current view, so panning and zooming never wait for
+// the store: every change of the view asks for a new window
+// (windowRequested) and the page's worker answers it.
+//
+// Mouse: wheel zooms at the pointer (Shift+wheel pans, wheel over the lane
+// labels scrolls the lanes), drag pans, Shift+drag selects a time range,
+// click selects a span, double-click zooms to it, a click on a lane label
+// expands or collapses the rank. Keys: W/S or +/- zoom, A/D or Left/Right
+// pan, Up/Down/PageUp/PageDown scroll lanes, F fits the selection (or the
+// run), 0/Home shows the whole run, Alt+Left/Right or Backspace go back and
+// forward in the zoom history, Esc clears the selection.
+#pragma once
+
+#include <QAbstractScrollArea>
+#include <QColor>
+#include <QTimer>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "shardscope/profiler/analysis/timeline_inspect.h"
+#include "shardscope/profiler/analysis/timeline_window.h"
+
+namespace shardscope::app {
+
+// The colour of a span class (the view and its legend share it).
+[[nodiscard]] QColor spanClassColor(profiler::SpanClass cls);
+
+struct TimelineLane {
+  int rank = 0;
+  int stream = 0;           // profiler::kStepRowStream for the step row
+  bool whole_rank = false;  // a collapsed rank: every stream of it in one lane
+  friend bool operator==(const TimelineLane&, const TimelineLane&) = default;
+};
+
+// What a click found: one span (an item) or a density block of merged spans.
+struct TimelineHit {
+  int rank = 0;
+  int stream = 0;
+  bool block = false;
+  profiler::TimelineItem item;
+  profiler::DensityBlock density;
+};
+
+class TimelineView : public QAbstractScrollArea {
+  Q_OBJECT
+
+ public:
+  explicit TimelineView(QWidget* parent = nullptr);
+
+  // A new run: its ranks and time extent. Collapses every rank, clears the
+  // selection, the highlight, the offsets and the history, and shows the whole run.
+  void setRun(const std::vector<int>& ranks, std::int64_t t0_ns, std::int64_t t1_ns);
+  // Names of the spans (the run's strings), for labels inside wide spans.
+  void setStrings(std::shared_ptr<const core::store::StringTable> strings) { strings_ = std::move(strings); }
+  [[nodiscard]] const core::store::StringTable* strings() const { return strings_.get(); }
+  // The newest answer to a request of this view (older ones are ignored).
+  void setWindowAnswer(std::shared_ptr<const profiler::TimelineWindow> window);
+  [[nodiscard]] const profiler::TimelineWindow* shownWindow() const { return answer_.get(); }
+
+  // The view's time window (store time, before per-rank offsets).
+  [[nodiscard]] std::pair<std::int64_t, std::int64_t> window() const { return {t0_, t1_}; }
+  // Asks for the current window again (the store changed, e.g. summaries were built).
+  void refresh();
+  // Moves the view to [t0, t1) as a navigation (one entry of the history).
+  void navigateTo(std::int64_t t0_ns, std::int64_t t1_ns);
+  void showWholeRun();
+  // Zooms by `factor` (> 1 zooms in) keeping the time under data column `x` in place.
+  void zoomAt(double factor, int x);
+  void panPixels(int dx);
+  void fitSelection();
+  [[nodiscard]] bool canGoBack() const;
+  [[nodiscard]] bool canGoForward() const;
+  void goBack();
+  void goForward();
+  // Pixels of the data area (the window's width in columns).
+  [[nodiscard]] int dataWidth() const;
+  [[nodiscard]] int dataLeft() const { return kGutter; }
+  // Data column of store time t on `rank` (offset applied), may be outside the area.
+  [[nodiscard]] double columnOf(std::int64_t t, int rank) const;
+
+  // Lanes, top to bottom.
+  [[nodiscard]] const std::vector<TimelineLane>& lanes() const { return lanes_; }
+  void setExpanded(int rank, bool expanded);
+  [[nodiscard]] bool isExpanded(int rank) const { return expanded_.contains(rank); }
+  // Viewport y of the top of lane i (after scrolling) and its height.
+  [[nodiscard]] int laneTop(std::size_t i) const;
+  [[nodiscard]] int laneHeight(std::size_t i) const;
+  [[nodiscard]] std::optional<std::size_t> laneAt(int y) const;
+
+  // What is drawn at a viewport point (nullopt: nothing).
+  [[nodiscard]] std::optional<TimelineHit> hitAt(QPoint point) const;
+  void select(const TimelineHit& hit);
+  [[nodiscard]] const std::optional<TimelineHit>& selected() const { return selected_; }
+  void setRange(std::optional<std::pair<std::int64_t, std::int64_t>> range);
+  [[nodiscard]] const std::optional<std::pair<std::int64_t, std::int64_t>>& range() const { return range_; }
+  void clearSelection();
+
+  // One collective call outlined on every member rank, with each rank's wait.
+  void setHighlight(std::optional<profiler::CollectiveCall> call);
+  [[nodiscard]] const std::optional<profiler::CollectiveCall>& highlight() const { return highlight_; }
+  // Per-rank offsets (parallel to the run's ranks; empty: none): rank i is
+  // drawn shifted left by offsets[i], so ranks line up on a chosen event.
+  void setOffsets(std::vector<std::int64_t> offsets);
+  [[nodiscard]] const std::vector<std::int64_t>& offsets() const { return offsets_; }
+  void setStragglerMarks(std::vector<profiler::StragglerMark> marks);
+
+  // The request for what the view shows now.
+  [[nodiscard]] profiler::TimelineRequest request() const;
+  // "12.5 ms", "3 µs", "0": `digits` significant digits.
+  [[nodiscard]] static QString formatDuration(std::int64_t ns, int digits = 6);
+
+  static constexpr int kGutter = 132;
+  static constexpr int kRulerHeight = 24;
+  static constexpr int kStripHeight = 18;
+
+ signals:
+  void windowRequested(const shardscope::profiler::TimelineRequest& request);
+  void spanClicked(const shardscope::app::TimelineHit& hit);
+  void rangeSelected(std::int64_t t0_ns, std::int64_t t1_ns);
+  void selectionCleared();
+  // The view's window or lanes changed (the page updates its buttons).
+  void viewChanged();
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+  void scrollContentsBy(int dx, int dy) override;
+
+ private:
+  void setWindow(std::int64_t t0_ns, std::int64_t t1_ns);  // clamps, asks for the window, repaints
+  void gestureMoved();                                     // a wheel/drag/key step: history at its end
+  void recordHistory();
+  void rebuildLanes();
+  void updateScrollRange();
+  [[nodiscard]] std::int64_t offsetOf(int rank) const;
+  [[nodiscard]] std::int64_t answerOffsetOf(int rank) const;
+  // View columns [x0, x1) of a density block of `rank` in the shown answer.
+  [[nodiscard]] std::pair<double, double> blockColumns(int rank, const profiler::DensityBlock& block) const;
+  [[nodiscard]] std::int64_t timeAtColumn(double column) const;
+  [[nodiscard]] std::vector<const profiler::TimelineRow*> rowsOf(const TimelineLane& lane) const;
+  void paintRuler(QPainter& p) const;
+  void paintStrip(QPainter& p) const;
+  void paintLanes(QPainter& p) const;
+  void paintLane(QPainter& p, const TimelineLane& lane, int top, int height) const;
+  void paintOverlays(QPainter& p) const;
+
+  std::vector<int> ranks_;
+  std::shared_ptr<const core::store::StringTable> strings_;
+  std::int64_t run_t0_ = 0;
+  std::int64_t run_t1_ = 1;
+  std::int64_t t0_ = 0;
+  std::int64_t t1_ = 1;
+  std::set<int> expanded_;
+  std::map<int, std::set<int>> streams_;  // rank -> streams seen in answers (kStepRowStream included)
+  std::vector<TimelineLane> lanes_;
+  std::shared_ptr<const profiler::TimelineWindow> answer_;
+  std::vector<std::int64_t> answer_offsets_;                // the offsets the answer was asked with
+  std::map<std::pair<int, int>, std::size_t> answer_rows_;  // (rank, stream) -> row of the answer
+  std::vector<std::int64_t> offsets_;
+  std::optional<TimelineHit> selected_;
+  std::optional<std::pair<std::int64_t, std::int64_t>> range_;
+  std::optional<profiler::CollectiveCall> highlight_;
+  std::vector<profiler::StragglerMark> marks_;
+  std::int64_t max_mark_ns_ = 0;
+  std::vector<std::pair<std::int64_t, std::int64_t>> history_;
+  std::size_t history_at_ = 0;
+  QTimer gesture_end_;
+  // Mouse gesture state.
+  enum class Drag { None, Pan, Range };
+  Drag drag_ = Drag::None;
+  QPoint press_at_;
+  QPoint last_at_;
+  bool moved_ = false;
+};
+
+}  // namespace shardscope::app

@@ -1,0 +1,278 @@
+// Painting of the timeline view: ruler, straggler strip, lanes, overlays.
+// Rectangles are batched per class and filled with one drawRects call each,
+// so a frame costs one pass over the answer, not one brush change per span.
+#include <QPainter>
+#include <QPainterPath>
+#include <QScrollBar>
+#include <array>
+#include <cmath>
+
+#include "timeline_view.h"
+
+namespace shardscope::app {
+
+namespace {
+
+using profiler::SpanClass;
+
+constexpr int kLabelPad = 6;
+constexpr int kMinLabelWidth = 48;  // an item this wide gets its name written in it
+
+// Ticks at 1, 2 and 5 times a power of ten, at least `min_px` apart.
+std::int64_t tickStep(std::int64_t span_ns, int width, int min_px) {
+  const double raw = static_cast<double>(span_ns) * min_px / std::max(1, width);
+  double step = std::pow(10.0, std::floor(std::log10(std::max(raw, 1.0))));
+  for (const double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (step * m >= raw) {
+      step *= m;
+      break;
+    }
+  }
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(step));
+}
+
+std::int64_t floorDiv(std::int64_t a, std::int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0); }
+
+}  // namespace
+
+QColor spanClassColor(SpanClass cls) {
+  switch (cls) {
+    case SpanClass::EmbeddingForward:
+      return {0x1f, 0x77, 0xb4};
+    case SpanClass::EmbeddingBackward:
+      return {0x6a, 0x3d, 0x9a};
+    case SpanClass::AllToAll:
+      return {0xff, 0x7f, 0x0e};
+    case SpanClass::ReplicaSync:
+      return {0xd6, 0x27, 0x28};
+    case SpanClass::AllReduce:
+      return {0x2c, 0xa0, 0x2c};
+    case SpanClass::Dense:
+      return {0x17, 0xbe, 0xcf};
+    case SpanClass::Memcpy:
+      return {0x8c, 0x56, 0x4b};
+    case SpanClass::Input:
+      return {0xbc, 0xbd, 0x22};
+    case SpanClass::Step:
+      return {0xc7, 0xc7, 0xc7};
+    case SpanClass::Other:
+      break;
+  }
+  return {0x7f, 0x7f, 0x7f};
+}
+
+void TimelineView::paintEvent(QPaintEvent* event) {
+  (void)event;
+  QPainter p(viewport());
+  p.fillRect(viewport()->rect(), palette().base());
+  if (ranks_.empty()) {
+    p.setPen(palette().color(QPalette::PlaceholderText));
+    p.drawText(viewport()->rect(), Qt::AlignCenter, tr("No run shown: pick a run with spans"));
+    return;
+  }
+  p.save();
+  p.setClipRect(QRect(0, kRulerHeight + kStripHeight, viewport()->width(), viewport()->height()));
+  paintLanes(p);
+  paintOverlays(p);
+  p.restore();
+  paintStrip(p);
+  paintRuler(p);
+}
+
+void TimelineView::paintRuler(QPainter& p) const {
+  const QRect bar(0, 0, viewport()->width(), kRulerHeight);
+  p.fillRect(bar, palette().window());
+  p.setPen(palette().color(QPalette::Mid));
+  p.drawLine(bar.bottomLeft(), bar.bottomRight());
+  p.setPen(palette().color(QPalette::WindowText));
+  p.drawText(QRect(kLabelPad, 0, kGutter - 2 * kLabelPad, kRulerHeight), Qt::AlignVCenter | Qt::AlignLeft,
+             QString::fromUtf8("↔ ") + formatDuration(t1_ - t0_, 4));
+  const std::int64_t step = tickStep(t1_ - t0_, dataWidth(), 90);
+  // Labels are times since the run's first span.
+  for (std::int64_t k = floorDiv(t0_ - run_t0_, step);; ++k) {
+    const std::int64_t t = run_t0_ + k * step;
+    if (t > t1_) break;
+    const double x = kGutter + columnOf(t, -1);
+    if (x < kGutter) continue;
+    p.setPen(palette().color(QPalette::Mid));
+    p.drawLine(QPointF(x, kRulerHeight - 7), QPointF(x, kRulerHeight));
+    p.setPen(palette().color(QPalette::WindowText));
+    p.drawText(QRectF(x + 3, 0, 120, kRulerHeight - 4), Qt::AlignBottom | Qt::AlignLeft, formatDuration(t - run_t0_));
+  }
+}
+
+void TimelineView::paintStrip(QPainter& p) const {
+  const QRect strip(0, kRulerHeight, viewport()->width(), kStripHeight);
+  p.fillRect(strip, palette().alternateBase());
+  p.setPen(palette().color(QPalette::WindowText));
+  p.drawText(QRect(kLabelPad, kRulerHeight, kGutter - 2 * kLabelPad, kStripHeight), Qt::AlignVCenter | Qt::AlignLeft,
+             tr("last into a2a"));
+  // Every mark first, then the labels over them.
+  for (const auto& mark : marks_) {
+    const double x = kGutter + columnOf(mark.start_ns, -1);
+    if (x < kGutter || x > viewport()->width()) continue;
+    const double share =
+        max_mark_ns_ > 0 ? static_cast<double>(mark.last_by_ns) / static_cast<double>(max_mark_ns_) : 0.0;
+    QColor c = spanClassColor(SpanClass::ReplicaSync);
+    c.setAlphaF(static_cast<float>(0.25 + 0.75 * std::clamp(share, 0.0, 1.0)));
+    p.fillRect(QRectF(x - 1, kRulerHeight + 2, 3, kStripHeight - 4), c);
+  }
+  double next_label = kGutter;
+  for (const auto& mark : marks_) {
+    const double x = kGutter + columnOf(mark.start_ns, -1);
+    // Label the marks that matter (at least a fifth of the worst), where there is room.
+    if (x < next_label || x > viewport()->width() || mark.last_by_ns <= 0 || mark.last_by_ns * 5 < max_mark_ns_) {
+      continue;
+    }
+    const QString text = QStringLiteral("r%1 +%2").arg(mark.last_rank).arg(formatDuration(mark.last_by_ns, 3));
+    const int w = p.fontMetrics().horizontalAdvance(text) + 6;
+    p.fillRect(QRectF(x + 3, kRulerHeight + 1, w, kStripHeight - 2), palette().alternateBase());
+    p.setPen(palette().color(QPalette::WindowText));
+    p.drawText(QRectF(x + 6, kRulerHeight, w, kStripHeight), Qt::AlignVCenter | Qt::AlignLeft, text);
+    next_label = x + 3 + w + 12;
+  }
+}
+
+void TimelineView::paintLanes(QPainter& p) const {
+  const int bottom = viewport()->height();
+  for (std::size_t i = 0; i < lanes_.size(); ++i) {
+    const int top = laneTop(i);
+    const int h = laneHeight(i);
+    if (top + h < kRulerHeight + kStripHeight || top > bottom) continue;
+    paintLane(p, lanes_[i], top, h);
+  }
+}
+
+void TimelineView::paintLane(QPainter& p, const TimelineLane& lane, int top, int height) const {
+  const int width = viewport()->width();
+  const bool odd = (std::lower_bound(ranks_.begin(), ranks_.end(), lane.rank) - ranks_.begin()) % 2 == 1;
+  p.fillRect(QRect(kGutter, top, width - kGutter, height), odd ? palette().alternateBase() : palette().base());
+  // Label.
+  QString label;
+  if (lane.whole_rank) {
+    label = QString::fromUtf8("▸ rank %1").arg(lane.rank);
+  } else if (lane.stream == profiler::kStepRowStream) {
+    label = QString::fromUtf8("▾ rank %1 steps").arg(lane.rank);
+  } else {
+    label = QStringLiteral("    stream %1").arg(lane.stream);
+  }
+  p.fillRect(QRect(0, top, kGutter, height), palette().window());
+  p.setPen(palette().color(QPalette::WindowText));
+  p.drawText(QRect(kLabelPad, top, kGutter - 2 * kLabelPad, height), Qt::AlignVCenter | Qt::AlignLeft, label);
+  const auto rows = rowsOf(lane);
+  if (rows.empty()) return;
+  // Batch rectangles per class: blocks (translucent), then items, longest first so nested ones stay visible.
+  std::array<QVector<QRectF>, profiler::kSpanClassCount> blocks;
+  std::array<QVector<QRectF>, profiler::kSpanClassCount> items;
+  std::vector<const profiler::TimelineItem*> order;
+  const double right = width - kGutter;
+  for (const profiler::TimelineRow* row : rows) {
+    for (const auto& block : row->blocks) {
+      auto [x0, x1] = blockColumns(row->rank, block);
+      if (x1 < 0 || x0 > right) continue;
+      blocks[static_cast<std::size_t>(block.dominant)].push_back(QRectF(
+          kGutter + std::max(x0, 0.0), top + 2, std::max(1.0, std::min(x1, right) - std::max(x0, 0.0)), height - 4));
+    }
+    for (const auto& item : row->items) order.push_back(&item);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto* a, const auto* b) { return a->end_ns - a->start_ns > b->end_ns - b->start_ns; });
+  p.setPen(Qt::NoPen);
+  for (std::size_t c = 0; c < blocks.size(); ++c) {
+    if (blocks[c].isEmpty()) continue;
+    QColor color = spanClassColor(static_cast<SpanClass>(c));
+    color.setAlphaF(0.55f);
+    p.setBrush(color);
+    p.drawRects(blocks[c]);
+  }
+  // Drawn in order (longest first): a nested span paints over its parent.
+  for (const auto* item : order) {
+    const double x0 = std::max(columnOf(item->start_ns, lane.rank), -1.0);
+    const double x1 = std::min(columnOf(item->end_ns, lane.rank), right + 1);
+    if (x1 < 0 || x0 > right) continue;
+    const QColor color = spanClassColor(item->cls);
+    p.setBrush(color);
+    // Spans wide enough get an outline, so neighbours of one class stay apart.
+    p.setPen(x1 - x0 >= 4 ? QPen(color.darker(150), 1) : QPen(Qt::NoPen));
+    p.drawRect(QRectF(kGutter + x0, top + 1, std::max(1.0, x1 - x0), height - 2));
+    p.setPen(Qt::NoPen);
+    if (x1 - x0 >= kMinLabelWidth && strings_) {
+      const QString name = QString::fromStdString(std::string(strings_->at(item->name)));
+      const QRectF text(kGutter + std::max(x0, 0.0) + 3, top, std::min(x1, right) - std::max(x0, 0.0) - 6, height);
+      p.setPen(item->cls == SpanClass::Step || item->cls == SpanClass::Input ? Qt::black : Qt::white);
+      p.drawText(text, Qt::AlignVCenter | Qt::AlignLeft,
+                 p.fontMetrics().elidedText(name, Qt::ElideRight, static_cast<int>(text.width())));
+      p.setPen(Qt::NoPen);
+    }
+  }
+  (void)items;
+}
+
+void TimelineView::paintOverlays(QPainter& p) const {
+  const int top_lanes = kRulerHeight + kStripHeight;
+  const int bottom = viewport()->height();
+  if (range_) {
+    const double x0 = kGutter + std::max(columnOf(range_->first, -1), 0.0);
+    const double x1 = kGutter + std::min(columnOf(range_->second, -1), static_cast<double>(dataWidth()));
+    QColor fill = palette().color(QPalette::Highlight);
+    fill.setAlphaF(0.18f);
+    p.fillRect(QRectF(x0, top_lanes, std::max(1.0, x1 - x0), bottom - top_lanes), fill);
+    p.setPen(QPen(palette().color(QPalette::Highlight), 1));
+    p.drawLine(QPointF(x0, top_lanes), QPointF(x0, bottom));
+    p.drawLine(QPointF(x1, top_lanes), QPointF(x1, bottom));
+  }
+  // Vertical extent of each rank's lanes.
+  auto rankExtent = [this](int rank) -> std::optional<std::pair<int, int>> {
+    std::optional<std::pair<int, int>> e;
+    for (std::size_t i = 0; i < lanes_.size(); ++i) {
+      if (lanes_[i].rank != rank) continue;
+      const int t = laneTop(i);
+      const int b = t + laneHeight(i);
+      e = e ? std::pair{std::min(e->first, t), std::max(e->second, b)} : std::pair{t, b};
+    }
+    return e;
+  };
+  if (highlight_) {
+    const QColor wait_color = spanClassColor(SpanClass::ReplicaSync);
+    for (const auto& arrival : highlight_->arrivals) {
+      const auto extent = rankExtent(arrival.rank);
+      if (!extent) continue;
+      const double x0 = kGutter + columnOf(arrival.start_ns, arrival.rank);
+      const double x1 = kGutter + columnOf(arrival.end_ns, arrival.rank);
+      const double xw = kGutter + columnOf(arrival.start_ns + arrival.wait_ns, arrival.rank);
+      const QRectF box(x0, extent->first, std::max(2.0, x1 - x0), extent->second - extent->first);
+      if (arrival.wait_ns > 0)
+        p.fillRect(QRectF(x0, box.top(), std::max(1.0, xw - x0), box.height()), QBrush(wait_color, Qt::BDiagPattern));
+      p.setPen(QPen(Qt::black, 2));
+      p.setBrush(Qt::NoBrush);
+      p.drawRect(box);
+      QPainterPath arrow;
+      arrow.moveTo(x0, box.top());
+      arrow.lineTo(x0 + 5, box.top() - 5);
+      arrow.lineTo(x0 - 5, box.top() - 5);
+      arrow.closeSubpath();
+      p.fillPath(arrow, Qt::black);
+    }
+  }
+  if (selected_) {
+    const auto lane_extent = rankExtent(selected_->rank);
+    if (lane_extent) {
+      const std::int64_t a = selected_->block ? selected_->density.start_ns : selected_->item.start_ns;
+      const std::int64_t b = selected_->block ? selected_->density.end_ns : selected_->item.end_ns;
+      // The lane that shows the span: its stream's lane when expanded, else the rank's lane.
+      std::pair<int, int> ys = *lane_extent;
+      for (std::size_t i = 0; i < lanes_.size(); ++i) {
+        if (lanes_[i].rank == selected_->rank && !lanes_[i].whole_rank && lanes_[i].stream == selected_->stream) {
+          ys = {laneTop(i), laneTop(i) + laneHeight(i)};
+        }
+      }
+      const double x0 = kGutter + columnOf(a, selected_->rank);
+      const double x1 = kGutter + columnOf(b, selected_->rank);
+      p.setPen(QPen(palette().color(QPalette::Highlight), 2));
+      p.setBrush(Qt::NoBrush);
+      p.drawRect(QRectF(x0 - 1, ys.first, std::max(3.0, x1 - x0 + 2), ys.second - ys.first));
+    }
+  }
+}
+
+}  // namespace shardscope::app

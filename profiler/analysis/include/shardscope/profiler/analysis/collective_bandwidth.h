@@ -1,0 +1,115 @@
+// Bus bandwidth of every collective call of a stored run against message
+// size, beside the alpha-beta time the planner prices that op and group with
+// (default constants, and a calibration's), and the calls that fall far below
+// it: what the desktop's Collectives page draws. Definitions in
+// docs/analysis.md ("Collectives page: bus bandwidth vs the model").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shardscope/core/calibration.h"
+#include "shardscope/core/result.h"
+#include "shardscope/core/store/store_types.h"
+#include "shardscope/core/store/trace_store.h"
+#include "shardscope/profiler/analysis/run_analysis.h"
+
+namespace shardscope::profiler {
+
+// Which of the grid's process groups a call ran in.
+enum class CollectiveGroup : std::uint8_t { Sharding, Replica, World, Other };
+[[nodiscard]] std::string_view toString(CollectiveGroup group);  // "sharding", "replica", "world", "other"
+
+// One collective call: its rows on the ranks that recorded it, paired as the
+// run analysis pairs them (process group, group, op and seq, else step and order).
+struct CallBandwidth {
+  std::string op;  // all_to_all, all_reduce, reduce_scatter, ...
+  CollectiveGroup group = CollectiveGroup::Other;
+  std::string process_group;  // the rows' process group name, "" when none
+  std::string ranks;          // the group's global ranks as stored ("0,2,4,6"), "" when the trace gives none
+  int group_size = 0;         // ranks in the call (peers + 1, the largest any member says)
+  std::int64_t step = -1;     // the members' step (-1: outside a step)
+  std::int64_t seq = -1;      // the call's number in its process group, -1 unknown
+  std::vector<int> members;   // ranks that recorded it, ascending
+  double size_bytes = 0.0;    // NCCL-tests size (collectiveSizeBytes), the largest any member recorded
+  double transfer_ms = 0.0;   // the shortest member's duration (the others include waiting)
+  double busbw_gbps = 0.0;    // size / transfer x busBandwidthFactor(op, group_size)
+  int slowest_rank = -1;      // the member that started last (the others waited for it); -1 with one member
+  // The model curve of its (op, group) at its size; < 0 without one.
+  double model_busbw_gbps = -1.0;       // default constants
+  double calibrated_busbw_gbps = -1.0;  // the calibration's (< 0 without a calibration)
+  // busbw / the reference model's (the calibrated one when given, else the default); < 0 without a model.
+  double ratio = -1.0;
+};
+
+// The planner's time for one call of an op in a group: latency + size x
+// time per byte, with size the NCCL-tests size.
+struct AlphaBeta {
+  double latency_ms = 0.0;
+  double ms_per_byte = 0.0;
+  [[nodiscard]] double timeMs(double size_bytes) const { return latency_ms + size_bytes * ms_per_byte; }
+};
+
+// The model of one (op, group) as the planner prices it (docs/cost-model.md).
+struct CollectiveModelCurve {
+  std::string op;
+  CollectiveGroup group = CollectiveGroup::Other;
+  int group_size = 0;  // the grid's M, R or N: the bus factor's n
+  std::string
+      priced_as;     // what the planner prices with it: "each of a step's three all-to-alls in the sharding group", ...
+  std::string link;  // "intra-node", "inter-node", "intra- and inter-node (33% of peers on the node)"
+  AlphaBeta model;   // default constants (CostConstants::from(cluster, nullptr))
+  std::optional<AlphaBeta> calibrated;  // CostConstants::from(cluster, &calibration), when one is given
+  // The curves as bus bandwidth, sampled at `sizes` (bytes, 4 per octave over the result's size range).
+  std::vector<double> sizes;
+  std::vector<double> busbw_gbps;
+  std::vector<double> calibrated_busbw_gbps;  // empty without a calibration
+};
+
+// Bus bandwidth of `model` at NCCL-tests size `size_bytes` for `op` in a group of `ranks` (GB/s).
+[[nodiscard]] double modelBusBandwidthGbps(const AlphaBeta& model, std::string_view op, int ranks, double size_bytes);
+
+// The calls of one (op, group), as one scatter series.
+struct CollectiveSeries {
+  std::string op;
+  CollectiveGroup group = CollectiveGroup::Other;
+  std::vector<std::size_t> calls;  // indices into CollectiveBandwidth::calls, by size
+  int curve = -1;                  // index into CollectiveBandwidth::curves, -1: the planner does not price it
+};
+
+struct CollectiveBandwidth {
+  core::store::RunRecord run;
+  std::string store;                         // path
+  std::vector<CallBandwidth> calls;          // by op, group, size
+  std::vector<CollectiveSeries> series;      // by op, group
+  std::vector<CollectiveModelCurve> curves;  // one per (op, group) the run has and the planner prices
+  std::vector<std::size_t> outliers;         // calls below outlier_fraction of their model, worst (lowest ratio) first
+  double outlier_fraction = 0.5;
+  double size_lo = 0.0;  // bytes: the curves' range, whole octaves around 1 KiB..1 GiB and every call
+  double size_hi = 0.0;
+  std::string grid;                // "M=4 R=2 strided, 4 GPUs per node"; "" without one (no curves then)
+  std::string calibration;         // the calibration's source; "" without one
+  std::vector<std::string> notes;  // why curves are missing, rows skipped, a calibration without link constants
+};
+
+struct CollectiveBandwidthOptions {
+  // The calibrated curves; none without.
+  const core::Calibration* calibration = nullptr;
+  // Cluster and plan for a run that lacks them (an import).
+  const RunInputs* supplied = nullptr;
+  // A call is an outlier when its busbw is below this share of the model's at its size.
+  double outlier_fraction = 0.5;
+};
+
+// Errors: the run does not exist, has no collectives (an emulate run, an
+// import of a trace without NCCL kernels, a run traced without spans), or
+// none of its collectives has a message size and a duration.
+[[nodiscard]] core::Result<CollectiveBandwidth> collectiveBandwidth(const core::store::TraceStore& store,
+                                                                    core::store::RunId run,
+                                                                    const CollectiveBandwidthOptions& options = {});
+
+}  // namespace shardscope::profiler
