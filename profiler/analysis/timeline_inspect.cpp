@@ -186,27 +186,6 @@ core::Status walkRank(const st::TraceStore& store, st::RunId run, const st::Span
   return core::Ok{};
 }
 
-// Span classes by string id, so each kind (and each kernel's name) is classed once.
-class SpanClasses {
- public:
-  explicit SpanClasses(const st::StringTable& strings) : strings_(strings) {}
-
-  SpanClass of(const st::Span& span) {
-    const auto kind = static_cast<std::int64_t>(span.kind);
-    if (const auto it = by_kind_.find(kind); it != by_kind_.end()) return it->second;
-    const std::string_view text = strings_.at(span.kind);
-    if (text != "kernel") return by_kind_.emplace(kind, spanClassOf(text)).first->second;
-    const auto name = static_cast<std::int64_t>(span.name);
-    if (const auto it = by_kernel_name_.find(name); it != by_kernel_name_.end()) return it->second;
-    return by_kernel_name_.emplace(name, spanClassOf(text, strings_.at(span.name))).first->second;
-  }
-
- private:
-  const st::StringTable& strings_;
-  std::unordered_map<std::int64_t, SpanClass> by_kind_;
-  std::unordered_map<std::int64_t, SpanClass> by_kernel_name_;
-};
-
 core::Status requireRun(const st::TraceStore& store, st::RunId run) {
   if (auto r = store.run(run); !r) return r.error();
   return core::Ok{};
@@ -266,15 +245,11 @@ bool containsFolded(std::string_view text, std::string_view needle) {
 // KEY, never deleted), so ids are visited from 1 until every string but at
 // most one, the empty one, which matches no needle, has been seen.
 std::vector<std::int64_t> matchingNames(const st::StringTable& strings, std::string_view needle) {
-  const auto count = static_cast<std::int64_t>(strings.size());
   std::vector<std::int64_t> out;
-  std::int64_t seen = 0;
-  for (std::int64_t id = 1; id <= count || seen + 1 < count; ++id) {
-    const std::string_view text = strings.at(st::StringId{id});
-    if (text.empty()) continue;
-    ++seen;
-    if (containsFolded(text, needle)) out.push_back(id);
-  }
+  strings.forEach([&](st::StringId id, std::string_view text) {
+    if (containsFolded(text, needle)) out.push_back(static_cast<std::int64_t>(id));
+  });
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -469,7 +444,7 @@ core::Result<std::vector<RangeTotals>> rangeTotals(const st::TraceStore& store, 
     return core::Error{"range totals: " + std::to_string(offsets_ns.size()) + " offsets for " +
                            std::to_string(asked.size()) + " ranks (give one per rank, or none)",
                        core::ErrorKind::Usage};
-  SpanClasses classes(strings);
+  SpanClassCache classes(strings);
   std::vector<RangeTotals> out;
   out.reserve(asked.size());
   for (std::size_t i = 0; i < asked.size(); ++i) {

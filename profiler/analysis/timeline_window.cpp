@@ -42,35 +42,6 @@ SpanClass kernelClassByName(std::string_view name) {
   return SpanClass::Other;
 }
 
-// Classes by string id, so each kind (and each kernel name) is looked at once per window.
-class ClassCache {
- public:
-  explicit ClassCache(const st::StringTable& strings) : strings_(strings) {}
-
-  SpanClass of(const st::Span& span) {
-    const auto kindIt = byKind_.find(static_cast<std::int64_t>(span.kind));
-    if (kindIt != byKind_.end()) {
-      return kindIt->second;
-    }
-    const std::string_view kind = strings_.at(span.kind);
-    if (kind != "kernel") {
-      return byKind_.emplace(static_cast<std::int64_t>(span.kind), spanClassOf(kind)).first->second;
-    }
-    const auto nameIt = byKernelName_.find(static_cast<std::int64_t>(span.name));
-    if (nameIt != byKernelName_.end()) {
-      return nameIt->second;
-    }
-    const SpanClass cls = spanClassOf(kind, strings_.at(span.name));
-    byKernelName_.emplace(static_cast<std::int64_t>(span.name), cls);
-    return cls;
-  }
-
- private:
-  const st::StringTable& strings_;
-  std::unordered_map<std::int64_t, SpanClass> byKind_;
-  std::unordered_map<std::int64_t, SpanClass> byKernelName_;
-};
-
 // A span of the window with what the row split needs.
 struct Placed {
   int rank = 0;
@@ -404,7 +375,7 @@ core::Result<TimelineWindow> rawWindow(const st::TraceStore& store, const st::St
   if (!spans) {
     return spans.error();
   }
-  ClassCache classes(strings);
+  SpanClassCache classes(strings);
   std::vector<Placed> placed;
   placed.reserve(spans->size());
   for (const st::Span& s : *spans) {
@@ -559,7 +530,7 @@ class SummaryRows final : public st::SummaryVisitor {
 
   const std::vector<st::RankWindow>& windows_;
   ColumnScale scale_;
-  ClassCache classes_;
+  SpanClassCache classes_;
   std::vector<std::vector<RowParts>> rows_;  // per window
   std::vector<ClassWeights> multi_;
 };
@@ -676,6 +647,16 @@ core::Result<bool> buildTimelineSummariesIfLarge(const std::filesystem::path& pa
     return s.error();
   }
   return true;
+}
+
+SpanClass SpanClassCache::of(const st::Span& span) {
+  const auto kind = static_cast<std::int64_t>(span.kind);
+  if (const auto it = by_kind_.find(kind); it != by_kind_.end()) return it->second;
+  const std::string_view text = strings_.at(span.kind);
+  if (text != "kernel") return by_kind_.emplace(kind, spanClassOf(text)).first->second;
+  const auto name = static_cast<std::int64_t>(span.name);
+  if (const auto it = by_kernel_name_.find(name); it != by_kernel_name_.end()) return it->second;
+  return by_kernel_name_.emplace(name, spanClassOf(text, strings_.at(span.name))).first->second;
 }
 
 }  // namespace shardscope::profiler

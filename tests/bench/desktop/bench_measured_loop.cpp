@@ -33,23 +33,12 @@ namespace core = shardscope::core;
 namespace {
 
 using shardscope::bench::LatencyProbe;
+using shardscope::bench::waitFor;
 
 void spin(int ms) {
   QElapsedTimer t;
   t.start();
   while (t.elapsed() < ms) QApplication::processEvents(QEventLoop::AllEvents, 5);
-}
-
-// Runs the event loop until `done` or `timeout_ms`; false on timeout.
-template <class Done>
-bool waitFor(Done done, int timeout_ms) {
-  QElapsedTimer t;
-  t.start();
-  while (!done()) {
-    if (t.elapsed() > timeout_ms) return false;
-    QApplication::processEvents(QEventLoop::WaitForMoreEvents | QEventLoop::AllEvents, 5);
-  }
-  return true;
 }
 
 }  // namespace

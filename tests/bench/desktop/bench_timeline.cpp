@@ -33,19 +33,9 @@
 namespace app = shardscope::app;
 namespace st = shardscope::core::store;
 using shardscope::bench::LatencyProbe;
+using shardscope::bench::waitFor;
 
 namespace {
-
-template <class Done>
-bool waitFor(Done done, int timeout_ms) {
-  QElapsedTimer t;
-  t.start();
-  while (!done()) {
-    if (t.elapsed() > timeout_ms) return false;
-    QApplication::processEvents(QEventLoop::WaitForMoreEvents | QEventLoop::AllEvents, 5);
-  }
-  return true;
-}
 
 double peakRssMb() {
   QFile f(QStringLiteral("/proc/self/status"));

@@ -1,8 +1,9 @@
 // The desktop benches' event-loop latency probe: a 2 ms timer on the GUI
 // thread; the longest gap between its firings is the longest time the GUI
-// thread was busy.
+// thread was busy. And waitFor, the benches' way to wait in the event loop.
 #pragma once
 
+#include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QObject>
 #include <QTimer>
@@ -11,6 +12,18 @@
 #include <vector>
 
 namespace shardscope::bench {
+
+// Runs the event loop until `done` or `timeout_ms`; false on timeout.
+template <class Done>
+bool waitFor(Done done, int timeout_ms) {
+  QElapsedTimer t;
+  t.start();
+  while (!done()) {
+    if (t.elapsed() > timeout_ms) return false;
+    QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents | QEventLoop::AllEvents, 5);
+  }
+  return true;
+}
 
 class LatencyProbe : public QObject {
  public:

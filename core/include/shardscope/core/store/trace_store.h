@@ -37,6 +37,11 @@ class StringTable {
   // "" for kNoString and for ids this table does not hold.
   [[nodiscard]] std::string_view at(StringId id) const;
   [[nodiscard]] std::size_t size() const { return strings_.size(); }
+  // Calls f(StringId, std::string_view) for every string, in no particular order.
+  template <class F>
+  void forEach(F&& f) const {
+    for (const auto& [id, text] : strings_) f(StringId{id}, std::string_view(text));
+  }
 
  private:
   std::unordered_map<std::int64_t, std::string> strings_;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "shardscope/core/result.h"
@@ -43,6 +44,19 @@ inline constexpr std::size_t kSpanClassCount = 10;
 // class) is classed by its name: NCCL collectives and CUDA memcpy/memset
 // kernels are recognised there; other kinds ignore the name.
 [[nodiscard]] SpanClass spanClassOf(std::string_view kind, std::string_view name = {});
+
+// spanClassOf for a store's spans, remembered per kind (and per kernel name,
+// the one kind classed by its name): one hash lookup per span.
+class SpanClassCache {
+ public:
+  explicit SpanClassCache(const core::store::StringTable& strings) : strings_(strings) {}
+  [[nodiscard]] SpanClass of(const core::store::Span& span);
+
+ private:
+  const core::store::StringTable& strings_;
+  std::unordered_map<std::int64_t, SpanClass> by_kind_;
+  std::unordered_map<std::int64_t, SpanClass> by_kernel_name_;
+};
 
 // The stream of the row that holds a rank's step spans (kind "step"), kept
 // apart so that a step does not cover the work inside it.
