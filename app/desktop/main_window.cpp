@@ -91,14 +91,13 @@ MainWindow::MainWindow(QWidget* parent)
   connect(runs_page_, &RunsPage::collectivesRequested, this, &MainWindow::openCollectives);
   // A measured page opened from the sidebar shows the run chosen last (read when first shown, not before).
   connect(sidebar_, &QListWidget::currentRowChanged, this, [this](int row) {
-    if (static_cast<Page>(row) == Page::Timeline && current_run_ > 0 && timeline_page_->run() != current_run_) {
-      timeline_page_->setStorePath(storePath());
-      timeline_page_->showRun(current_run_);
-    }
-    if (static_cast<Page>(row) == Page::Collectives && current_run_ > 0 && collectives_page_->run() != current_run_) {
-      collectives_page_->setStorePath(storePath());
-      collectives_page_->showRun(current_run_);
-    }
+    auto follow = [this](auto* page) {
+      if (current_run_ <= 0 || page->run() == current_run_) return;
+      page->setStorePath(storePath());
+      page->showRun(current_run_);
+    };
+    if (static_cast<Page>(row) == Page::Timeline) follow(timeline_page_);
+    if (static_cast<Page>(row) == Page::Collectives) follow(collectives_page_);
   });
 
   auto* central = new QWidget;

@@ -221,7 +221,6 @@ void TimelinePage::onOpened(const TimelineOverview& overview) {
   header_->setText(title);
   view_->setStrings(overview.strings);
   view_->setRun(overview.ranks, overview.t0_ns, overview.t1_ns);
-  view_->showWholeRun();
   if (overview.ranks.empty()) showMessage(tr("This run has no spans to show."), false);
   if (!overview.summaries && overview.spans > profiler::kTimelineSummaryMinSpans) buildSummaries();
   loadInspection();

@@ -49,12 +49,14 @@ void TimelineView::setRun(const std::vector<int>& ranks, std::int64_t t0_ns, std
   highlight_.reset();
   marks_.clear();
   max_mark_ns_ = 0;
-  history_ = {{run_t0_, run_t1_}};
-  history_at_ = 0;
   gesture_end_.stop();
   rebuildLanes();
   verticalScrollBar()->setValue(0);
-  setWindow(run_t0_, run_t1_);
+  const auto [w0, w1] = wholeRun();
+  t1_ = t0_;          // no window yet: the same run shown again still asks for its window
+  setWindow(w0, w1);  // one request: the whole run, the history's first entry
+  history_ = {{t0_, t1_}};
+  history_at_ = 0;
 }
 
 void TimelineView::setWindowAnswer(std::shared_ptr<const profiler::TimelineWindow> window) {
@@ -142,9 +144,14 @@ void TimelineView::navigateTo(std::int64_t t0_ns, std::int64_t t1_ns) {
   recordHistory();
 }
 
-void TimelineView::showWholeRun() {
+std::pair<std::int64_t, std::int64_t> TimelineView::wholeRun() const {
   const std::int64_t pad = (run_t1_ - run_t0_) / 100;
-  navigateTo(run_t0_ - pad, run_t1_ + pad);
+  return {run_t0_ - pad, run_t1_ + pad};
+}
+
+void TimelineView::showWholeRun() {
+  const auto [w0, w1] = wholeRun();
+  navigateTo(w0, w1);
 }
 
 void TimelineView::zoomAt(double factor, int x) {

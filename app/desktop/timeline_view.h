@@ -140,8 +140,9 @@ class TimelineView : public QAbstractScrollArea {
   void scrollContentsBy(int dx, int dy) override;
 
  private:
-  void setWindow(std::int64_t t0_ns, std::int64_t t1_ns);  // clamps, asks for the window, repaints
-  void gestureMoved();                                     // a wheel/drag/key step: history at its end
+  [[nodiscard]] std::pair<std::int64_t, std::int64_t> wholeRun() const;  // the run, padded by 1 % each side
+  void setWindow(std::int64_t t0_ns, std::int64_t t1_ns);                // clamps, asks for the window, repaints
+  void gestureMoved();                                                   // a wheel/drag/key step: history at its end
   void recordHistory();
   void rebuildLanes();
   void updateScrollRange();

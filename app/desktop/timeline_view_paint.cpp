@@ -161,9 +161,8 @@ void TimelineView::paintLane(QPainter& p, const TimelineLane& lane, int top, int
   p.drawText(QRect(kLabelPad, top, kGutter - 2 * kLabelPad, height), Qt::AlignVCenter | Qt::AlignLeft, label);
   const auto rows = rowsOf(lane);
   if (rows.empty()) return;
-  // Batch rectangles per class: blocks (translucent), then items, longest first so nested ones stay visible.
+  // Blocks batched per class (translucent), then items, longest first so nested ones stay visible.
   std::array<QVector<QRectF>, profiler::kSpanClassCount> blocks;
-  std::array<QVector<QRectF>, profiler::kSpanClassCount> items;
   std::vector<const profiler::TimelineItem*> order;
   const double right = width - kGutter;
   for (const profiler::TimelineRow* row : rows) {
@@ -205,7 +204,6 @@ void TimelineView::paintLane(QPainter& p, const TimelineLane& lane, int top, int
       p.setPen(Qt::NoPen);
     }
   }
-  (void)items;
 }
 
 void TimelineView::paintOverlays(QPainter& p) const {

@@ -104,6 +104,12 @@ class TstTimelinePage : public QObject {
     QVERIFY(page_->calls() != nullptr);
     QCOMPARE(page_->calls()->calls().size(), std::size_t{30 * 5});
     QVERIFY(page_->detailsText().contains(QStringLiteral("Click a span")));
+    // The same run shown again (its window unchanged) is read and drawn again.
+    QSignalSpy windows(page_.get(), &TimelinePage::windowShown);
+    page_->showRun(static_cast<qint64>(facts_.run));
+    QVERIFY(windows.wait(10'000));
+    QVERIFY(waitForWindow(*page_));
+    QCOMPARE(page_->view()->shownWindow()->span_count, facts_.spans);
   }
 
   void zoomPanAndHistory() {
