@@ -1,5 +1,6 @@
 #include "shardscope/profiler/workflow/engine_launch.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -29,17 +30,21 @@ constexpr std::size_t kStderrTailLines = 40;
 class LaunchFollower {
  public:
   LaunchFollower(pid_t pid, int out_fd, int err_fd, const EngineLaunchCallbacks& callbacks,
-                 const std::atomic<bool>* cancel)
-      : pid_(pid), fds_{out_fd, err_fd}, callbacks_(callbacks), cancel_(cancel) {}
+                 const std::atomic<bool>* cancel, const EngineLaunchOptions& options)
+      : pid_(pid), fds_{out_fd, err_fd}, callbacks_(callbacks), cancel_(cancel), options_(options) {}
 
   EngineLaunchOutcome run() {
     while (fds_[0] >= 0 || fds_[1] >= 0) {
       escalateCancel();
+      followFile();
       pollfd p[2] = {{fds_[0], POLLIN, 0}, {fds_[1], POLLIN, 0}};  // a negative fd is ignored
       if (poll(p, 2, 200) <= 0) continue;                          // a timeout, or EINTR
       for (int i = 0; i < 2; ++i)
         if (fds_[i] >= 0 && p[i].revents != 0) readFrom(i);
     }
+    followFile();
+    if (!file_buffer_.empty()) handleLine(file_buffer_);
+    if (file_fd_ >= 0) close(file_fd_);
     int status = 0;
     while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
@@ -52,16 +57,36 @@ class LaunchFollower {
     if (cancel_ != nullptr && cancel_->load() && !out_.cancelled) {
       out_.cancelled = true;
       cancel_sent_ = std::chrono::steady_clock::now();
-      kill(-pid_, SIGUSR1);
+      stop(0, SIGUSR1);
     }
     if (!out_.cancelled) return;
     const auto waited = std::chrono::steady_clock::now() - cancel_sent_;
     if (escalation_ == 0 && waited > std::chrono::seconds(30)) {
       escalation_ = 1;
-      kill(-pid_, SIGTERM);
+      stop(1, SIGTERM);
     } else if (escalation_ == 1 && waited > std::chrono::seconds(45)) {
       escalation_ = 2;
-      kill(-pid_, SIGKILL);
+      stop(2, SIGKILL);
+    }
+  }
+
+  void stop(int escalation, int sig) {
+    if (options_.cancel_action) return options_.cancel_action(escalation);
+    kill(-pid_, sig);
+  }
+
+  // Reads what the followed file gained since the last look (it may not exist yet).
+  void followFile() {
+    if (options_.follow_file.empty()) return;
+    if (file_fd_ < 0) file_fd_ = open(options_.follow_file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (file_fd_ < 0) return;
+    char chunk[4096];
+    for (ssize_t got; (got = read(file_fd_, chunk, sizeof chunk)) > 0;) {
+      file_buffer_.append(chunk, static_cast<std::size_t>(got));
+      std::size_t start = 0;
+      for (std::size_t nl; (nl = file_buffer_.find('\n', start)) != std::string::npos; start = nl + 1)
+        handleLine(file_buffer_.substr(start, nl - start));
+      file_buffer_.erase(0, start);
     }
   }
 
@@ -134,7 +159,10 @@ class LaunchFollower {
   int fds_[2];  // stdout, stderr; -1 once closed
   const EngineLaunchCallbacks& callbacks_;
   const std::atomic<bool>* cancel_;
+  const EngineLaunchOptions& options_;
   EngineLaunchOutcome out_;
+  int file_fd_ = -1;  // the followed file, once it exists
+  std::string file_buffer_;
   std::string buffers_[2];
   std::chrono::steady_clock::time_point cancel_sent_{};
   int escalation_ = 0;  // 0 SIGUSR1 sent, 1 SIGTERM sent, 2 SIGKILL sent
@@ -171,8 +199,8 @@ std::string findEngine(const std::optional<std::string>& given) {
 }
 
 core::Result<EngineLaunchOutcome> launchEngine(const std::vector<std::string>& argv,
-                                               const EngineLaunchCallbacks& callbacks,
-                                               const std::atomic<bool>* cancel) {
+                                               const EngineLaunchCallbacks& callbacks, const std::atomic<bool>* cancel,
+                                               const EngineLaunchOptions& options) {
   if (argv.empty()) return core::Error{"no launcher command", core::ErrorKind::Usage};
   int fds[2], efds[2];
   if (pipe(fds) != 0)
@@ -205,7 +233,7 @@ core::Result<EngineLaunchOutcome> launchEngine(const std::vector<std::string>& a
     close(efds[0]);
     return core::Error{"cannot start the launcher '" + argv.front() + "': " + std::strerror(rc), core::ErrorKind::Io};
   }
-  return LaunchFollower(pid, fds[0], efds[0], callbacks, cancel).run();
+  return LaunchFollower(pid, fds[0], efds[0], callbacks, cancel, options).run();
 }
 
 std::string launcherFailureHint(const std::vector<std::string>& stderr_tail) {

@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <utility>
@@ -134,14 +137,40 @@ std::vector<std::string> engineArguments(const ProfileRequest& r, const fs::path
   return argv;
 }
 
-// Removes a temporary folder when it goes.
-struct TemporaryFolder {
+// The folder of an mpi run's inputs: a given one (kept), else a fresh
+// temporary one removed when this goes.
+struct InputsFolder {
   fs::path dir;
-  ~TemporaryFolder() {
+  bool remove = false;
+  InputsFolder() = default;
+  InputsFolder(const InputsFolder&) = delete;
+  InputsFolder& operator=(const InputsFolder&) = delete;
+  InputsFolder(InputsFolder&& o) noexcept : dir(std::move(o.dir)), remove(std::exchange(o.remove, false)) {}
+  InputsFolder& operator=(InputsFolder&&) = delete;
+  ~InputsFolder() {
     std::error_code e;
-    fs::remove_all(dir, e);
+    if (remove) fs::remove_all(dir, e);
   }
 };
+
+core::Result<InputsFolder> engineInputsFolder(const std::string& given) {
+  InputsFolder f;
+  std::error_code ec;
+  if (!given.empty()) {
+    f.dir = given;
+    fs::create_directories(f.dir, ec);
+    if (ec) return core::Error{"cannot create " + given + ": " + ec.message(), core::ErrorKind::Io};
+    return f;
+  }
+  // mkdtemp: unique even when one process runs several launches at once.
+  std::string pattern = (fs::temp_directory_path(ec) / "shardscope-profile-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr)
+    return core::Error{"cannot create a temporary folder " + pattern + ": " + std::strerror(errno),
+                       core::ErrorKind::Io};
+  f.dir = pattern;
+  f.remove = true;
+  return f;
+}
 
 // The run of an exited launcher: marks it failed when the launcher was
 // cancelled or failed (the engine may not have got that far).
@@ -167,17 +196,25 @@ core::Result<st::RunId> launchedRun(const ProfileRequest& r, const EngineLaunchO
 // One mpi run: the engine's inputs into a temporary folder, then the launcher.
 core::Result<st::RunId> launch(const ProfileRequest& r, const ProfileProgressFn& progress,
                                const std::atomic<bool>* cancel) {
-  std::error_code ec;
-  const TemporaryFolder temp{fs::temp_directory_path(ec) / ("shardscope-profile-" + std::to_string(getpid()))};
-  fs::create_directories(temp.dir, ec);
+  const MpiLaunchHooks* hooks = r.mpi_hooks ? &*r.mpi_hooks : nullptr;
+  auto inputs = engineInputsFolder(hooks != nullptr ? hooks->inputs_dir : std::string());
+  if (!inputs) return inputs.error();
+  const fs::path& dir = inputs->dir;
   for (const auto& [name, text] : {std::pair{"model.json", core::toJson(profileModel(r)).dump(1)},
                                    std::pair{"cluster.json", core::toJson(r.project.cluster).dump(1)},
                                    std::pair{"plan.json", core::toJson(r.plan).dump(1)}})
-    if (auto s = core::writeFileAtomic((temp.dir / name).string(), text); !s) return s.error();
-  std::vector<std::string> argv = launcherCommand(r.launcher, r.plan.world_size);
-  if (argv.empty()) return core::Error{"--launcher is empty", core::ErrorKind::Usage};
-  const std::vector<std::string> engine = engineArguments(r, temp.dir);
-  argv.insert(argv.end(), engine.begin(), engine.end());
+    if (auto s = core::writeFileAtomic((dir / name).string(), text); !s) return s.error();
+  const std::vector<std::string> engine = engineArguments(r, dir);
+  PreparedLaunch prepared;
+  if (hooks != nullptr && hooks->prepare) {
+    auto p = hooks->prepare(engine, dir.string());
+    if (!p) return p.error();
+    prepared = std::move(p).value();
+  } else {
+    prepared.argv = launcherCommand(r.launcher, r.plan.world_size);
+    if (prepared.argv.empty()) return core::Error{"--launcher is empty", core::ErrorKind::Usage};
+    prepared.argv.insert(prepared.argv.end(), engine.begin(), engine.end());
+  }
   core::Result<EngineLaunchOutcome> outcome = core::Error{""};
   {
     const Stage stage(progress, "mpi x" + std::to_string(r.plan.world_size));
@@ -186,16 +223,18 @@ core::Result<st::RunId> launch(const ProfileRequest& r, const ProfileProgressFn&
       stage.step(done, total, what);
     };
     callbacks.output = [&stage](const std::string& line) { stage.output(line); };
-    if (!r.launcher && runningAsRoot())
+    if (hooks != nullptr) callbacks.error_output = hooks->stderr_line;
+    if (!r.launcher && hooks == nullptr && runningAsRoot())
       stage.output("running as root: passing --allow-run-as-root to mpirun, which refuses root without it");
     callbacks.step = [&r](std::int64_t step, const std::vector<double>& rank_ms) {
       if (!r.on_step) return;
       for (std::size_t rank = 0; rank < rank_ms.size(); ++rank)
         r.on_step(RankStepTime{static_cast<std::uint32_t>(rank), step, rank_ms[rank]});
     };
-    outcome = launchEngine(argv, callbacks, cancel);
+    outcome = launchEngine(prepared.argv, callbacks, cancel, prepared.options);
   }
   if (!outcome) return outcome.error();
+  if (hooks != nullptr && hooks->exited) hooks->exited(*outcome);
   return launchedRun(r, *outcome);
 }
 }  // namespace

@@ -119,6 +119,20 @@ class TraceStore {
   // run's status afterwards. Needs OpenMode::ReadWrite or Create.
   [[nodiscard]] Result<RunStatus> failStaleRun(RunId run, std::string_view reason);
 
+  // Copies run `sourceRun` of another store file (e.g. a snapshot fetched
+  // from an agent, writeStoreSnapshot) into this store as a new run with the
+  // same content, and returns its id (run_copy.cpp; docs/formats/store.md,
+  // "Copying runs between stores"). Everything recorded for the run comes
+  // along: the runs row (kind, status, label, JSON, times, error as they
+  // are), ranks, spans, collectives, steps, table stats and access,
+  // bookmarks, notes and span summaries; ids are new, string ids map onto
+  // this store's strings. The source is read only, and may be of any schema
+  // this build reads. One transaction: on any error nothing is imported.
+  // Errors name the file: a missing or unreadable source, no such run, a
+  // run still 'running' (refused), a damaged source. Needs
+  // OpenMode::ReadWrite or Create.
+  [[nodiscard]] Result<RunId> importRunFrom(const std::filesystem::path& source, RunId sourceRun);
+
  private:
   friend Result<TraceStore> openStore(const std::filesystem::path& path, OpenMode mode);
   TraceStore(std::unique_ptr<detail::Database> db, int schemaVersion);
@@ -139,5 +153,14 @@ class TraceStore {
 // Full integrity check (PRAGMA quick_check); reads every page, so it takes
 // about a second per few hundred MB. Ok when the store is intact.
 [[nodiscard]] Status verifyStore(const std::filesystem::path& path);
+
+// Writes a consistent copy of the whole store `store` (what its write-ahead
+// log holds included) to the new file `outPath`: one self-contained file
+// (journal mode DELETE: reading it needs no -wal or -shm) that opens as a
+// store of the same schema. Written under a private name beside `outPath`
+// and linked into place only if `outPath` is still free: an existing
+// `outPath` is refused, never replaced, and no reader sees a half-written
+// copy (run_copy.cpp). Reads `store` only; writers may go on meanwhile.
+[[nodiscard]] Status writeStoreSnapshot(const std::filesystem::path& store, const std::filesystem::path& outPath);
 
 }  // namespace shardscope::core::store

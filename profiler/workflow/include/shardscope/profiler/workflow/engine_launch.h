@@ -57,6 +57,23 @@ struct EngineLaunchOutcome {
 // refusal to run as root), else empty.
 [[nodiscard]] std::string launcherFailureHint(const std::vector<std::string>& stderr_tail);
 
+// How a launch differs from the plain one (both optional).
+struct EngineLaunchOptions {
+  // A file the engine's stdout goes to instead of the launcher's (a batch
+  // job's output file): followed as it grows; its lines read like stdout's.
+  std::string follow_file;
+  // Replaces the cancel's signals: called with 0 at the cancel (stop
+  // gracefully), 1 after 30 s and 2 after 45 s (stop hard).
+  std::function<void(int escalation)> cancel_action;
+};
+
+// A launcher's words and options for one engine run, as a caller that owns
+// the launcher (the agent's template, a batch script) prepared them.
+struct PreparedLaunch {
+  std::vector<std::string> argv;
+  EngineLaunchOptions options;
+};
+
 // Starts argv in its own process group (so a terminal's Ctrl-C reaches only
 // the caller) and follows its stdout until it exits. When `cancel` becomes
 // true it sends SIGUSR1 to the group: mpirun and srun pass it on to the
@@ -66,6 +83,7 @@ struct EngineLaunchOutcome {
 // 45 s. Errors (Io): no pipe, or the launcher cannot be started.
 [[nodiscard]] core::Result<EngineLaunchOutcome> launchEngine(const std::vector<std::string>& argv,
                                                              const EngineLaunchCallbacks& callbacks,
-                                                             const std::atomic<bool>* cancel);
+                                                             const std::atomic<bool>* cancel,
+                                                             const EngineLaunchOptions& options = {});
 
 }  // namespace shardscope::profiler

@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "shardscope/core/plan.h"
 #include "shardscope/core/project.h"
@@ -19,6 +20,7 @@
 #include "shardscope/profiler/analysis/calibration_fit.h"
 #include "shardscope/profiler/analysis/run_analysis.h"
 #include "shardscope/profiler/engine/emulate.h"
+#include "shardscope/profiler/workflow/engine_launch.h"
 
 namespace shardscope::profiler {
 
@@ -29,6 +31,18 @@ enum class ProfileDevice { Cpu, Cuda };
 
 // True when this build has the GPU engine (CUDA, NCCL and CUPTI were found).
 [[nodiscard]] bool gpuEngineBuilt();
+
+// An mpi run whose launch a caller owns (the agent: its launcher template,
+// a batch script, the job's folder, its stderr and exit code).
+struct MpiLaunchHooks {
+  // The launch of the engine's words, its inputs in `inputs_dir`.
+  std::function<core::Result<PreparedLaunch>(const std::vector<std::string>& engine_argv,
+                                             const std::string& inputs_dir)>
+      prepare;
+  std::string inputs_dir;                                    // written and kept; "": a temporary folder
+  std::function<void(const std::string& line)> stderr_line;  // each stderr line (unset: this process's stderr)
+  std::function<void(const EngineLaunchOutcome& outcome)> exited;
+};
 
 struct ProfileRequest {
   core::Project project;            // model, cluster, constraints, and the calibration the analysis prices with
@@ -52,6 +66,7 @@ struct ProfileRequest {
   std::optional<std::string> engine;        // mpi: the engine binary (findEngine)
   std::string cancel_reason = "cancelled";  // mpi: the failure reason a cancelled run gets
   EmulateStepFn on_step;                    // emulate: every rank's step time as it finishes (live views)
+  std::optional<MpiLaunchHooks> mpi_hooks;  // mpi: the launch as a caller prepares it (replaces launcher)
 };
 
 // The model a request runs (its batch applied) and its sync interval.

@@ -1,0 +1,102 @@
+// The agent's jobs: submitted specs queue in order, at most max_running run
+// at once (each on its own thread: emulate in this process, mpi through the
+// config's launcher), and every state change is written to the job's folder
+// (<store_dir>/jobs/<id>/job.json, atomically) so a restart, even after a
+// kill -9, finds every job: one that was running is marked failed (its run
+// in the job's store marked failed too), one that was queued runs. A job
+// outlives the client that submitted it. When a job ends, its store is
+// snapshotted once into run.sqlite, the file fetch serves.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include <QObject>
+
+#include "shardscope/core/cluster.h"
+#include "shardscope/core/protocol/messages.h"
+#include "shardscope/profiler/workflow/agent_config.h"
+
+namespace shardscope::app::agent {
+
+namespace proto = core::protocol;
+
+// A finished job's run file (the snapshot fetch serves).
+struct RunFile {
+  std::string path;
+  std::uint64_t size = 0;
+  std::string sha256;  // 64 lowercase hex digits
+  std::int64_t run = 0;
+};
+
+class JobManager : public QObject {
+  Q_OBJECT
+
+ public:
+  JobManager(profiler::AgentConfig config, core::ClusterSpec cluster, QObject* parent = nullptr);
+  ~JobManager() override;  // cancels running jobs and waits for them
+  JobManager(const JobManager&) = delete;
+  JobManager& operator=(const JobManager&) = delete;
+
+  // Reads the jobs a previous start left (call once, before serving).
+  // Returns one line per job it had to repair, for the log.
+  [[nodiscard]] core::Result<std::vector<std::string>> recover();
+
+  // Queues a validated spec (limits: world size, steps, jobs at once, the
+  // mode the launcher allows). Errors carry the protocol code to answer with.
+  struct Refusal {
+    proto::ErrorCode code;
+    core::Error error;
+  };
+  [[nodiscard]] std::variant<proto::JobInfo, Refusal> submit(const proto::JobSpec& spec);
+  [[nodiscard]] std::variant<proto::JobInfo, Refusal> cancel(const std::string& job);
+  [[nodiscard]] const proto::JobInfo* find(const std::string& job) const;
+  [[nodiscard]] std::vector<proto::JobInfo> list() const;  // oldest first
+  [[nodiscard]] std::variant<RunFile, Refusal> runFile(const std::string& job) const;
+  [[nodiscard]] std::size_t running() const { return running_.size(); }
+
+ signals:
+  void jobChanged(const shardscope::core::protocol::JobInfo& info);
+  void jobProgress(const shardscope::core::protocol::ProgressEvent& event);
+
+ private:
+  struct Runtime;  // a running job's thread, cancel flag and launch state
+  struct Job {
+    proto::JobInfo info;
+    proto::JobSpec spec;
+    RunFile run_file;  // once it ended with a run
+  };
+
+  void startQueued();
+  void start(Job& job);
+  // The job's thread: plans when the spec has no plan, runs, snapshots.
+  void runJob(const std::string& id, const std::string& dir, const proto::JobSpec& spec, Runtime& rt);
+  [[nodiscard]] std::string recoverOne(const std::string& file);
+  void noteSchedulerJob(const std::string& id, const std::string& scheduler_job);
+  void finish(const std::string& id, const proto::JobInfo& ended, const RunFile& file);
+  void progressFromThread(const std::string& id, const proto::JobProgress& p, std::vector<double> step_ms);
+  [[nodiscard]] core::Status save(const Job& job) const;
+  [[nodiscard]] std::string jobDir(const std::string& id) const;
+  [[nodiscard]] std::string nextId();
+
+  profiler::AgentConfig config_;
+  core::ClusterSpec cluster_;
+  std::map<std::string, Job> jobs_;  // by id
+  std::vector<std::string> order_;   // ids, oldest first
+  std::deque<std::string> queue_;    // queued ids, in order
+  std::map<std::string, std::unique_ptr<Runtime>> running_;
+  std::uint64_t next_number_ = 1;
+};
+
+// The SHA-256 (lowercase hex) and size of a file; errors name it.
+[[nodiscard]] core::Result<std::pair<std::string, std::uint64_t>> fileSha256(const std::string& path);
+
+}  // namespace shardscope::app::agent

@@ -1,0 +1,226 @@
+#include "shardscope/profiler/workflow/agent_config.h"
+
+#include <array>
+#include <filesystem>
+#include <limits>
+
+#include "shardscope/core/json_io.h"
+#include "shardscope/core/presets.h"
+
+namespace shardscope::profiler {
+
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr std::array<std::string_view, 4> kPlaceholders = {"{ranks}", "{nodes}", "{gpus_per_node}", "{job_dir}"};
+
+// Collects the first problem of a config (its path and what was expected).
+class ConfigReader {
+ public:
+  explicit ConfigReader(std::string source) : source_(std::move(source)) {}
+
+  void fail(const std::string& path, const std::string& what) {
+    if (!error_)
+      error_ = core::Error{source_ + ": " + path + ": " + what, core::ErrorKind::InvalidInput, source_, path};
+  }
+  [[nodiscard]] bool ok() const { return !error_; }
+  [[nodiscard]] core::Error error() const { return *error_; }
+  [[nodiscard]] const std::string& source() const { return source_; }
+
+  std::optional<std::string> text(const json& obj, const std::string& path, const char* key, bool required) {
+    const auto it = obj.find(key);
+    if (it == obj.end()) {
+      if (required) fail(path + "/" + key, "missing (expected a non-empty string)");
+      return std::nullopt;
+    }
+    if (!it->is_string() || it->get_ref<const std::string&>().empty()) {
+      fail(path + "/" + key, "expected a non-empty string, got " + it->dump());
+      return std::nullopt;
+    }
+    return it->get<std::string>();
+  }
+
+  std::optional<std::uint64_t> whole(const json& obj, const std::string& path, const char* key, std::uint64_t min,
+                                     std::uint64_t max) {
+    const auto it = obj.find(key);
+    if (it == obj.end()) return std::nullopt;
+    const bool whole_number = it->is_number_unsigned() || (it->is_number_integer() && it->get<std::int64_t>() >= 0);
+    if (!whole_number || it->get<std::uint64_t>() < min || it->get<std::uint64_t>() > max) {
+      fail(path + "/" + key,
+           "expected a whole number in " + std::to_string(min) + ".." + std::to_string(max) + ", got " + it->dump());
+      return std::nullopt;
+    }
+    return it->get<std::uint64_t>();
+  }
+
+  std::vector<std::string> words(const json& v, const std::string& path) {
+    std::vector<std::string> out;
+    if (!v.is_array() || v.empty()) {
+      fail(path, "expected a non-empty array of words (strings), got " + v.dump());
+      return out;
+    }
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_string() || v[i].get_ref<const std::string&>().empty()) {
+        fail(path + "/" + std::to_string(i), "expected a non-empty string, got " + v[i].dump());
+        return {};
+      }
+      out.push_back(v[i].get<std::string>());
+    }
+    if (auto s = checkLauncherTemplate(out, source_, path); !s && ok()) error_ = s.error();
+    return out;
+  }
+
+ private:
+  std::string source_;
+  std::optional<core::Error> error_;
+};
+
+std::string absoluteFrom(const std::string& base_dir, const std::string& p) {
+  const fs::path path(p);
+  return (path.is_absolute() ? path : fs::path(base_dir) / path).lexically_normal().string();
+}
+
+void readListen(ConfigReader& r, const json& j, AgentConfig& c) {
+  const auto it = j.find("listen");
+  if (it == j.end()) return;
+  if (!it->is_object()) return r.fail("/listen", "expected an object {\"address\", \"port\"}");
+  if (auto a = r.text(*it, "/listen", "address", false)) c.listen_address = *a;
+  if (auto p = r.whole(*it, "/listen", "port", 0, 65535)) c.port = static_cast<std::uint16_t>(*p);
+}
+
+void readLauncher(ConfigReader& r, const json& j, AgentConfig& c) {
+  const auto it = j.find("launcher");
+  if (it == j.end() || it->is_null()) return;
+  if (!it->is_object()) return r.fail("/launcher", "expected an object {\"kind\", \"argv\"} or null");
+  const auto kind = r.text(*it, "/launcher", "kind", true);
+  if (!kind) return;
+  if (*kind == "none") return;
+  if (*kind == "mpirun")
+    c.launcher = LauncherKind::Mpirun;
+  else if (*kind == "srun")
+    c.launcher = LauncherKind::Srun;
+  else if (*kind == "sbatch")
+    c.launcher = LauncherKind::Sbatch;
+  else
+    return r.fail("/launcher/kind", "expected \"none\", \"mpirun\", \"srun\" or \"sbatch\", got \"" + *kind + "\"");
+  const auto argv = it->find("argv");
+  if (argv == it->end()) return r.fail("/launcher/argv", "missing (expected the launcher's words)");
+  c.launcher_argv = r.words(*argv, "/launcher/argv");
+  if (const auto step = it->find("step_argv"); step != it->end()) {
+    if (c.launcher != LauncherKind::Sbatch) return r.fail("/launcher/step_argv", "only an sbatch launcher has one");
+    c.step_argv = r.words(*step, "/launcher/step_argv");
+  }
+}
+
+void readCluster(ConfigReader& r, const json& j, const std::string& base_dir, AgentConfig& c) {
+  const auto it = j.find("cluster");
+  if (it == j.end() || it->is_null()) return;
+  core::Result<core::ClusterSpec> cluster = core::Error{""};
+  if (it->is_string()) {
+    const std::string name = it->get<std::string>();
+    cluster = core::clusterPreset(name);
+    if (!cluster) cluster = core::loadCluster(absoluteFrom(base_dir, name));
+  } else {
+    cluster = core::clusterFromJson(*it, r.source() + " /cluster");
+  }
+  if (!cluster) return r.fail("/cluster", cluster.error().message);
+  c.cluster = std::move(cluster).value();
+}
+
+void readLimits(ConfigReader& r, const json& j, AgentLimits& l) {
+  const auto it = j.find("limits");
+  if (it == j.end()) return;
+  if (!it->is_object()) return r.fail("/limits", "expected an object");
+  constexpr std::uint64_t k32 = std::numeric_limits<std::uint32_t>::max();
+  if (auto v = r.whole(*it, "/limits", "max_ranks", 1, 1u << 20)) l.max_ranks = static_cast<std::uint32_t>(*v);
+  if (auto v = r.whole(*it, "/limits", "max_steps", 1, 100000)) l.max_steps = static_cast<std::uint32_t>(*v);
+  if (auto v = r.whole(*it, "/limits", "max_jobs", 1, 100000)) l.max_jobs = static_cast<std::uint32_t>(*v);
+  if (auto v = r.whole(*it, "/limits", "max_running", 1, 1024)) l.max_running = static_cast<std::uint32_t>(*v);
+  if (auto v = r.whole(*it, "/limits", "max_connections", 1, 100000))
+    l.max_connections = static_cast<std::uint32_t>(*v);
+  if (auto v = r.whole(*it, "/limits", "handshake_seconds", 1, 600))
+    l.handshake_seconds = static_cast<std::uint32_t>(*v);
+  if (auto v = r.whole(*it, "/limits", "max_frame_bytes", 4096, 1u << 30)) l.max_frame_bytes = *v;
+  if (auto v = r.whole(*it, "/limits", "max_client_backlog_bytes", 1u << 20, k32 * 16)) l.max_client_backlog_bytes = *v;
+}
+}  // namespace
+
+const char* toString(LauncherKind kind) {
+  switch (kind) {
+    case LauncherKind::None:
+      return "emulate-only";
+    case LauncherKind::Mpirun:
+      return "mpirun";
+    case LauncherKind::Srun:
+      return "srun";
+    case LauncherKind::Sbatch:
+      return "sbatch";
+  }
+  return "emulate-only";
+}
+
+core::Status checkLauncherTemplate(const std::vector<std::string>& words, const std::string& source,
+                                   const std::string& path) {
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    for (std::size_t open = w.find('{'); open != std::string::npos; open = w.find('{', open + 1)) {
+      const std::size_t close = w.find('}', open);
+      const std::string found = close == std::string::npos ? w.substr(open) : w.substr(open, close - open + 1);
+      bool known = false;
+      for (auto p : kPlaceholders) known = known || found == p;
+      if (!known) {
+        const std::string at = path + "/" + std::to_string(i);
+        return core::Error{source + ": " + at + ": unknown placeholder \"" + found +
+                               "\"; expected one of {ranks} {nodes} {gpus_per_node} {job_dir}",
+                           core::ErrorKind::InvalidInput, source, at};
+      }
+    }
+  }
+  return core::Ok{};
+}
+
+std::vector<std::string> fillLauncherTemplate(const std::vector<std::string>& words, const LaunchValues& values) {
+  const std::array<std::string, 4> with = {std::to_string(values.ranks), std::to_string(values.nodes),
+                                           std::to_string(values.gpus_per_node), values.job_dir};
+  std::vector<std::string> out;
+  out.reserve(words.size());
+  for (std::string w : words) {
+    for (std::size_t k = 0; k < kPlaceholders.size(); ++k)
+      for (std::size_t p; (p = w.find(kPlaceholders[k])) != std::string::npos;)
+        w.replace(p, kPlaceholders[k].size(), with[k]);
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+core::Result<AgentConfig> agentConfigFromJson(const json& j, const std::string& source, const std::string& base_dir) {
+  ConfigReader r(source);
+  if (!j.is_object())
+    return core::Error{source + ": expected a JSON object", core::ErrorKind::InvalidInput, source, "/"};
+  const auto schema = j.find("schema");
+  if (schema == j.end() || *schema != kAgentConfigSchema)
+    return core::Error{source + ": /schema: expected \"" + std::string(kAgentConfigSchema) + "\"",
+                       core::ErrorKind::InvalidInput, source, "/schema"};
+  AgentConfig c;
+  c.source = source;
+  readListen(r, j, c);
+  if (auto t = r.text(j, "", "token_file", true)) c.token_file = absoluteFrom(base_dir, *t);
+  if (auto s = r.text(j, "", "store_dir", true)) c.store_dir = absoluteFrom(base_dir, *s);
+  if (auto e = r.text(j, "", "engine", false)) c.engine = absoluteFrom(base_dir, *e);
+  readCluster(r, j, base_dir, c);
+  readLauncher(r, j, c);
+  readLimits(r, j, c.limits);
+  if (!r.ok()) return r.error();
+  return c;
+}
+
+core::Result<AgentConfig> loadAgentConfig(const std::string& path) {
+  auto j = core::readJsonFile(path);
+  if (!j) return j.error();
+  std::error_code ec;
+  const std::string dir = fs::absolute(path, ec).parent_path().string();
+  return agentConfigFromJson(*j, path, dir);
+}
+
+}  // namespace shardscope::profiler

@@ -1,0 +1,275 @@
+// The agent's loopback tests: a real shardscope-agent process on 127.0.0.1
+// with a config, token and store in a temporary folder, and a raw client
+// that speaks frames over TLS (blocking, for tests only) so each test can
+// send exactly what it means to, malformed bytes included.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <QByteArray>
+#include <QCryptographicHash>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QSslSocket>
+#include <QTemporaryDir>
+
+#include <nlohmann/json.hpp>
+
+#include "shardscope/core/json_io.h"
+#include "shardscope/core/protocol/frame.h"
+#include "shardscope/core/protocol/messages.h"
+
+namespace agent_test {
+
+using nlohmann::json;
+namespace proto = shardscope::core::protocol;
+
+inline const QString kTinyModel = QStringLiteral(SHARDSCOPE_TEST_DATA_DIR "/engine/tiny_model.json");
+inline const QString kCpu4 = QStringLiteral(SHARDSCOPE_TEST_DATA_DIR "/engine/cpu4.json");
+inline const QString kFakeSlurm = QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/app/agent/fake_slurm");
+
+inline json readJson(const QString& path) {
+  QFile f(path);
+  (void)f.open(QIODevice::ReadOnly);
+  return json::parse(f.readAll().toStdString());
+}
+
+// A project of the tiny model on the 4-rank CPU cluster.
+inline json tinyProject() {
+  return {{"schema", "shardscope.project/1"},
+          {"name", "agent test"},
+          {"model", readJson(kTinyModel)},
+          {"cluster", readJson(kCpu4)}};
+}
+
+inline json jobSpec(const std::string& mode, int steps, const std::string& label = "agent test") {
+  return {{"label", label}, {"project", tinyProject()}, {"mode", mode}, {"steps", steps}, {"warmup", 0}};
+}
+
+// One shardscope-agent process and its folder.
+class Agent {
+ public:
+  Agent() {
+    token_ = "agent-test-token-0123456789abcdef";
+    writeFile("token", token_ + "\n", 0600);
+    config_ = {
+        {"schema", "shardscope.agent-config/1"},
+        {"listen", {{"address", "127.0.0.1"}, {"port", 0}}},
+        {"token_file", "token"},
+        {"store_dir", "store"},
+        {"cluster", kCpu4.toStdString()},
+        {"engine", SHARDSCOPE_ENGINE},
+        {"limits", {{"max_steps", 100000}}},
+        {"launcher",
+         {{"kind", "mpirun"}, {"argv", {"mpirun", "--oversubscribe", "--allow-run-as-root", "-np", "{ranks}"}}}}};
+  }
+  ~Agent() { stop(); }
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  json& config() { return config_; }
+  [[nodiscard]] QString path(const QString& name) const { return dir_.filePath(name); }
+  [[nodiscard]] const std::string& token() const { return token_; }
+  [[nodiscard]] quint16 port() const { return port_; }
+  [[nodiscard]] const QString& fingerprint() const { return fingerprint_; }
+  [[nodiscard]] QString output() const { return output_; }
+  QProcessEnvironment& environment() { return env_; }
+
+  void writeFile(const QString& name, const std::string& text, mode_t mode = 0644) {
+    QFile f(dir_.filePath(name));
+    (void)f.open(QIODevice::WriteOnly | QIODevice::Truncate);
+    f.write(text.data(), static_cast<qint64>(text.size()));
+    f.close();
+    ::chmod(dir_.filePath(name).toLocal8Bit().constData(), mode);
+  }
+
+  // Starts it; false (output() says why) when it exits or prints no port in 20 s.
+  bool start() {
+    writeFile("agent.json", config_.dump(1));
+    output_.clear();
+    process_ = std::make_unique<QProcess>();
+    process_->setProcessEnvironment(env_);
+    process_->setProcessChannelMode(QProcess::MergedChannels);
+    process_->start(QStringLiteral(SHARDSCOPE_AGENT), {"--config", path("agent.json")});
+    QElapsedTimer t;
+    t.start();
+    static const QRegularExpression listening("listening on [0-9.]+:([0-9]+)");
+    static const QRegularExpression print("fingerprint (sha256:[0-9a-f]{64})");
+    while (t.elapsed() < 20000) {
+      process_->waitForReadyRead(100);
+      output_ += QString::fromUtf8(process_->readAll());
+      const auto m = listening.match(output_);
+      const auto f = print.match(output_);
+      if (m.hasMatch() && f.hasMatch()) {
+        port_ = static_cast<quint16>(m.captured(1).toUInt());
+        fingerprint_ = f.captured(1);
+        return true;
+      }
+      if (process_->state() == QProcess::NotRunning) return false;
+    }
+    return false;
+  }
+
+  // Runs it to its exit (a start that must fail): its exit code.
+  int runToExit() {
+    writeFile("agent.json", config_.dump(1));
+    QProcess p;
+    p.setProcessEnvironment(env_);
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(QStringLiteral(SHARDSCOPE_AGENT), {"--config", path("agent.json")});
+    if (!p.waitForFinished(20000)) {
+      p.kill();
+      p.waitForFinished();
+      return -1;
+    }
+    output_ = QString::fromUtf8(p.readAll());
+    return p.exitCode();
+  }
+
+  void stop() {
+    if (!process_) return;
+    process_->terminate();
+    if (!process_->waitForFinished(60000)) process_->kill();
+    process_->waitForFinished();
+    process_.reset();
+  }
+  void kill9() {
+    if (!process_) return;
+    process_->kill();
+    process_->waitForFinished();
+    process_.reset();
+  }
+
+ private:
+  QTemporaryDir dir_;
+  std::string token_;
+  json config_;
+  QProcessEnvironment env_ = [] {
+    auto e = QProcessEnvironment::systemEnvironment();
+    e.insert("OMPI_ALLOW_RUN_AS_ROOT", "1");
+    e.insert("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    e.insert("OMPI_MCA_btl_vader_single_copy_mechanism", "none");
+    return e;
+  }();
+  std::unique_ptr<QProcess> process_;
+  QString output_;
+  quint16 port_ = 0;
+  QString fingerprint_;
+};
+
+// A blocking TLS client of frames, for tests.
+class RawClient {
+ public:
+  bool connect(quint16 port, int timeout_ms = 10000) {
+    socket_.setPeerVerifyMode(QSslSocket::VerifyNone);
+    socket_.connectToHostEncrypted(QStringLiteral("127.0.0.1"), port);
+    return socket_.waitForEncrypted(timeout_ms);
+  }
+  [[nodiscard]] QString fingerprint() const {
+    return "sha256:" + socket_.peerCertificate().digest(QCryptographicHash::Sha256).toHex();
+  }
+  void sendRaw(const QByteArray& bytes) {
+    socket_.write(bytes);
+    socket_.flush();
+    while (socket_.bytesToWrite() > 0 && socket_.waitForBytesWritten(5000)) {
+    }
+  }
+  void send(const json& message) {
+    const auto frame = proto::encodeFrame(message);
+    sendRaw(QByteArray(frame->data(), static_cast<qsizetype>(frame->size())));
+  }
+  // The next message, or nullopt when none came in `timeout_ms` or the peer closed.
+  std::optional<json> receive(int timeout_ms = 30000) {
+    QElapsedTimer t;
+    t.start();
+    while (true) {
+      auto next = decoder_.next();
+      if (next && next->has_value()) return **next;
+      if (!next) return std::nullopt;
+      const qint64 left = timeout_ms - t.elapsed();
+      if (left <= 0) return std::nullopt;
+      if (socket_.bytesAvailable() == 0 && !socket_.waitForReadyRead(static_cast<int>(std::min<qint64>(left, 200)))) {
+        if (socket_.state() != QAbstractSocket::ConnectedState && socket_.bytesAvailable() == 0) return std::nullopt;
+        continue;
+      }
+      const QByteArray bytes = socket_.readAll();
+      decoder_.feed(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+    }
+  }
+  // Sends a request with the next id and returns its first answer.
+  std::optional<json> request(json message, int timeout_ms = 30000) {
+    message["v"] = proto::kProtocolVersion;
+    message["id"] = ++last_id_;
+    send(message);
+    return receive(timeout_ms);
+  }
+  std::optional<json> hello(const std::string& token) {
+    return request({{"type", "hello"}, {"client", "agent test"}, {"token", token}});
+  }
+  // Whether the agent closed the connection within `timeout_ms`.
+  bool closedWithin(int timeout_ms) {
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < timeout_ms) {
+      if (socket_.state() == QAbstractSocket::UnconnectedState) return true;
+      socket_.waitForReadyRead(50);
+      socket_.readAll();
+    }
+    return socket_.state() == QAbstractSocket::UnconnectedState;
+  }
+  void disconnect() { socket_.abort(); }
+  QSslSocket& socket() { return socket_; }
+  [[nodiscard]] std::uint64_t lastId() const { return last_id_; }
+
+ private:
+  QSslSocket socket_;
+  proto::FrameDecoder decoder_;
+  std::uint64_t last_id_ = 0;
+};
+
+// Follows a job with a watch until it ends: its final info (null json on timeout).
+inline json watchToEnd(RawClient& c, const std::string& job, int timeout_ms = 120000) {
+  auto first = c.request({{"type", "watch"}, {"job", job}});
+  if (!first || (*first)["type"] != "job") return {};
+  json last = (*first)["job"];
+  QElapsedTimer t;
+  t.start();
+  while (last["state"] != "complete" && last["state"] != "failed" && last["state"] != "cancelled") {
+    auto m = c.receive(static_cast<int>(std::max<qint64>(1, timeout_ms - t.elapsed())));
+    if (!m) return {};
+    if ((*m)["type"] == "job") last = (*m)["job"];
+  }
+  return last;
+}
+
+// Fetches a finished job's run file whole: its bytes and the announced sha256.
+inline std::optional<std::pair<QByteArray, std::string>> fetchAll(RawClient& c, const std::string& job,
+                                                                  std::uint64_t chunk = 1u << 20) {
+  QByteArray data;
+  std::string sha;
+  while (true) {
+    auto m = c.request({{"type", "fetch"}, {"job", job}, {"offset", data.size()}, {"length", chunk}});
+    if (!m || (*m)["type"] != "chunk") return std::nullopt;
+    auto bytes = proto::base64Decode((*m)["data"].get<std::string>());
+    if (!bytes) return std::nullopt;
+    data.append(bytes->data(), static_cast<qsizetype>(bytes->size()));
+    sha = (*m)["sha256"].get<std::string>();
+    if (static_cast<std::uint64_t>(data.size()) >= (*m)["total"].get<std::uint64_t>()) break;
+    if (bytes->empty()) return std::nullopt;
+  }
+  return std::pair{data, sha};
+}
+
+inline std::string sha256Hex(const QByteArray& bytes) {
+  return QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex().toStdString();
+}
+
+}  // namespace agent_test

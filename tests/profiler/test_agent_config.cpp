@@ -1,0 +1,142 @@
+// The agent's configuration and how it fills its launcher: every error names
+// the file and JSON path, placeholders take only the agent's own values, and
+// an sbatch launch writes a batch script whose words are quoted.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <fstream>
+#include <sstream>
+
+#include "shardscope/profiler/workflow/agent_config.h"
+#include "shardscope/profiler/workflow/agent_launch.h"
+
+using namespace shardscope;
+using nlohmann::json;
+
+class TestAgentConfig : public QObject {
+  Q_OBJECT
+
+  static json minimal() {
+    return {{"schema", "shardscope.agent-config/1"}, {"token_file", "token"}, {"store_dir", "store"}};
+  }
+
+ private slots:
+  void readsEveryMember() {
+    json j = minimal();
+    j["listen"] = {{"address", "0.0.0.0"}, {"port", 7443}};
+    j["engine"] = "/opt/shardscope/bin/shardscope-engine";
+    j["cluster"] = "h100x64";
+    j["launcher"] = {{"kind", "sbatch"},
+                     {"argv", {"sbatch", "--partition=gpu", "-N", "{nodes}"}},
+                     {"step_argv", {"srun", "--ntasks={ranks}"}}};
+    j["limits"] = {{"max_ranks", 512}, {"max_jobs", 8}, {"max_running", 2}, {"max_connections", 64}};
+    auto c = profiler::agentConfigFromJson(j, "agent.json", "/etc/shardscope");
+    QVERIFY2(c, c ? "" : c.error().message.c_str());
+    QCOMPARE(c->listen_address, std::string("0.0.0.0"));
+    QCOMPARE(c->port, std::uint16_t{7443});
+    QCOMPARE(c->token_file, std::string("/etc/shardscope/token"));  // relative to the config's folder
+    QCOMPARE(c->store_dir, std::string("/etc/shardscope/store"));
+    QCOMPARE(c->launcher, profiler::LauncherKind::Sbatch);
+    QCOMPARE(c->step_argv.size(), std::size_t{2});
+    QVERIFY(c->cluster && c->cluster->worldSize() == 64);
+    QCOMPARE(c->limits.max_ranks, 512u);
+    QCOMPARE(c->limits.max_running, 2u);
+    QCOMPARE(c->limits.max_steps, profiler::AgentLimits{}.max_steps);  // defaults where absent
+  }
+
+  void errorsNameTheirPath_data() {
+    QTest::addColumn<QString>("patch");
+    QTest::addColumn<QString>("path");
+    QTest::newRow("schema") << R"({"schema": "shardscope.agent-config/2"})"
+                            << "/schema";
+    QTest::newRow("no token") << R"({"token_file": null})"
+                              << "/token_file";
+    QTest::newRow("empty store") << R"({"store_dir": ""})"
+                                 << "/store_dir";
+    QTest::newRow("port") << R"({"listen": {"port": 70000}})"
+                          << "/listen/port";
+    QTest::newRow("kind") << R"({"launcher": {"kind": "qsub", "argv": ["qsub"]}})"
+                          << "/launcher/kind";
+    QTest::newRow("placeholder") << R"({"launcher": {"kind": "mpirun", "argv": ["mpirun", "-np", "{N}"]}})"
+                                 << "/launcher/argv/2";
+    QTest::newRow("inside a word") << R"({"launcher": {"kind": "srun", "argv": ["srun", "--x={ranks}{cmd}"]}})"
+                                   << "/launcher/argv/1";
+    QTest::newRow("empty word") << R"({"launcher": {"kind": "srun", "argv": ["srun", ""]}})"
+                                << "/launcher/argv/1";
+    QTest::newRow("no argv") << R"({"launcher": {"kind": "srun"}})"
+                             << "/launcher/argv";
+    QTest::newRow("step on srun") << R"({"launcher": {"kind": "srun", "argv": ["srun"], "step_argv": ["x"]}})"
+                                  << "/launcher/step_argv";
+    QTest::newRow("limit") << R"({"limits": {"max_running": 0}})"
+                           << "/limits/max_running";
+    QTest::newRow("limit kind") << R"({"limits": {"max_jobs": "8"}})"
+                                << "/limits/max_jobs";
+    QTest::newRow("cluster") << R"({"cluster": "no-such-cluster-file.json"})"
+                             << "/cluster";
+  }
+  void errorsNameTheirPath() {
+    QFETCH(QString, patch);
+    QFETCH(QString, path);
+    json j = minimal();
+    j.merge_patch(json::parse(patch.toStdString()));
+    auto c = profiler::agentConfigFromJson(j, "agent.json", "/tmp");
+    QVERIFY(!c);
+    QCOMPARE(QString::fromStdString(c.error().json_path), path);
+    QVERIFY2(c.error().message.rfind("agent.json: " + path.toStdString(), 0) == 0, c.error().message.c_str());
+  }
+
+  void placeholdersTakeOnlyTheAgentsValues() {
+    const std::vector<std::string> words{
+        "srun",    "-N",        "{nodes}",       "--ntasks-per-node={gpus_per_node}", "-n", "{ranks}",
+        "--chdir", "{job_dir}", "{ranks}{ranks}"};
+    const auto filled = profiler::fillLauncherTemplate(words, {16, 2, 8, "/srv/agent/jobs/j7"});
+    const std::vector<std::string> expected{
+        "srun", "-N", "2", "--ntasks-per-node=8", "-n", "16", "--chdir", "/srv/agent/jobs/j7", "1616"};
+    QCOMPARE(filled, expected);
+  }
+
+  void sbatchWritesAQuotedScript() {
+    QTemporaryDir dir;
+    profiler::AgentConfig c;
+    c.launcher = profiler::LauncherKind::Sbatch;
+    c.launcher_argv = {"sbatch", "-N", "{nodes}"};
+    c.step_argv = {"srun", "-n", "{ranks}"};
+    auto scheduler = std::make_shared<profiler::SchedulerJob>();
+    const std::vector<std::string> engine{"/opt/engine", "--label=it's $(rm -rf /)"};
+    auto p = profiler::prepareAgentLaunch(c, 12, 8, dir.path().toStdString(), engine, scheduler);
+    QVERIFY(p);
+    QCOMPARE(p->argv.front(), std::string("sbatch"));
+    QCOMPARE(p->argv[2], std::string("2"));  // 12 ranks on 8-GPU nodes: 2 nodes
+    QVERIFY(std::find(p->argv.begin(), p->argv.end(), "--parsable") != p->argv.end());
+    QCOMPARE(p->argv.back(), (dir.path() + "/job.sh").toStdString());
+    QCOMPARE(p->options.follow_file, (dir.path() + "/engine.out").toStdString());
+    std::ifstream in((dir.path() + "/job.sh").toStdString());
+    std::stringstream text;
+    text << in.rdbuf();
+    QVERIFY2(
+        text.str().find("exec 'srun' '-n' '12' '/opt/engine' '--label=it'\\''s $(rm -rf /)'\n") != std::string::npos,
+        text.str().c_str());
+    QVERIFY(p->options.cancel_action);
+
+    c.launcher = profiler::LauncherKind::Mpirun;
+    c.launcher_argv = {"mpirun", "-np", "{ranks}"};
+    auto m = profiler::prepareAgentLaunch(c, 4, 4, dir.path().toStdString(), engine, scheduler);
+    QVERIFY(m);
+    const std::vector<std::string> expected{"mpirun", "-np", "4", "/opt/engine", "--label=it's $(rm -rf /)"};
+    QCOMPARE(m->argv, expected);
+    QVERIFY(!m->options.cancel_action);
+    c.launcher = profiler::LauncherKind::None;
+    QVERIFY(!profiler::prepareAgentLaunch(c, 4, 4, dir.path().toStdString(), engine, scheduler));
+  }
+
+  void sbatchJobIds() {
+    QCOMPARE(profiler::parseSbatchJobId("4242"), std::optional<std::string>("4242"));
+    QCOMPARE(profiler::parseSbatchJobId("4242;cluster-a"), std::optional<std::string>("4242"));
+    QVERIFY(!profiler::parseSbatchJobId("Submitted batch job 4242"));
+    QVERIFY(!profiler::parseSbatchJobId(""));
+    QVERIFY(!profiler::parseSbatchJobId("12a"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestAgentConfig)
+#include "test_agent_config.moc"
