@@ -61,6 +61,12 @@ proto::Description describeAgent(const profiler::AgentConfig& config, const core
   d.agent = "shardscope-agent " SHARDSCOPE_VERSION " on " + d.hosts.front().name;
   d.engine_version = SHARDSCOPE_VERSION;
   d.gpu_engine = profiler::gpuEngineBuilt();
+  const auto versions = profiler::gpuStackVersions();
+  d.cuda_version = versions.cuda_runtime.empty()
+                       ? ""
+                       : versions.cuda_runtime +
+                             (versions.cuda_driver.empty() ? " (no driver)" : " (driver " + versions.cuda_driver + ")");
+  d.nccl_version = versions.nccl;
   d.launcher = profiler::toString(config.launcher);
   d.modes = {"emulate"};
   if (config.launcher != profiler::LauncherKind::None) d.modes.emplace_back("mpi");

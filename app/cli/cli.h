@@ -30,5 +30,8 @@ int runReport(Args args);       // command_report.cpp: analysis of a run in a st
 int runCalibrate(Args args);    // command_calibrate.cpp: fit a calibration from runs, held-out check
 int runImport(Args args);       // command_import.cpp: traces of real trainers (Kineto, Nsight, NCCL) into a store
 int runExportTrace(Args args);  // command_export.cpp: a stored run as Chrome trace JSON
+#ifdef SHARDSCOPE_HAVE_REMOTE
+int runRemote(Args args);  // command_remote.cpp: drives a shardscope-agent
+#endif
 
 }  // namespace shardscope::app::cli

@@ -41,6 +41,8 @@ commands:
                          profiler-plugin traces, one file per rank, as one run; then `report`
   export-trace --store F [--run ID] [--ranks R] [--from-ms A --to-ms B] (--out F.json | --per-rank-dir DIR)
                          a stored run as Chrome trace JSON (Perfetto, chrome://tracing)
+  remote --agent HOST:PORT describe|list|submit|watch|cancel|fetch
+                         drive a shardscope-agent on a cluster (remote --help)
   validate <file>...     check shardscope model/cluster/plan/calibration/project/constraints files
   store info <file> [--check] [--json]
                          describe a trace store: schema, runs (complete or not), ranks, spans
@@ -97,6 +99,9 @@ int run(int argc, char** argv) {
   if (cmd == "calibrate") return runCalibrate(std::move(rest));
   if (cmd == "import") return runImport(std::move(rest));
   if (cmd == "export-trace") return runExportTrace(std::move(rest));
+#ifdef SHARDSCOPE_HAVE_REMOTE
+  if (cmd == "remote") return runRemote(std::move(rest));
+#endif
   return usageError("unknown command '" + cmd + "'");
 }
 

@@ -32,6 +32,15 @@ enum class ProfileDevice { Cpu, Cuda };
 // True when this build has the GPU engine (CUDA, NCCL and CUPTI were found).
 [[nodiscard]] bool gpuEngineBuilt();
 
+// The versions of the GPU stack this process runs with ("" where unknown: no
+// GPU engine, no driver): what an agent's describe reports.
+struct GpuStackVersions {
+  std::string cuda_runtime;  // "13.0"
+  std::string cuda_driver;   // the newest CUDA the driver supports; "" without a driver
+  std::string nccl;          // "2.27.7"
+};
+[[nodiscard]] GpuStackVersions gpuStackVersions();
+
 // An mpi run whose launch a caller owns (the agent: its launcher template,
 // a batch script, the job's folder, its stderr and exit code).
 struct MpiLaunchHooks {
