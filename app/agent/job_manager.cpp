@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <QCoreApplication>
 #include <QCryptographicHash>
 #include <QFile>
 #include <QMetaObject>
@@ -78,9 +79,13 @@ JobManager::JobManager(profiler::AgentConfig config, core::ClusterSpec cluster, 
     : QObject(parent), config_(std::move(config)), cluster_(std::move(cluster)) {}
 
 JobManager::~JobManager() {
+  stopping_ = true;
   for (auto& [id, rt] : running_) rt->cancel = true;
   for (auto& [id, rt] : running_)
     if (rt->thread.joinable()) rt->thread.join();
+  // The jobs' last reports (cancelled, their runs failed) are still queued to
+  // this object: record them now, so the next start finds them ended.
+  QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
 }
 
 std::string JobManager::jobDir(const std::string& id) const {
@@ -191,7 +196,7 @@ std::variant<RunFile, JobManager::Refusal> JobManager::runFile(const std::string
 }
 
 void JobManager::startQueued() {
-  while (!queue_.empty() && running_.size() < config_.limits.max_running) {
+  while (!stopping_ && !queue_.empty() && running_.size() < config_.limits.max_running) {
     const std::string id = queue_.front();
     queue_.pop_front();
     start(jobs_.at(id));

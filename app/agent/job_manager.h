@@ -42,7 +42,7 @@ class JobManager : public QObject {
 
  public:
   JobManager(profiler::AgentConfig config, core::ClusterSpec cluster, QObject* parent = nullptr);
-  ~JobManager() override;  // cancels running jobs and waits for them
+  ~JobManager() override;  // cancels running jobs, waits for them and records their end
   JobManager(const JobManager&) = delete;
   JobManager& operator=(const JobManager&) = delete;
 
@@ -94,6 +94,7 @@ class JobManager : public QObject {
   std::deque<std::string> queue_;    // queued ids, in order
   std::map<std::string, std::unique_ptr<Runtime>> running_;
   std::uint64_t next_number_ = 1;
+  bool stopping_ = false;  // the agent is stopping: start nothing more
 };
 
 // The SHA-256 (lowercase hex) and size of a file; errors name it.

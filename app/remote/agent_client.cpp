@@ -22,6 +22,15 @@ std::function<void(core::Result<json>)> parsed(AgentClient::Done<T> done, Parse 
     done(std::move(r).value());
   };
 }
+// A "job" answer's info to `done`.
+std::function<void(core::Result<json>)> jobAnswer(AgentClient::Done<proto::JobInfo> done, std::string source) {
+  return [done = std::move(done), source = std::move(source)](core::Result<json> m) {
+    if (!m) return done(m.error());
+    auto j = proto::parseJobMessage(*m, source);
+    if (!j) return done(j.error());
+    done(std::move(j->info));
+  };
+}
 }  // namespace
 
 std::string AgentAddress::text() const {
@@ -278,24 +287,11 @@ void AgentClient::list(Done<std::vector<proto::JobInfo>> done) {
 }
 
 void AgentClient::submit(const proto::JobSpec& spec, Done<proto::JobInfo> done) {
-  const std::string source = "agent " + address_;
-  request(proto::toJson(proto::SubmitRequest{0, spec}), Pending{[done = std::move(done), source](core::Result<json> m) {
-            if (!m) return done(m.error());
-            auto j = proto::parseJobMessage(*m, source);
-            if (!j) return done(j.error());
-            done(std::move(j->info));
-          }});
+  request(proto::toJson(proto::SubmitRequest{0, spec}), Pending{jobAnswer(std::move(done), "agent " + address_)});
 }
 
 void AgentClient::cancel(const std::string& job, Done<proto::JobInfo> done) {
-  const std::string source = "agent " + address_;
-  request(proto::toJson(proto::JobRequest{0, job}, "cancel"),
-          Pending{[done = std::move(done), source](core::Result<json> m) {
-            if (!m) return done(m.error());
-            auto j = proto::parseJobMessage(*m, source);
-            if (!j) return done(j.error());
-            done(std::move(j->info));
-          }});
+  request(proto::toJson(proto::JobRequest{0, job}, "cancel"), Pending{jobAnswer(std::move(done), "agent " + address_)});
 }
 
 void AgentClient::watch(const std::string& job, std::function<void(const proto::JobInfo&)> on_job,

@@ -108,23 +108,6 @@ std::string truncationNote(const fs::path& path, const FileFacts& facts) {
          std::to_string(facts.header_bytes) + ")";
 }
 
-// "file:<path>?immutable=1": reading without locks or a -shm, for a file
-// nothing can change. Characters with a meaning in URIs are escaped.
-std::string immutableUri(const fs::path& path) {
-  std::string uri = "file:";
-  for (const unsigned char c : path.string()) {
-    if (c == '%' || c == '?' || c == '#' || c < 0x20 || c >= 0x7f) {
-      constexpr const char* kHex = "0123456789ABCDEF";
-      uri += '%';
-      uri += kHex[c >> 4];
-      uri += kHex[c & 0xf];
-    } else {
-      uri += static_cast<char>(c);
-    }
-  }
-  return uri + "?immutable=1";
-}
-
 // One try at opening and validating; `code` is SQLite's when it failed.
 struct Attempt {
   Result<OpenedStore> store;
@@ -177,9 +160,9 @@ Result<OpenedStore> openForReading(const fs::path& path, const FileFacts& facts)
                      "folder, or open it once where its folder is writable, to read it",
                  ErrorKind::Io};
   }
-  return std::move(
-      openAndValidate(path, immutableUri(path), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, OpenMode::ReadOnly, facts)
-          .store);
+  return std::move(openAndValidate(path, fileUri(path, "immutable=1"), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                                   OpenMode::ReadOnly, facts)
+                       .store);
 }
 
 Result<OpenedStore> openForWriting(const fs::path& path, OpenMode mode, const FileFacts& facts) {

@@ -43,22 +43,11 @@ namespace {
 
 std::string runText(RunId run) { return "run " + std::to_string(static_cast<std::int64_t>(run)); }
 
-// "file:<absolute path>?<query>", characters with a meaning in URIs escaped.
-std::string fileUri(const fs::path& path, const char* query) {
+// The source's URI for ATTACH, of its absolute path.
+std::string absoluteUri(const fs::path& path, const char* query) {
   std::error_code ec;
   const fs::path absolute = fs::absolute(path, ec);
-  std::string uri = "file:";
-  for (const unsigned char c : (ec ? path : absolute).string()) {
-    if (c == '%' || c == '?' || c == '#' || c < 0x20 || c >= 0x7f) {
-      constexpr const char* kHex = "0123456789ABCDEF";
-      uri += '%';
-      uri += kHex[c >> 4];
-      uri += kHex[c & 0xf];
-    } else {
-      uri += static_cast<char>(c);
-    }
-  }
-  return uri + "?" + query;
+  return detail::fileUri(ec ? path : absolute, query);
 }
 
 bool isSidecarCode(int code) { return (code & 0xff) == SQLITE_CANTOPEN || (code & 0xff) == SQLITE_READONLY; }
@@ -503,9 +492,9 @@ Status attachSource(Database& db, const fs::path& source) {
     const int rc = stmt->step();
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
   };
-  int rc = attach(fileUri(source, "mode=ro"));
+  int rc = attach(absoluteUri(source, "mode=ro"));
   if (rc != SQLITE_OK && isSidecarCode(rc) && fileSizeOr0(fs::path(source.string() + "-wal")) < 32) {
-    rc = attach(fileUri(source, "immutable=1"));
+    rc = attach(absoluteUri(source, "immutable=1"));
   }
   if (rc != SQLITE_OK) {
     return Error{detail::storeName(source) + " cannot be attached for reading: " + sqlite3_errmsg(db.handle()),

@@ -7,6 +7,23 @@ namespace shardscope::core::store::detail {
 
 std::string storeName(const std::filesystem::path& path) { return "trace store '" + path.string() + "'"; }
 
+std::string fileUri(const std::filesystem::path& path, std::string_view query) {
+  std::string uri = "file:";
+  for (const unsigned char c : path.string()) {
+    if (c == '%' || c == '?' || c == '#' || c < 0x20 || c >= 0x7f) {
+      constexpr const char* kHex = "0123456789ABCDEF";
+      uri += '%';
+      uri += kHex[c >> 4];
+      uri += kHex[c & 0xf];
+    } else {
+      uri += static_cast<char>(c);
+    }
+  }
+  uri += '?';
+  uri.append(query);
+  return uri;
+}
+
 Status Database::exec(const char* sql) {
   char* msg = nullptr;
   const int rc = sqlite3_exec(handle(), sql, nullptr, nullptr, &msg);

@@ -47,4 +47,8 @@ class Database {
 // "trace store '/x/y.db'" — the prefix of every message about a file.
 [[nodiscard]] std::string storeName(const std::filesystem::path& path);
 
+// "file:<path>?<query>" for SQLite's URI opens and ATTACH ("immutable=1",
+// "mode=ro"), the characters with a meaning in URIs escaped.
+[[nodiscard]] std::string fileUri(const std::filesystem::path& path, std::string_view query);
+
 }  // namespace shardscope::core::store::detail

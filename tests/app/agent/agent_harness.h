@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <QByteArray>
 #include <QCryptographicHash>
@@ -266,6 +267,49 @@ inline std::optional<std::pair<QByteArray, std::string>> fetchAll(RawClient& c, 
     if (bytes->empty()) return std::nullopt;
   }
   return std::pair{data, sha};
+}
+
+// Answer times of one or more clients' describe + list sessions, and errors
+// (a missing answer, a wrong type or id).
+struct Latencies {
+  std::vector<double> ms;
+  int errors = 0;
+};
+
+// One client's session: connect, hello, then describe + list `rounds` times.
+inline Latencies session(quint16 port, const std::string& token, int rounds) {
+  Latencies out;
+  RawClient c;
+  if (!c.connect(port, 30000) || !c.hello(token)) {
+    out.errors = 2 * rounds;
+    return out;
+  }
+  for (int i = 0; i < rounds; ++i) {
+    for (const std::string type : {"describe", "list"}) {
+      QElapsedTimer t;
+      t.start();
+      auto m = c.request({{"type", type}}, 30000);
+      out.ms.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
+      const char* expected = type == "describe" ? "description" : "jobs";
+      if (!m || (*m)["type"] != expected || (*m)["id"] != c.lastId()) ++out.errors;
+    }
+  }
+  return out;
+}
+
+// `clients` sessions at once, each on its own thread and connection.
+inline Latencies concurrently(quint16 port, const std::string& token, int clients, int rounds) {
+  std::vector<Latencies> each(static_cast<std::size_t>(clients));
+  std::vector<std::thread> threads;
+  for (int k = 0; k < clients; ++k)
+    threads.emplace_back([&, k] { each[static_cast<std::size_t>(k)] = session(port, token, rounds); });
+  for (auto& t : threads) t.join();
+  Latencies all;
+  for (auto& l : each) {
+    all.ms.insert(all.ms.end(), l.ms.begin(), l.ms.end());
+    all.errors += l.errors;
+  }
+  return all;
 }
 
 inline std::string sha256Hex(const QByteArray& bytes) {

@@ -367,6 +367,30 @@ class TestAgentServer : public QObject {
     QCOMPARE((*d)["type"], "description");
   }
 
+  void fiftyClientsAtOnce() {
+    Agent agent;
+    QVERIFY(agent.start());
+    const Latencies l = concurrently(agent.port(), agent.token(), 50, 20);  // timing: bench_agent_load
+    QCOMPARE(l.errors, 0);
+    QCOMPARE(l.ms.size(), std::size_t{50 * 20 * 2});
+  }
+
+  void aStopCancelsRunningJobsAndRecordsIt() {
+    Agent agent;
+    RawClient c, w;
+    QVERIFY(startAndHello(agent, c));
+    QVERIFY(w.connect(agent.port()) && w.hello(agent.token()));
+    const std::string job = submit(c, jobSpec("emulate", 100000));
+    QVERIFY(waitRunning(w, job));
+    agent.stop();  // SIGTERM
+    RawClient after;
+    QVERIFY(startAndHello(agent, after));
+    QVERIFY2(!agent.output().contains("was running"), qPrintable(agent.output()));
+    auto list = after.request({{"type", "list"}});
+    QCOMPARE((*list)["jobs"][0]["state"], "cancelled");
+    QVERIFY(fetchAll(after, job));  // what it ran before the stop is there
+  }
+
   void connectionsAreCapped() {
     Agent agent;
     agent.config()["limits"] = {{"max_connections", 2}};

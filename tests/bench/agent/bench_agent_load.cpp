@@ -17,50 +17,10 @@
 using namespace agent_test;
 
 namespace {
-struct Latencies {
-  std::vector<double> ms;
-  int errors = 0;
-};
-
-// One client's session: connect, hello, then describe + list `rounds` times.
-Latencies session(quint16 port, const std::string& token, int rounds) {
-  Latencies out;
-  RawClient c;
-  if (!c.connect(port, 30000) || !c.hello(token)) {
-    out.errors = 2 * rounds;
-    return out;
-  }
-  for (int i = 0; i < rounds; ++i) {
-    for (const char* type : {"describe", "list"}) {
-      QElapsedTimer t;
-      t.start();
-      auto m = c.request({{"type", type}}, 30000);
-      out.ms.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
-      const char* expected = std::string(type) == "describe" ? "description" : "jobs";
-      if (!m || (*m)["type"] != expected || (*m)["id"] != c.lastId()) ++out.errors;
-    }
-  }
-  return out;
-}
-
 double percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5))];
-}
-
-Latencies concurrently(quint16 port, const std::string& token, int clients, int rounds) {
-  std::vector<Latencies> each(static_cast<std::size_t>(clients));
-  std::vector<std::thread> threads;
-  for (int k = 0; k < clients; ++k)
-    threads.emplace_back([&, k] { each[static_cast<std::size_t>(k)] = session(port, token, rounds); });
-  for (auto& t : threads) t.join();
-  Latencies all;
-  for (auto& l : each) {
-    all.ms.insert(all.ms.end(), l.ms.begin(), l.ms.end());
-    all.errors += l.errors;
-  }
-  return all;
 }
 
 void report(const char* what, const Latencies& l, double seconds) {
