@@ -52,3 +52,18 @@ function(shardscope_add_gpu_test)
   endif()
   set_tests_properties(${T_NAME} PROPERTIES LABELS gpu TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77)
 endfunction()
+
+# shardscope_uses_agent(<target>): a test or bench that starts a real
+# shardscope-agent on loopback (tests/app/agent/agent_harness.h): the
+# harness's folder, the agent's and the engine's paths, built first.
+function(shardscope_uses_agent target)
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tests/app/agent)
+  target_compile_definitions(${target} PRIVATE SHARDSCOPE_AGENT="$<TARGET_FILE:shardscope-agent>")
+  add_dependencies(${target} shardscope-agent)
+  if(TARGET shardscope-engine)
+    target_compile_definitions(${target} PRIVATE SHARDSCOPE_ENGINE="$<TARGET_FILE:shardscope-engine>")
+    add_dependencies(${target} shardscope-engine)
+  else()
+    target_compile_definitions(${target} PRIVATE SHARDSCOPE_ENGINE="shardscope-engine")
+  endif()
+endfunction()

@@ -36,6 +36,9 @@
 #include "measured_page.h"
 #include "timeline_page.h"
 #include "collectives_page.h"
+#include "connections_dialog.h"
+#include "remote_agents.h"
+#include "remote_jobs.h"
 #include "runs_page.h"
 
 // Q_INIT_RESOURCE must be used outside any namespace. The resources live in
@@ -63,7 +66,9 @@ MainWindow::MainWindow(QWidget* parent)
       status_project_(new QLabel),
       status_world_(new QLabel),
       status_grid_(new QLabel),
-      status_store_(new QLabel) {
+      status_store_(new QLabel),
+      remote_agents_(new RemoteAgents(this)),
+      remote_jobs_(new RemoteJobs(remote_agents_, this)) {
   initShardScopeResources();
   setObjectName(QStringLiteral("ShardScopeMainWindow"));
   access_jobs_ = new JobTracker(planningPool(), this);
@@ -86,6 +91,7 @@ MainWindow::MainWindow(QWidget* parent)
   sidebar_->setFixedWidth(sidebar_->sizeHintForColumn(0) + 48);
   sidebar_->setCurrentRow(0);
   connect(sidebar_, &QListWidget::currentRowChanged, pages_, &QStackedWidget::setCurrentIndex);
+  runs_page_->setRemoteJobs(remote_jobs_);
   connect(runs_page_, &RunsPage::openRequested, this, &MainWindow::openRun);
   connect(runs_page_, &RunsPage::timelineRequested, this, &MainWindow::openTimeline);
   connect(runs_page_, &RunsPage::collectivesRequested, this, &MainWindow::openCollectives);
@@ -211,6 +217,8 @@ void MainWindow::createActions() {
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   addMenuAction(run, tr("&Profile\u2026"), this, &MainWindow::onProfile, QKeySequence(Qt::CTRL | Qt::Key_R))
       ->setObjectName(QStringLiteral("actionProfile"));
+  addMenuAction(run, tr("&Connections\u2026"), this, &MainWindow::onConnections)
+      ->setObjectName(QStringLiteral("actionConnections"));
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   addMenuAction(help, tr("&About ShardScope"), this, &MainWindow::onAbout)->setMenuRole(QAction::AboutRole);
@@ -364,6 +372,7 @@ void MainWindow::followProjectStore() {
   timeline_page_->setStorePath(storePath());
   collectives_page_->setStorePath(storePath());
   plan_page_->setStorePath(storePath());
+  remote_jobs_->setStorePath(storePath());
   updateStatus();
   updateTitle();
 }
@@ -433,24 +442,38 @@ void MainWindow::attachAccessFile(const QString& path) {
       });
 }
 
-void MainWindow::onProfile() {
+void MainWindow::onProfile() { showProfileDialog(); }
+
+ProfileDialog* MainWindow::showProfileDialog() {
   if (storePath().isEmpty()) {
     QMessageBox::information(this, tr("Profile"),
                              tr("Runs go into the project's trace store: save the project (its store is created "
                                 "next to it) or open one with File \u203a Open Trace Store\u2026 first."));
-    return;
+    return nullptr;
   }
   std::optional<core::ShardPlan> shown;
   if (const planner::GridResult* grid = session_->planGrid()) shown = grid->plan;
   auto* dialog = new ProfileDialog(session_->hasResult() ? session_->plannedProject() : document_->project(), shown,
                                    storePath(), this);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->setRemoteTargets(remote_agents_, remote_jobs_);
   connect(dialog, &ProfileDialog::profiled, this, [this](qint64 run) {
     runs_page_->setStorePath(storePath(), /*create=*/true);
     openRun(run);
   });
   connect(dialog, &ProfileDialog::failed, runs_page_, &RunsPage::refresh);
+  connect(dialog, &ProfileDialog::submitted, this, [this] { showPage(Page::Runs); });
   dialog->show();
+  return dialog;
+}
+
+void MainWindow::onConnections() { showConnections(); }
+
+ConnectionsDialog* MainWindow::showConnections() {
+  if (connections_ == nullptr) connections_ = new ConnectionsDialog(remote_agents_, this);
+  connections_->show();
+  connections_->raise();
+  return connections_;
 }
 
 void MainWindow::onImportTraces() {

@@ -32,6 +32,10 @@ class TimelinePage;
 class CollectivesPage;
 class ProjectDocument;
 class RecentProjects;
+class ConnectionsDialog;
+class ProfileDialog;
+class RemoteAgents;
+class RemoteJobs;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -53,6 +57,13 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] QStackedWidget* pages() const { return pages_; }
   [[nodiscard]] QListWidget* sidebar() const { return sidebar_; }
   [[nodiscard]] QString statusGridText() const;
+  // The connections to agents (one per agent) and the project's jobs on them.
+  [[nodiscard]] RemoteAgents* remoteAgents() const { return remote_agents_; }
+  [[nodiscard]] RemoteJobs* remoteJobs() const { return remote_jobs_; }
+  // Run › Connections: the one dialog, shown (made at first use).
+  ConnectionsDialog* showConnections();
+  // Run › Profile: the dialog (nullptr when the project has no store yet; a box says why).
+  ProfileDialog* showProfileDialog();
 
   // The pages, in sidebar order.
   enum class Page {
@@ -119,6 +130,7 @@ class MainWindow : public QMainWindow {
   void onAbout();
   void onOpenStore();
   void onProfile();
+  void onConnections();
   void onRenameProject();
   void onImportTraces();
   void onImportTraceFolder();
@@ -154,6 +166,9 @@ class MainWindow : public QMainWindow {
   QLabel* status_store_;
   UnsavedAnswer unsaved_answer_ = UnsavedAnswer::Ask;
   JobTracker* access_jobs_;
+  RemoteAgents* remote_agents_;
+  RemoteJobs* remote_jobs_;
+  ConnectionsDialog* connections_ = nullptr;
 };
 
 }  // namespace shardscope::app

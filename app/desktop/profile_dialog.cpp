@@ -6,17 +6,22 @@
 #include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QThread>
 #include <QVBoxLayout>
+#include <limits>
 #include <qcustomplot.h>
 
 #include "chart_style.h"
 #include "job_tracker.h"
+#include "job_spec.h"
 #include "project_files.h"
+#include "remote_agents.h"
+#include "remote_jobs.h"
 #include "shardscope/report/cluster_catalog.h"
 #include "shardscope/profiler/workflow/profile_run.h"
 
@@ -28,12 +33,15 @@ ProfileDialog::ProfileDialog(core::Project project, std::optional<core::ShardPla
       project_(std::move(project)),
       shown_(std::move(shown)),
       store_(std::move(store)),
+      target_(new QComboBox),
       mode_(new QComboBox),
       device_(new QComboBox),
       plan_choice_(new QComboBox),
       batch_(new QSpinBox),
       steps_(new QSpinBox),
       threads_(new QSpinBox),
+      warmup_(new QSpinBox),
+      seed_(new QSpinBox),
       label_(new QLineEdit),
       progress_(new QProgressBar),
       plot_(new QCustomPlot),
@@ -57,12 +65,10 @@ ProfileDialog::ProfileDialog(core::Project project, std::optional<core::ShardPla
   device_->setToolTip(
       tr("GPUs: in emulate mode every rank runs in this process on its own GPU (the plan's world "
          "size must not exceed this machine's GPUs); in mpi mode one engine process per GPU."));
-  if (shown_) {
-    plan_choice_->addItem(
-        tr("the shown plan: M = %1 \u00d7 R = %2").arg(shown_->sharding_group_size).arg(shown_->replicas), 0);
-  }
-  for (const std::uint32_t m : report::divisors(project_.cluster.worldSize()))
-    plan_choice_->addItem(tr("planned for M = %1 \u00d7 R = %2").arg(m).arg(project_.cluster.worldSize() / m), m);
+  target_->setObjectName(QStringLiteral("profileTarget"));
+  target_->setToolTip(tr("Where the run runs: this machine, or a connected agent's cluster (Run \u203a Connections)"));
+  fillTargets();
+  fillPlanChoices(project_.cluster.worldSize());
   batch_->setRange(1, 1 << 20);
   batch_->setValue(static_cast<int>(std::max<std::uint32_t>(1, project_.model.batch_size_per_gpu)));
   steps_->setRange(1, 100000);
@@ -70,6 +76,12 @@ ProfileDialog::ProfileDialog(core::Project project, std::optional<core::ShardPla
   threads_->setRange(0, 1024);
   threads_->setSpecialValueText(tr("all cores"));
   threads_->setValue(0);
+  warmup_->setRange(0, static_cast<int>(core::protocol::kMaxJobWarmup));
+  warmup_->setValue(1);
+  warmup_->setToolTip(tr("Unrecorded steps before the measured ones"));
+  seed_->setRange(1, std::numeric_limits<int>::max());
+  seed_->setValue(1);
+  seed_->setToolTip(tr("The seed of the synthetic ids each rank looks up"));
   label_->setPlaceholderText(tr("optional name of the run"));
   progress_->setRange(0, 1);
   progress_->setValue(0);
@@ -94,11 +106,14 @@ ProfileDialog::ProfileDialog(core::Project project, std::optional<core::ShardPla
   plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
 
   auto* form = new QFormLayout;
+  form->addRow(tr("Run on"), target_);
   form->addRow(tr("Mode"), mode_);
   form->addRow(tr("Device"), device_);
   form->addRow(tr("Plan"), plan_choice_);
   form->addRow(tr("Batch per GPU"), batch_);
   form->addRow(tr("Measured steps"), steps_);
+  form->addRow(tr("Warm-up steps"), warmup_);
+  form->addRow(tr("Seed"), seed_);
   form->addRow(tr("Threads"), threads_);
   form->addRow(tr("Name"), label_);
   buttons_->addButton(run_, QDialogButtonBox::ActionRole);
@@ -110,6 +125,7 @@ ProfileDialog::ProfileDialog(core::Project project, std::optional<core::ShardPla
   layout->addWidget(status_);
   layout->addWidget(buttons_);
 
+  connect(target_, &QComboBox::currentIndexChanged, this, &ProfileDialog::onTargetChanged);
   connect(run_, &QPushButton::clicked, this, &ProfileDialog::start);
   connect(cancel_, &QPushButton::clicked, this, &ProfileDialog::cancel);
   connect(buttons_, &QDialogButtonBox::rejected, this, &QDialog::reject);
@@ -159,9 +175,15 @@ void ProfileDialog::clearStepTimes() {
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
-bool ProfileDialog::isRunning() const { return jobs_->isRunning(); }
+bool ProfileDialog::isRunning() const { return jobs_->isRunning() || submitting_; }
+
+QString ProfileDialog::statusText() const { return status_->text(); }
 
 void ProfileDialog::start() {
+  if (const QString address = target_->currentData().toString(); !address.isEmpty()) {
+    startRemote(address);
+    return;
+  }
   profiler::ProfileRequest request;
   request.project = project_;
   request.store = localPath(store_);
@@ -172,6 +194,8 @@ void ProfileDialog::start() {
   request.batch = static_cast<std::uint32_t>(batch_->value());
   request.steps = static_cast<std::uint32_t>(steps_->value());
   request.threads = static_cast<unsigned>(threads_->value());
+  request.warmup = static_cast<std::uint32_t>(warmup_->value());
+  request.seed = static_cast<std::uint64_t>(seed_->value());
   if (!label_->text().trimmed().isEmpty()) request.label = label_->text().trimmed().toStdString();
   const auto group_size = plan_choice_->currentData().toUInt();
   std::optional<core::ShardPlan> shown = group_size == 0 ? shown_ : std::nullopt;
@@ -219,8 +243,137 @@ void ProfileDialog::cancel() {
 void ProfileDialog::setRunning(bool running) {
   run_->setEnabled(!running);
   cancel_->setEnabled(running);
-  for (QWidget* w : std::initializer_list<QWidget*>{mode_, device_, plan_choice_, batch_, steps_, threads_, label_})
+  for (QWidget* w : std::initializer_list<QWidget*>{target_, mode_, device_, plan_choice_, batch_, steps_, warmup_,
+                                                    seed_, threads_, label_})
     w->setEnabled(!running);
+  if (!running && !target_->currentData().toString().isEmpty()) {
+    threads_->setEnabled(false);  // the agent's engine uses its own cores
+    cancel_->setEnabled(false);   // a submitted job is cancelled on the Runs page
+  }
+}
+
+}  // namespace shardscope::app
+
+namespace shardscope::app {
+
+void ProfileDialog::fillPlanChoices(std::uint32_t world_size) {
+  const QSignalBlocker block(plan_choice_);
+  const QVariant previous = plan_choice_->currentData();
+  plan_choice_->clear();
+  if (shown_ && shown_->world_size == world_size) {
+    plan_choice_->addItem(
+        tr("the shown plan: M = %1 \u00d7 R = %2").arg(shown_->sharding_group_size).arg(shown_->replicas), 0);
+  }
+  for (const std::uint32_t m : report::divisors(world_size))
+    plan_choice_->addItem(tr("planned for M = %1 \u00d7 R = %2").arg(m).arg(world_size / m), m);
+  const int again = plan_choice_->findData(previous);
+  if (again >= 0) plan_choice_->setCurrentIndex(again);
+}
+
+void ProfileDialog::setRemoteTargets(RemoteAgents* agents, RemoteJobs* jobs) {
+  agents_ = agents;
+  remote_jobs_ = jobs;
+  fillTargets();
+  connect(agents_, &RemoteAgents::connected, this, &ProfileDialog::fillTargets);
+  connect(agents_, &RemoteAgents::disconnected, this, &ProfileDialog::fillTargets);
+}
+
+void ProfileDialog::fillTargets() {
+  const QString current = target_->currentData().toString();
+  {
+    const QSignalBlocker block(target_);
+    target_->clear();
+    target_->addItem(tr("this machine"), QString());
+    if (agents_ != nullptr)
+      for (const QString& address : agents_->connectedAddresses())
+        target_->addItem(agents_->targetText(address), address);
+    target_->setCurrentIndex(std::max(0, target_->findData(current)));
+  }
+  onTargetChanged();
+}
+
+bool ProfileDialog::setTarget(const QString& address) {
+  const int index = target_->findData(address);
+  if (index < 0) return false;
+  target_->setCurrentIndex(index);
+  onTargetChanged();
+  return true;
+}
+
+void ProfileDialog::onTargetChanged() {
+  const QString address = target_->currentData().toString();
+  const RemoteAgents::Agent* agent = agents_ != nullptr && !address.isEmpty() ? agents_->agent(address) : nullptr;
+  auto* modes = qobject_cast<QStandardItemModel*>(mode_->model());
+  auto* devices = qobject_cast<QStandardItemModel*>(device_->model());
+  if (agent == nullptr || !agent->description) {
+    fillPlanChoices(project_.cluster.worldSize());
+    if (modes != nullptr) modes->item(1)->setEnabled(true);
+    if (devices != nullptr) devices->item(1)->setEnabled(profiler::gpuEngineBuilt());
+    status_->setText(tr("The run goes into %1.").arg(store_));
+    setRunning(isRunning());
+    return;
+  }
+  const core::protocol::Description& d = *agent->description;
+  fillPlanChoices(d.cluster.worldSize());
+  const bool mpi = remote::agentRunsMode(d, "mpi");
+  if (modes != nullptr) modes->item(1)->setEnabled(mpi);
+  if (!mpi) mode_->setCurrentIndex(0);
+  if (devices != nullptr) devices->item(1)->setEnabled(d.gpu_engine);
+  if (!d.gpu_engine) device_->setCurrentIndex(0);
+  steps_->setMaximum(d.max_steps > 0 ? static_cast<int>(d.max_steps) : 100000);
+  status_->setText(tr("Run submits the job to %1, planned for its %2 GPUs; follow it on the Runs page. When it "
+                      "completes its run is fetched into %3.")
+                       .arg(agent->saved.displayName())
+                       .arg(d.cluster.worldSize())
+                       .arg(store_));
+  setRunning(isRunning());
+}
+
+void ProfileDialog::startRemote(const QString& address) {
+  const RemoteAgents::Agent* agent = agents_ != nullptr ? agents_->agent(address) : nullptr;
+  if (agent == nullptr || !agent->description || remote_jobs_ == nullptr) {
+    status_->setText(tr("The agent %1 is not connected: connect it in Run \u203a Connections.").arg(address));
+    emit failed(status_->text());
+    return;
+  }
+  remote::RemoteRunOptions options;
+  options.label = label_->text().trimmed().toStdString();
+  const auto group_size = plan_choice_->currentData().toUInt();
+  if (group_size == 0) options.plan = shown_;
+  options.grid = group_size;
+  options.mode = mode_->currentData().toString().toStdString();
+  options.cuda = device_->currentData().toString() == QStringLiteral("cuda");
+  options.steps = static_cast<std::uint32_t>(steps_->value());
+  options.warmup = static_cast<std::uint32_t>(warmup_->value());
+  options.seed = static_cast<std::uint64_t>(seed_->value());
+  options.batch = static_cast<std::uint32_t>(batch_->value());
+  auto spec = remote::makeJobSpec(project_, *agent->description, options);
+  if (!spec) {
+    status_->setText(QString::fromStdString(spec.error().message));
+    emit failed(status_->text());
+    return;
+  }
+  submitting_ = true;
+  setRunning(true);
+  cancel_->setEnabled(false);
+  status_->setText(tr("Submitting to %1\u2026").arg(agent->saved.displayName()));
+  const QString name = agent->saved.displayName();
+  remote_jobs_->submit(
+      address, *spec,
+      [this, self = QPointer<ProfileDialog>(this), address, name](core::Result<core::protocol::JobInfo> info) {
+        if (!self) return;
+        submitting_ = false;
+        setRunning(false);
+        if (!info) {
+          status_->setText(tr("%1 refused the job: %2").arg(name, QString::fromStdString(info.error().message)));
+          emit failed(status_->text());
+          return;
+        }
+        status_->setText(tr("Submitted as job %1 on %2: its progress is on the Runs page, and its "
+                            "run comes into the store when it completes.")
+                             .arg(QString::fromStdString(info->job), name));
+        emit submitted(address, QString::fromStdString(info->job));
+      });
 }
 
 }  // namespace shardscope::app

@@ -2,7 +2,10 @@
 
 #include <QColor>
 #include <QDateTime>
+#include <QFont>
 #include <QLocale>
+#include <algorithm>
+#include <limits>
 
 #include "shardscope/core/store/store_types.h"
 
@@ -33,6 +36,27 @@ const profiler::RunRow* RunListModel::runAt(int row) const {
   return row >= 0 && static_cast<std::size_t>(row) < rows_.size() ? &rows_[static_cast<std::size_t>(row)] : nullptr;
 }
 
+void RunListModel::setRemoteRows(std::vector<RemoteRow> rows) {
+  // Progress updates change cells, not rows: the selection stays.
+  const bool same_jobs =
+      std::equal(rows.begin(), rows.end(), remote_.begin(), remote_.end(),
+                 [](const RemoteRow& a, const RemoteRow& b) { return a.address == b.address && a.job == b.job; });
+  if (same_jobs) {
+    remote_ = std::move(rows);
+    if (!remote_.empty())
+      emit dataChanged(index(static_cast<int>(rows_.size()), 0), index(rowCount() - 1, ColumnCount - 1));
+    return;
+  }
+  beginResetModel();
+  remote_ = std::move(rows);
+  endResetModel();
+}
+
+const RemoteRow* RunListModel::remoteAt(int row) const {
+  const auto i = static_cast<std::size_t>(row) - rows_.size();
+  return row >= 0 && static_cast<std::size_t>(row) >= rows_.size() && i < remote_.size() ? &remote_[i] : nullptr;
+}
+
 int RunListModel::rowOf(qint64 id) const {
   for (std::size_t i = 0; i < rows_.size(); ++i)
     if (static_cast<qint64>(rows_[i].id) == id) return static_cast<int>(i);
@@ -40,7 +64,7 @@ int RunListModel::rowOf(qint64 id) const {
 }
 
 int RunListModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size() + remote_.size());
 }
 
 int RunListModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
@@ -90,7 +114,66 @@ QVariant RunListModel::sortKey(const profiler::RunRow& r, int column) const {
   }
 }
 
+// A remote job's cells: the job id where a run's id goes (sorted above every
+// run, newest job first), its progress as the status.
+QVariant RunListModel::remoteData(const RemoteRow& r, int row, int column, int role) const {
+  if (role == kSortRole) {
+    if (column == Id) return std::numeric_limits<qint64>::max() - static_cast<qint64>(remote_.size()) + row;
+    if (column == Created) return r.created;
+    role = Qt::DisplayRole;
+  }
+  switch (role) {
+    case Qt::DisplayRole:
+    case Qt::EditRole:
+      switch (column) {
+        case Id:
+          return r.job;
+        case Name:
+          return r.label;
+        case Kind:
+          return r.kind;
+        case Model:
+          return QStringLiteral("\u2014");
+        case Grid:
+          return r.grid.isEmpty() ? QStringLiteral("\u2014") : r.grid;
+        case Mode:
+          return r.mode;
+        case Status:
+          return r.status;
+        case Created:
+          return localTime(r.created.toStdString());
+        case Steps:
+        case MedianStep:
+          return QStringLiteral("\u2014");
+        default:
+          return {};
+      }
+    case Qt::TextAlignmentRole: {
+      const bool number = column == Id || column == Steps || column == MedianStep;
+      return QVariant::fromValue(Qt::AlignVCenter | (number ? Qt::AlignRight : Qt::AlignLeft));
+    }
+    case Qt::ForegroundRole:
+      if (column == Status && r.failed) return QColor(0xc0, 0x20, 0x20);
+      if (column == Status && r.active) return QColor(0x20, 0x60, 0xc0);
+      return {};
+    case Qt::FontRole:
+      if (column == Status && r.active) {
+        QFont f;
+        f.setBold(true);
+        return f;
+      }
+      return {};
+    case Qt::ToolTipRole:
+      return r.detail.isEmpty() ? QVariant() : QVariant(r.detail);
+    default:
+      return {};
+  }
+}
+
 QVariant RunListModel::data(const QModelIndex& index, int role) const {
+  if (index.isValid() && index.column() >= 0 && index.column() < ColumnCount)
+    if (const RemoteRow* remote = remoteAt(index.row()))
+      return remoteData(*remote, index.row() - static_cast<int>(rows_.size()), index.column(), role);
   const profiler::RunRow* r = index.isValid() ? runAt(index.row()) : nullptr;
   if (r == nullptr || index.column() < 0 || index.column() >= ColumnCount) return {};
   switch (role) {
@@ -129,7 +212,7 @@ QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int 
 Qt::ItemFlags RunListModel::flags(const QModelIndex& index) const {
   if (!index.isValid()) return Qt::NoItemFlags;
   Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemNeverHasChildren;
-  if (index.column() == Name) f |= Qt::ItemIsEditable;
+  if (index.column() == Name && remoteAt(index.row()) == nullptr) f |= Qt::ItemIsEditable;
   return f;
 }
 

@@ -1,14 +1,34 @@
 // The runs of a trace store as a Qt item model (the Runs page's table): one
 // row per profiler::RunRow. The name column is editable; an edit asks for a
-// rename (renameRequested) and shows the new name at once.
+// rename (renameRequested) and shows the new name at once. Jobs on agents
+// that are not in the store yet follow as RemoteRows (setRemoteRows): the
+// job id, its label, "on <agent>", its state and progress; never editable.
 #pragma once
 
 #include <QAbstractTableModel>
+#include <QString>
 #include <vector>
 
 #include "shardscope/profiler/workflow/run_catalog.h"
 
 namespace shardscope::app {
+
+// A job on an agent, as the Runs page shows it until its run is in the store.
+struct RemoteRow {
+  QString address;  // the agent's
+  QString job;      // the agent's job id ("j3")
+  QString label;
+  QString kind;     // "on gpu01 (cluster, 16 GPUs)"
+  QString mode;     // "emulate", "mpi"
+  QString status;   // "running 3/6", "fetching 40%", "failed"
+  QString created;  // ISO 8601 UTC
+  QString grid;     // "M=2 × R=2" or ""
+  QString detail;   // the tooltip: progress text, error, stderr tail
+  int done = 0;     // progress (steps, or a fetch's thousandths)
+  int total = 0;
+  bool failed = false;
+  bool active = false;  // queued, running or fetching
+};
 
 class RunListModel : public QAbstractTableModel {
   Q_OBJECT
@@ -22,6 +42,11 @@ class RunListModel : public QAbstractTableModel {
 
   void setRows(std::vector<profiler::RunRow> rows);
   [[nodiscard]] const std::vector<profiler::RunRow>& rows() const { return rows_; }
+  // Jobs on agents, listed after the store's runs.
+  void setRemoteRows(std::vector<RemoteRow> rows);
+  [[nodiscard]] const std::vector<RemoteRow>& remoteRows() const { return remote_; }
+  // The remote job shown in `row`, nullptr for a run of the store.
+  [[nodiscard]] const RemoteRow* remoteAt(int row) const;
   // The run shown in `row`, nullptr outside the model.
   [[nodiscard]] const profiler::RunRow* runAt(int row) const;
   // The model row of run `id`, -1 when it is not listed.
@@ -41,8 +66,10 @@ class RunListModel : public QAbstractTableModel {
  private:
   [[nodiscard]] QVariant display(const profiler::RunRow& r, int column) const;
   [[nodiscard]] QVariant sortKey(const profiler::RunRow& r, int column) const;
+  [[nodiscard]] QVariant remoteData(const RemoteRow& r, int row, int column, int role) const;
 
   std::vector<profiler::RunRow> rows_;
+  std::vector<RemoteRow> remote_;
 };
 
 }  // namespace shardscope::app

@@ -21,6 +21,8 @@
 #include "shardscope/profiler/workflow/stored_runs.h"
 #include "job_tracker.h"
 #include "project_files.h"
+#include "remote_jobs.h"
+#include "remote_rows.h"
 #include "run_list_model.h"
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/profiler/workflow/run_catalog.h"
@@ -46,6 +48,7 @@ RunsPage::RunsPage(QWidget* parent)
       collectives_(new QPushButton(tr("Collectives"))),
       export_access_(new QPushButton(tr("Export Access\u2026"))),
       cancel_import_(new QPushButton(tr("Cancel Import"))),
+      remote_(new QPushButton(tr("Cancel Remote Job"))),
       comparison_title_(new QLabel),
       comparison_(new QTableWidget),
       list_jobs_(new JobTracker(planningPool(), this)),
@@ -65,15 +68,7 @@ RunsPage::RunsPage(QWidget* parent)
   compare_->setToolTip(tr("Select two runs to see them side by side"));
   open_->setObjectName(QStringLiteral("runsOpen"));
   open_->setToolTip(tr("Each rank's measured step beside the prediction of its plan (or double-click the run)"));
-  comparison_title_->setObjectName(QStringLiteral("runsComparisonTitle"));
-  comparison_->setObjectName(QStringLiteral("runsComparison"));
-  comparison_->setColumnCount(5);
-  comparison_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  comparison_->verticalHeader()->hide();
-  comparison_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  comparison_->horizontalHeader()->setMinimumSectionSize(90);
-  comparison_title_->hide();
-  comparison_->hide();
+  setUpSecondaryWidgets();
 
   proxy_->setSourceModel(model_);
   proxy_->setSortRole(RunListModel::kSortRole);
@@ -94,6 +89,7 @@ RunsPage::RunsPage(QWidget* parent)
   cancel_import_->setObjectName(QStringLiteral("runsCancelImport"));
   cancel_import_->hide();
   buttons->addWidget(cancel_import_);
+  buttons->addWidget(remote_);
   buttons->addWidget(refresh_);
   buttons->addWidget(open_);
   buttons->addWidget(timeline_);
@@ -115,10 +111,6 @@ RunsPage::RunsPage(QWidget* parent)
   connect(open_, &QPushButton::clicked, this, [this] {
     if (const auto runs = selectedRuns(); runs.size() == 1) emit openRequested(runs.front());
   });
-  timeline_->setObjectName(QStringLiteral("runsTimeline"));
-  timeline_->setToolTip(tr("Every rank's spans on one time axis"));
-  collectives_->setObjectName(QStringLiteral("runsCollectives"));
-  collectives_->setToolTip(tr("Bus bandwidth of each collective call against the planner's model"));
   connect(timeline_, &QPushButton::clicked, this, [this] {
     if (const auto runs = selectedRuns(); runs.size() == 1) emit timelineRequested(runs.front());
   });
@@ -354,9 +346,31 @@ void RunsPage::compareRuns(qint64 a, qint64 b) {
       });
 }
 
+QString RunsPage::messageText() const { return message_->text(); }
+
 void RunsPage::showMessage(const QString& text, bool error) {
   message_->setText(text);
   message_->setStyleSheet(error ? QStringLiteral("color: #c02020;") : QString());
+}
+
+void RunsPage::setUpSecondaryWidgets() {
+  comparison_title_->setObjectName(QStringLiteral("runsComparisonTitle"));
+  comparison_->setObjectName(QStringLiteral("runsComparison"));
+  comparison_->setColumnCount(5);
+  comparison_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  comparison_->verticalHeader()->hide();
+  comparison_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  comparison_->horizontalHeader()->setMinimumSectionSize(90);
+  comparison_title_->hide();
+  comparison_->hide();
+  timeline_->setObjectName(QStringLiteral("runsTimeline"));
+  timeline_->setToolTip(tr("Every rank's spans on one time axis"));
+  collectives_->setObjectName(QStringLiteral("runsCollectives"));
+  collectives_->setToolTip(tr("Bus bandwidth of each collective call against the planner's model"));
+  // The remote job's action (shown when one is selected) sits with the buttons.
+  remote_->setObjectName(QStringLiteral("runsRemoteAction"));
+  remote_->hide();
+  connect(remote_, &QPushButton::clicked, this, &RunsPage::actOnSelectedRemoteJob);
 }
 
 void RunsPage::connectExport() {
@@ -399,6 +413,67 @@ void RunsPage::updateButtons() {
   collectives_->setEnabled(selected == 1);
   export_access_->setEnabled(selected == 1);
   compare_->setEnabled(selected == 2);
+  const RemoteRow* remote = selectedRemoteRow();
+  remote_->setVisible(remote != nullptr);
+  if (remote == nullptr) return;
+  const auto* job = remote_jobs_ != nullptr ? remote_jobs_->find(remote->address, remote->job) : nullptr;
+  const auto phase = job != nullptr ? job->phase : RemoteJobs::Phase::Ended;
+  remote_->setText(phase == RemoteJobs::Phase::Active        ? tr("Cancel Remote Job")
+                   : phase == RemoteJobs::Phase::FetchFailed ? tr("Fetch Again")
+                   : phase == RemoteJobs::Phase::Ended       ? tr("Dismiss")
+                                                             : tr("Cancel Remote Job"));
+  remote_->setEnabled(phase == RemoteJobs::Phase::Active || phase == RemoteJobs::Phase::FetchFailed ||
+                      phase == RemoteJobs::Phase::Ended);
+  if (remote->failed) showMessage(remote->detail, true);
+}
+
+const RemoteRow* RunsPage::selectedRemoteRow() const {
+  const QModelIndexList rows = table_->selectionModel()->selectedRows();
+  if (rows.size() != 1) return nullptr;
+  return model_->remoteAt(proxy_->mapToSource(rows.front()).row());
+}
+
+void RunsPage::setRemoteJobs(RemoteJobs* jobs) {
+  remote_jobs_ = jobs;
+  connect(jobs, &RemoteJobs::changed, this, &RunsPage::showRemoteRows);
+  connect(jobs, &RemoteJobs::problem, this, [this](const QString& message) { showMessage(message, true); });
+  connect(jobs, &RemoteJobs::fetched, this, [this](qint64, const QString& message) {
+    create_ = true;
+    after_listing_ = message;
+    refresh();
+  });
+  showRemoteRows();
+}
+
+void RunsPage::showRemoteRows() {
+  std::vector<RemoteRow> rows;
+  if (remote_jobs_ != nullptr)
+    for (const RemoteJobs::Job& job : remote_jobs_->jobs()) rows.push_back(remoteRow(job));
+  model_->setRemoteRows(std::move(rows));
+  updateButtons();
+}
+
+void RunsPage::actOnSelectedRemoteJob() {
+  const RemoteRow* row = selectedRemoteRow();
+  if (row == nullptr || remote_jobs_ == nullptr) return;
+  const RemoteJobs::Job* job = remote_jobs_->find(row->address, row->job);
+  if (job == nullptr) return;
+  const QString address = row->address;
+  const QString id = row->job;
+  switch (job->phase) {
+    case RemoteJobs::Phase::Active:
+      showMessage(tr("Asking %1 to cancel job %2\u2026").arg(job->agent, id), false);
+      remote_jobs_->cancelJob(address, id);
+      break;
+    case RemoteJobs::Phase::FetchFailed:
+      remote_jobs_->fetchAgain(address, id);
+      break;
+    case RemoteJobs::Phase::Ended:
+      remote_jobs_->dismiss(address, id);
+      break;
+    default:
+      break;
+  }
 }
 
 }  // namespace shardscope::app

@@ -2,7 +2,10 @@
 // imported traces) in a sortable table; rename in place, delete with
 // confirmation. The store is read and written off the GUI thread through a
 // JobTracker; a store that cannot be opened is said on the page, and nothing
-// in it is touched but the run that was renamed or deleted.
+// in it is touched but the run that was renamed or deleted. Jobs on agents
+// (RemoteJobs) are rows too, above the runs, until their run is fetched into
+// the store: their state and progress live, Cancel Remote Job, a failed
+// job's error and stderr tail when selected.
 #pragma once
 
 #include <QString>
@@ -20,6 +23,8 @@ namespace shardscope::app {
 
 class JobTracker;
 class RunListModel;
+class RemoteJobs;
+struct RemoteRow;
 
 class RunsPage : public QWidget {
   Q_OBJECT
@@ -52,6 +57,16 @@ class RunsPage : public QWidget {
   void exportAccess(qint64 run, const QString& path);
   void cancelImport();
 
+  // Shows `jobs` as rows and refreshes the list when one's run is fetched.
+  void setRemoteJobs(RemoteJobs* jobs);
+  // The selected remote job's action: cancel (active), fetch again (fetch
+  // failed) or dismiss (ended); the button's text says which.
+  void actOnSelectedRemoteJob();
+  [[nodiscard]] QPushButton* remoteButton() const { return remote_; }
+  // The remote job selected alone, nullptr when none.
+  [[nodiscard]] const RemoteRow* selectedRemoteRow() const;
+  [[nodiscard]] QString messageText() const;
+
   [[nodiscard]] RunListModel* model() const { return model_; }
   [[nodiscard]] QTableView* view() const { return table_; }
   // The runs selected in the table, in view order.
@@ -78,9 +93,12 @@ class RunsPage : public QWidget {
  private:
   void onDeleteClicked();
   void onCompareClicked();
-  void connectExport();  // the Export Access button and its job's errors
+  void connectExport();
+  void setUpSecondaryWidgets();  // the comparison table, the views' and the remote job's buttons  // the Export Access
+                                 // button and its job's errors
   void showMessage(const QString& text, bool error);
   void updateButtons();
+  void showRemoteRows();
 
   QString store_path_;
   bool create_ = true;
@@ -98,6 +116,8 @@ class RunsPage : public QWidget {
   QPushButton* collectives_;
   QPushButton* export_access_;
   QPushButton* cancel_import_;
+  QPushButton* remote_;
+  RemoteJobs* remote_jobs_ = nullptr;
   QLabel* comparison_title_;
   QTableWidget* comparison_;
   JobTracker* list_jobs_;
