@@ -128,6 +128,7 @@ std::variant<proto::JobInfo, JobManager::Refusal> JobManager::submit(const proto
   job.info.job = nextId();
   while (jobs_.count(job.info.job) != 0) job.info.job = nextId();
   job.info.label = spec.label;
+  job.info.model = spec.project.model.name;
   job.info.state = proto::JobState::Queued;
   job.info.mode = spec.mode == proto::JobMode::Mpi ? "mpi" : "emulate";
   job.info.launcher = spec.mode == proto::JobMode::Mpi ? profiler::toString(config_.launcher) : "in-process";

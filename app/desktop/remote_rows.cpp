@@ -58,6 +58,7 @@ RemoteRow remoteRow(const RemoteJobs::Job& job) {
   r.address = job.address;
   r.job = qs(job.info.job);
   r.label = qs(job.info.label);
+  r.model = qs(job.info.model);
   r.kind = tr("on %1").arg(job.agent);
   r.mode = qs(job.info.mode);
   r.status = statusText(job);

@@ -133,7 +133,7 @@ QVariant RunListModel::remoteData(const RemoteRow& r, int row, int column, int r
         case Kind:
           return r.kind;
         case Model:
-          return QStringLiteral("\u2014");
+          return r.model.isEmpty() ? QStringLiteral("\u2014") : r.model;
         case Grid:
           return r.grid.isEmpty() ? QStringLiteral("\u2014") : r.grid;
         case Mode:

@@ -18,6 +18,7 @@ struct RemoteRow {
   QString address;  // the agent's
   QString job;      // the agent's job id ("j3")
   QString label;
+  QString model;    // the model's name ("" from an agent that does not say)
   QString kind;     // "on gpu01 (cluster, 16 GPUs)"
   QString mode;     // "emulate", "mpi"
   QString status;   // "running 3/6", "fetching 40%", "failed"

@@ -93,6 +93,7 @@ JobInfo sampleInfo(const std::string& job, JobState state) {
   JobInfo i;
   i.job = job;
   i.label = "nightly";
+  i.model = "DLRM-DCNv2";
   i.state = state;
   i.mode = "mpi";
   i.launcher = "sbatch";
@@ -507,6 +508,18 @@ class TestProtocolMessages : public QObject {
     QVERIFY(parseErrorMessage(wire(toJson(error)), kSource).value() == error);
     const ErrorMessage unanswered{0, ErrorCode::BadFrame, "not JSON", ""};
     QVERIFY(parseErrorMessage(wire(toJson(unanswered)), kSource).value() == unanswered);
+  }
+
+  void jobInfoWithoutAModelStillParses() {  // the member came later: older agents leave it out
+    nlohmann::json j = toJson(sampleInfo("j7", JobState::Running));
+    j.erase("model");
+    auto parsed = parseJobInfo(j, "agent", "/job");
+    QVERIFY(parsed);
+    QCOMPARE(parsed->model, std::string());
+    j["model"] = 3;
+    parsed = parseJobInfo(j, "agent", "/job");
+    QVERIFY(!parsed);
+    QCOMPARE(parsed.error().json_path, std::string("/job/model"));
   }
 
   void answersWithoutAnIdAreEvents() {

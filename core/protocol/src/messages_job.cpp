@@ -196,6 +196,7 @@ void readJobInfo(JsonReader& r, const json& j, const std::string& path, JobInfo&
   if (!r.expectObject(j, path)) return;
   if (auto s = detail::jobId(r, j, path, "job")) info.job = *s;
   if (auto s = detail::label(r, j, path, "label", true)) info.label = *s;
+  if (auto s = detail::text(r, j, path, "model", false)) info.model = *s;
   if (auto w = detail::word(r, j, path, "state", true, kJobStates)) info.state = static_cast<JobState>(*w);
   if (auto w = detail::word(r, j, path, "mode", true, kJobModes)) info.mode = kJobModes.at(*w);
   if (auto w = detail::word(r, j, path, "launcher", true, kJobLaunchers)) info.launcher = kJobLaunchers.at(*w);
@@ -230,6 +231,7 @@ json toJson(const JobInfo& info) {
   json j;
   j["job"] = info.job;
   j["label"] = info.label;
+  j["model"] = info.model;
   j["state"] = toString(info.state);
   j["mode"] = info.mode;
   j["launcher"] = info.launcher;

@@ -39,6 +39,7 @@
 #include "project_document.h"
 #include "remote_agents.h"
 #include "remote_jobs.h"
+#include "remote_rows.h"
 #include "run_list_model.h"
 #include "runs_page.h"
 #include "screenshot.h"
@@ -197,6 +198,7 @@ class TestConnections : public QObject {
     QVERIFY(remoteRow(job) != nullptr || !fetched.isEmpty());
     if (const RemoteRow* row = remoteRow(job)) {
       QVERIFY(row->kind.contains(QStringLiteral("loopback agent")));
+      QCOMPARE(row->model, QString::fromStdString(test::tinyProject().model.name));
       QCOMPARE(row->mode, QStringLiteral("emulate"));
     }
     if (fetched.isEmpty()) QVERIFY(fetched.wait(kTimeoutMs));
@@ -316,6 +318,32 @@ class TestConnections : public QObject {
     QVERIFY(!too_many.ok());
     QVERIFY(QString::fromStdString(too_many.error().message).contains(QStringLiteral("steps")));
     QCOMPARE(remote::cleanJobLabel(std::string("a\nb") + std::string(300, 'x')).size(), std::size_t{200});
+  }
+
+  void aFailedJobShowsItsErrorAndStderr() {
+    RemoteJobs::Job job;
+    job.address = address_;
+    job.agent = QStringLiteral("loopback agent");
+    job.info.job = "j9";
+    job.info.label = "killed by the launcher";
+    job.info.mode = "mpi";
+    job.info.world_size = 4;
+    job.info.group_size = 2;
+    job.info.state = core::protocol::JobState::Failed;
+    job.info.error = "the launcher exited with status 137";
+    job.info.exit_code = 137;
+    job.info.stderr_tail = {"srun: error: node07: task 3: Killed", "srun: Terminating job step 4242.0"};
+    job.phase = RemoteJobs::Phase::Ended;
+    const RemoteRow row = shardscope::app::remoteRow(job);
+    QCOMPARE(row.status, QStringLiteral("failed"));
+    QVERIFY(row.failed);
+    QVERIFY(!row.active);
+    QCOMPARE(row.grid, QStringLiteral("M=2 \u00d7 R=2"));
+    QVERIFY2(row.detail.contains(QStringLiteral("status 137")) &&
+                 row.detail.contains(QStringLiteral("exit code 137")) &&
+                 row.detail.contains(QStringLiteral("node07: task 3: Killed")) &&
+                 row.detail.contains(QStringLiteral("4242.0")),
+             qPrintable(row.detail));
   }
 
   void forgettingTheFingerprintAsksAgain() {

@@ -141,6 +141,7 @@ struct JobProgress {
 struct JobInfo {
   std::string job;  // the agent's job id: "j" + digits
   std::string label;
+  std::string model;  // the model's name (optional in the JSON: "" when absent)
   JobState state = JobState::Queued;
   std::string mode;      // "emulate", "mpi"
   std::string launcher;  // "in-process", "mpirun", "srun", "sbatch"
