@@ -4,6 +4,9 @@
 // file checksum-identical to the agent's and the run in the local store, a
 // client that leaves and comes back to its job, a fetch resumed from a part
 // file, and the command line's errors.
+#include <QSslConfiguration>
+#include <QSslKey>
+#include <QSslServer>
 #include <QtTest>
 
 #include "agent_harness.h"
@@ -165,6 +168,48 @@ class TestCliRemote : public QObject {
     QVERIFY2(r.err.contains("damaged"), qPrintable(r.err));
     QVERIFY(!QFile::exists(part + ".part"));
     QCOMPARE(remote({"fetch", job, "--store", store}).code, 0);  // and the next fetch starts over
+  }
+
+  // A peer with the agent's identity that answers the hello with bytes that
+  // are not a frame of the protocol: the client stops with a clear error.
+  void aMalformedAgentIsLeftWithAClearError_data() {
+    QTest::addColumn<QByteArray>("answer");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("oversized") << QByteArray("\xff\xff\xff\xffgarbage", 11) << "sent a malformed frame";
+    QTest::newRow("not json") << QByteArray("\0\0\0\x05{{{{{", 9) << "sent a malformed frame";
+    const QByteArray welcome_without_agent = R"({"v":1,"type":"welcome","id":1})";
+    QByteArray framed(4, '\0');
+    framed[3] = static_cast<char>(welcome_without_agent.size());
+    QTest::newRow("welcome without agent") << framed + welcome_without_agent << "/agent";
+  }
+  void aMalformedAgentIsLeftWithAClearError() {
+    QFETCH(QByteArray, answer);
+    QFETCH(QString, message);
+    QFile key(agent_.path("store/identity/agent.key")), cert(agent_.path("store/identity/agent.crt"));
+    QVERIFY(key.open(QIODevice::ReadOnly) && cert.open(QIODevice::ReadOnly));
+    QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
+    tls.setPrivateKey(QSslKey(key.readAll(), QSsl::Ec));
+    tls.setLocalCertificate(QSslCertificate(cert.readAll()));
+    QSslServer fake;
+    fake.setSslConfiguration(tls);
+    QVERIFY(fake.listen(QHostAddress::LocalHost, 0));
+    connect(&fake, &QTcpServer::pendingConnectionAvailable, this, [&] {
+      QTcpSocket* s = fake.nextPendingConnection();
+      connect(s, &QIODevice::readyRead, s, [s, answer] {
+        s->readAll();
+        s->write(answer);
+      });
+    });
+    QTemporaryDir dir;
+    QProcess p;
+    p.setProcessEnvironment(agent_.environment());
+    p.start(QStringLiteral(SHARDSCOPE_CLI),
+            {"remote", "--agent", "127.0.0.1:" + QString::number(fake.serverPort()), "--known-agents",
+             dir.filePath("known"), "--accept-new", "--token-file", agent_.path("token"), "describe"});
+    QTRY_VERIFY_WITH_TIMEOUT(p.state() == QProcess::NotRunning, 30000);
+    QCOMPARE(p.exitCode(), 3);
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(err.contains(message) && err.contains("agent 127.0.0.1:"), qPrintable(err));
   }
 
   void commandLineErrors_data() {
