@@ -122,35 +122,19 @@ nlohmann::ordered_json ncclSummaryJson(const profiler::NcclImportOutcome& out, c
 
 // import nccl: the plugin's traces (each file says its rank), checked in full before the run begins.
 int runImportNccl(const profiler::TraceImportRequest& request, bool json, bool quiet) {
-  auto files = profiler::expandNcclTraceInputs(request.inputs, request.max_depth);
-  if (!files) return fail(files.error(), "import: ");
-  profiler::NcclImportOptions o;
-  o.label = request.label.value_or("");
-  o.force = request.force;
-  std::string plan_summary;
-  if (request.trainer.any()) {
-    auto in = profiler::loadTrainerPlan(request.trainer, static_cast<std::uint32_t>(files->size()));
-    if (!in) return fail(in.error(), "import: ");
-    o.model_json = core::toJson(*in->model).dump();
-    o.cluster_json = core::toJson(*in->cluster).dump();
-    o.plan_json = core::toJson(*in->plan).dump();
-    plan_summary = "M=" + std::to_string(in->plan->sharding_group_size) + " R=" + std::to_string(in->plan->replicas) +
-                   " on " + std::to_string(in->plan->world_size) + " GPUs";
-  }
   g_import_cancel.store(false);
   const CancelOnSignals on_signals(g_import_cancel);
   ProgressBar bar("import", !quiet);
-  o.cancel = &g_import_cancel;
-  o.progress = [&bar](std::uint64_t done, std::uint64_t total, std::string_view file) {
-    if (total >= (64ull << 20)) bar.update(done, total, file);
-  };
-  auto imported = profiler::importNcclTraces(*files, request.store, o);
+  auto imported = profiler::importNcclTraceRun(
+      request,
+      [&bar](std::uint64_t done, std::uint64_t total, std::string_view file) { bar.update(done, total, file); },
+      &g_import_cancel);
   bar.finish();
   if (!imported) return fail(imported.error(), "import: ");
   if (json)
-    std::cout << ncclSummaryJson(*imported, request.store, plan_summary).dump(2) << "\n";
+    std::cout << ncclSummaryJson(imported->outcome, request.store, imported->plan_summary).dump(2) << "\n";
   else
-    std::cout << ncclSummaryText(*imported, request.store, plan_summary);
+    std::cout << ncclSummaryText(imported->outcome, request.store, imported->plan_summary);
   return kExitOk;
 }
 }  // namespace
@@ -204,7 +188,9 @@ int runImport(Args args) {
     if (!d) return usageError("import: --max-depth: expected a number of folder levels >= 0, got '" + *depth_arg + "'");
     request.max_depth = *d;
   }
-  request.format = kineto ? profiler::TraceFormat::Kineto : profiler::TraceFormat::Nsys;
+  request.format = kineto             ? profiler::TraceFormat::Kineto
+                   : format == "nccl" ? profiler::TraceFormat::Nccl
+                                      : profiler::TraceFormat::Nsys;
   request.inputs = std::move(pos);
   request.store = *store_arg;
   request.label = label_arg;

@@ -15,6 +15,8 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
+#include <QAbstractButton>
+#include <QPushButton>
 #include <QMessageBox>
 #include <QStackedWidget>
 #include <QStandardPaths>
@@ -485,13 +487,17 @@ void MainWindow::onImportTraces() {
   }
   const QString kineto = tr("PyTorch profiler / Kineto traces (*.json *.json.gz)");
   const QString nsys = tr("Nsight Systems SQLite exports (*.sqlite *.db)");
+  const QString nccl = tr("NCCL profiler-plugin traces (*.jsonl)");
   QString filter;
-  const QStringList files = QFileDialog::getOpenFileNames(this, tr("Import Traces (one file per rank)"),
-                                                          QFileInfo(storePath()).absolutePath(),
-                                                          kineto + QStringLiteral(";;") + nsys, &filter);
+  const QStringList files = QFileDialog::getOpenFileNames(
+      this, tr("Import Traces (one file per rank)"), QFileInfo(storePath()).absolutePath(),
+      kineto + QStringLiteral(";;") + nsys + QStringLiteral(";;") + nccl, &filter);
   if (files.isEmpty()) return;
   showPage(Page::Runs);
-  runs_page_->importTraces(filter == nsys ? QStringLiteral("nsys") : QStringLiteral("kineto"), files);
+  runs_page_->importTraces(filter == nsys   ? QStringLiteral("nsys")
+                           : filter == nccl ? QStringLiteral("nccl")
+                                            : QStringLiteral("kineto"),
+                           files);
 }
 
 void MainWindow::onImportTraceFolder() {
@@ -502,13 +508,19 @@ void MainWindow::onImportTraceFolder() {
   const QString folder = QFileDialog::getExistingDirectory(this, tr("Import a Folder of Traces (one file per rank)"),
                                                            QFileInfo(storePath()).absolutePath());
   if (folder.isEmpty()) return;
-  const auto answer =
-      QMessageBox::question(this, tr("Import Trace Folder"),
-                            tr("Are the files PyTorch profiler (Kineto) traces? No: Nsight Systems SQLite exports."),
-                            QMessageBox::Yes | QMessageBox::No | QMessageBox::Cancel);
-  if (answer == QMessageBox::Cancel) return;
+  QMessageBox ask(QMessageBox::Question, tr("Import Trace Folder"), tr("Which traces does the folder hold?"),
+                  QMessageBox::Cancel, this);
+  QAbstractButton* kineto = ask.addButton(tr("PyTorch profiler (Kineto)"), QMessageBox::AcceptRole);
+  QAbstractButton* nsys = ask.addButton(tr("Nsight Systems exports"), QMessageBox::AcceptRole);
+  QAbstractButton* nccl = ask.addButton(tr("NCCL plugin traces"), QMessageBox::AcceptRole);
+  ask.exec();
+  const QAbstractButton* chosen = ask.clickedButton();
+  if (chosen != kineto && chosen != nsys && chosen != nccl) return;
   showPage(Page::Runs);
-  runs_page_->importTraces(answer == QMessageBox::Yes ? QStringLiteral("kineto") : QStringLiteral("nsys"), {folder});
+  runs_page_->importTraces(chosen == nsys   ? QStringLiteral("nsys")
+                           : chosen == nccl ? QStringLiteral("nccl")
+                                            : QStringLiteral("kineto"),
+                           {folder});
 }
 
 void MainWindow::onOpenStore() {

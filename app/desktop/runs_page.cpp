@@ -255,7 +255,9 @@ void RunsPage::onDeleteClicked() {
 
 void RunsPage::importTraces(const QString& format, const QStringList& inputs) {
   profiler::TraceImportRequest request;
-  request.format = format == QStringLiteral("nsys") ? profiler::TraceFormat::Nsys : profiler::TraceFormat::Kineto;
+  request.format = format == QStringLiteral("nsys")   ? profiler::TraceFormat::Nsys
+                   : format == QStringLiteral("nccl") ? profiler::TraceFormat::Nccl
+                                                      : profiler::TraceFormat::Kineto;
   for (const QString& input : inputs) request.inputs.push_back(localPath(input));
   request.store = localPath(store_path_);
   request.progress_min_bytes = 0;

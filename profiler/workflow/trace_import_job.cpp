@@ -179,20 +179,84 @@ core::Status importFile(const TraceImportRequest& request, const PreparedImport&
 }
 }  // namespace
 
-std::string_view toString(TraceFormat format) { return format == TraceFormat::Kineto ? "kineto" : "nsys"; }
+std::string_view toString(TraceFormat format) {
+  switch (format) {
+    case TraceFormat::Kineto:
+      return "kineto";
+    case TraceFormat::Nsys:
+      return "nsys";
+    case TraceFormat::Nccl:
+      return "nccl";
+  }
+  return "kineto";
+}
 
 std::string_view importRunKind(TraceFormat format) {
-  return format == TraceFormat::Kineto ? "import-kineto" : "import-nsys";
+  switch (format) {
+    case TraceFormat::Kineto:
+      return "import-kineto";
+    case TraceFormat::Nsys:
+      return "import-nsys";
+    case TraceFormat::Nccl:
+      return "import-nccl";
+  }
+  return "import-kineto";
 }
 
 core::Result<std::vector<std::string>> expandTraceInputs(const std::vector<std::string>& inputs, TraceFormat format,
                                                          int max_depth) {
   if (format == TraceFormat::Kineto) return expandTraceFolders(inputs, max_depth, {".json", ".json.gz"});
+  if (format == TraceFormat::Nccl) return expandNcclTraceInputs(inputs, max_depth);
   return expandTraceFolders(inputs, max_depth, {".sqlite", ".db"});
+}
+
+core::Result<NcclTraceImport> importNcclTraceRun(const TraceImportRequest& request, const TraceImportProgress& progress,
+                                                 const std::atomic<bool>* cancel) {
+  if (request.rules || request.rank || request.rank_pattern || request.rank_from_name)
+    return core::Error{
+        "import nccl: each plugin trace names its rank and its calls are not classified: rules and "
+        "rank options do not apply",
+        core::ErrorKind::Usage};
+  auto files = expandNcclTraceInputs(request.inputs, request.max_depth);
+  if (!files) return files.error();
+  NcclImportOptions o;
+  o.label = request.label.value_or("");
+  o.force = request.force;
+  NcclTraceImport out;
+  if (request.trainer.any()) {
+    auto in = loadTrainerPlan(request.trainer, static_cast<std::uint32_t>(files->size()));
+    if (!in) return in.error();
+    o.model_json = core::toJson(*in->model).dump();
+    o.cluster_json = core::toJson(*in->cluster).dump();
+    o.plan_json = core::toJson(*in->plan).dump();
+    out.plan_summary = "M=" + std::to_string(in->plan->sharding_group_size) +
+                       " R=" + std::to_string(in->plan->replicas) + " on " + std::to_string(in->plan->world_size) +
+                       " GPUs";
+  }
+  o.cancel = cancel;
+  o.progress = [&progress, &request](std::uint64_t done, std::uint64_t total, std::string_view file) {
+    if (progress && total >= request.progress_min_bytes) progress(done, total, file);
+  };
+  auto imported = importNcclTraces(*files, request.store, o);
+  if (!imported) return imported.error();
+  out.outcome = std::move(imported).value();
+  return out;
 }
 
 core::Result<TraceImportOutcome> importTraces(const TraceImportRequest& request, const TraceImportProgress& progress,
                                               const std::atomic<bool>* cancel) {
+  if (request.format == TraceFormat::Nccl) {
+    auto nccl = importNcclTraceRun(request, progress, cancel);
+    if (!nccl) return nccl.error();
+    TraceImportOutcome out;
+    out.run = nccl->outcome.run;
+    out.ranks = nccl->outcome.ranks;
+    out.spans_by_kind = nccl->outcome.calls_by_op;
+    out.events = nccl->outcome.calls;
+    out.plan_summary = nccl->plan_summary;
+    out.warnings = nccl->outcome.warnings;
+    return out;
+  }
   auto prepared = prepare(request);
   if (!prepared) return prepared.error();
   PreparedImport& p = *prepared;

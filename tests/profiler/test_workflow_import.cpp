@@ -130,6 +130,29 @@ class TestWorkflowImport : public QObject {
     QCOMPARE(profiler::toString(profiler::TraceFormat::Nsys), std::string_view("nsys"));
     QCOMPARE(profiler::importRunKind(profiler::TraceFormat::Kineto), std::string_view("import-kineto"));
     QCOMPARE(profiler::importRunKind(profiler::TraceFormat::Nsys), std::string_view("import-nsys"));
+    QCOMPARE(profiler::toString(profiler::TraceFormat::Nccl), std::string_view("nccl"));
+    QCOMPARE(profiler::importRunKind(profiler::TraceFormat::Nccl), std::string_view("import-nccl"));
+  }
+
+  // The NCCL plugin's traces through the same call the desktop makes.
+  void ncclTracesImportThroughTheWorkflow() {
+    QTemporaryDir dir;
+    profiler::TraceImportRequest r;
+    r.format = profiler::TraceFormat::Nccl;
+    r.inputs = {kImport + "nccl"};  // a folder: its *.jsonl
+    r.store = dir.filePath("nccl.sqlite").toStdString();
+    auto out = profiler::importTraces(r, nullptr, nullptr);
+    QVERIFY2(out, out ? "" : out.error().message.c_str());
+    QVERIFY(static_cast<std::int64_t>(out->run) > 0);
+    QCOMPARE(out->ranks.size(), std::size_t{1});
+    QCOMPARE(out->events, std::uint64_t{9});  // its calls
+    auto store = st::openStore(r.store);
+    QVERIFY(store);
+    QCOMPARE(store->run(out->run)->kind_text, std::string("import-nccl"));
+    r.rules = kImport + "rules.json";  // nothing to classify: refused before anything is read
+    auto refused = profiler::importTraces(r, nullptr, nullptr);
+    QVERIFY(!refused);
+    QVERIFY(refused.error().kind == core::ErrorKind::Usage);
   }
 
   void aFolderMeansItsTraceFilesInNameOrder() {

@@ -165,6 +165,14 @@ class TestRunsPage : public QObject {
         QCOMPARE(row.status, st::RunStatus::Complete);
       }
     QVERIFY(found);
+
+    // The NCCL profiler plugin's traces: a run of kind import-nccl.
+    page.importTraces(QStringLiteral("nccl"), {data + QStringLiteral("nccl/two_comms_steps.jsonl")});
+    QVERIFY(imported.wait(kTimeoutMs));
+    const qint64 nccl_run = imported.last().at(0).toLongLong();
+    QVERIFY2(nccl_run > 0, qPrintable(imported.last().at(1).toString()));
+    QTRY_VERIFY_WITH_TIMEOUT(page.model()->rowOf(nccl_run) >= 0, kTimeoutMs);
+    QCOMPARE(page.model()->runAt(page.model()->rowOf(nccl_run))->kind, std::string("import-nccl"));
   }
 
   void aProjectStoreIsNotCreatedByLooking() {

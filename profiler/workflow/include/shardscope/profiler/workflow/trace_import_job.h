@@ -17,14 +17,17 @@
 
 #include "shardscope/core/result.h"
 #include "shardscope/core/store/store_types.h"
+#include "shardscope/profiler/import/nccl_trace_import.h"
 #include "shardscope/profiler/import/store_import_sink.h"
 #include "shardscope/profiler/workflow/trainer_plan.h"
 
 namespace shardscope::profiler {
 
-enum class TraceFormat { Kineto, Nsys };
+// Kineto JSON, Nsight Systems SQLite exports, or the NCCL profiler plugin's
+// shardscope.nccl-trace/1 files (docs/nccl-profiler.md).
+enum class TraceFormat { Kineto, Nsys, Nccl };
 
-// "kineto" / "nsys", and the run kinds they become ("import-kineto" / "import-nsys").
+// "kineto" / "nsys" / "nccl", and the run kinds they become ("import-kineto" / ...).
 [[nodiscard]] std::string_view toString(TraceFormat format);
 [[nodiscard]] std::string_view importRunKind(TraceFormat format);
 
@@ -32,7 +35,7 @@ enum class TraceFormat { Kineto, Nsys };
 inline constexpr int kDefaultTraceDepth = 4;
 
 // Files as given; a folder means its files of the format (Kineto: *.json and
-// *.json.gz; nsys: *.sqlite and *.db) in it and in its subfolders down to
+// *.json.gz; nsys: *.sqlite and *.db; nccl: *.jsonl) in it and in its subfolders down to
 // `max_depth` levels below it (0: its own files only), in path order.
 // Symbolic links to folders are not followed. Errors: a folder that cannot be
 // listed or holds none.
@@ -70,6 +73,18 @@ struct TraceImportOutcome {
 
 // (bytes or rows done, total, what is being read)
 using TraceImportProgress = std::function<void(std::uint64_t done, std::uint64_t total, std::string_view what)>;
+
+// The NCCL plugin's traces as one run (each file names its rank; rules and
+// rank options do not apply): what `import nccl` prints. importTraces of
+// TraceFormat::Nccl is this, as a TraceImportOutcome (calls by op as its
+// spans by kind).
+struct NcclTraceImport {
+  NcclImportOutcome outcome;
+  std::string plan_summary;  // as TraceImportOutcome's
+};
+[[nodiscard]] core::Result<NcclTraceImport> importNcclTraceRun(const TraceImportRequest& request,
+                                                               const TraceImportProgress& progress,
+                                                               const std::atomic<bool>* cancel);
 
 // Checks every input (and the rules and trainer plan) before the run is
 // begun, then imports the files in order. Errors: InvalidInput (an input,
