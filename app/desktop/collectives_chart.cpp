@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include <QToolTip>
+
 #include "chart_style.h"
 
 namespace shardscope::app {
@@ -96,7 +98,55 @@ CollectivesChart::CollectivesChart(QWidget* parent) : QCustomPlot(parent), title
   // drops a label the widget border would clip.
   axisRect()->setMinimumMargins(QMargins(0, 0, 30, 0));
   setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  setMouseTracking(true);
+  connect(this, &QCustomPlot::mouseMove, this, &CollectivesChart::onMouseMove);
   setBandwidth(nullptr);
+}
+
+const profiler::CallBandwidth* CollectivesChart::callAtPixel(const QPointF& pos) const {
+  constexpr double kReachPx = 8.0;
+  const profiler::CallBandwidth* best = nullptr;
+  double best_d2 = kReachPx * kReachPx;
+  for (const auto& c : drawn_) {
+    if (c.size_bytes <= 0 || c.busbw_gbps <= 0) continue;  // not on a log axis
+    const double dx = xAxis->coordToPixel(c.size_bytes) - pos.x();
+    const double dy = yAxis->coordToPixel(c.busbw_gbps) - pos.y();
+    const double d2 = dx * dx + dy * dy;
+    if (d2 <= best_d2) {
+      best_d2 = d2;
+      best = &c;
+    }
+  }
+  return best;
+}
+
+QString CollectivesChart::callToolTip(const profiler::CallBandwidth& c) {
+  QString text =
+      tr("%1 in the %2 group").arg(QString::fromStdString(c.op), QString::fromUtf8(profiler::toString(c.group)));
+  if (!c.ranks.empty()) text += tr(" (ranks %1)").arg(QString::fromStdString(c.ranks));
+  if (c.step >= 0) text += tr(", step %1").arg(c.step);
+  if (c.seq >= 0) text += tr(", call %1 of its group").arg(c.seq);
+  text += tr("\n%1 in %2 ms: %3 GB/s bus bandwidth")
+              .arg(bytesLabel(c.size_bytes))
+              .arg(c.transfer_ms, 0, 'f', 3)
+              .arg(c.busbw_gbps, 0, 'g', 4);
+  const double model = c.calibrated_busbw_gbps > 0 ? c.calibrated_busbw_gbps : c.model_busbw_gbps;
+  if (model > 0)
+    text += tr("\nthe planner's model (%1): %2 GB/s; this call reached %3% of it")
+                .arg(c.calibrated_busbw_gbps > 0 ? tr("calibrated") : tr("default constants"))
+                .arg(model, 0, 'g', 4)
+                .arg(c.ratio * 100.0, 0, 'f', 0);
+  if (c.slowest_rank >= 0) text += tr("\nstarted last (the others waited for it): rank %1").arg(c.slowest_rank);
+  return text;
+}
+
+void CollectivesChart::onMouseMove(QMouseEvent* event) {
+  const profiler::CallBandwidth* c = callAtPixel(event->position());
+  if (c == nullptr) {
+    QToolTip::hideText();
+    return;
+  }
+  QToolTip::showText(event->globalPosition().toPoint(), callToolTip(*c), this);
 }
 
 const CollectivesChart::SeriesGraphs* CollectivesChart::find(const std::string& op, CollectiveGroup group) const {
@@ -109,6 +159,7 @@ void CollectivesChart::setBandwidth(const profiler::CollectiveBandwidth* r, cons
                                     std::optional<CollectiveGroup> group, const QString& message) {
   clearGraphs();
   series_.clear();
+  drawn_.clear();
   outliers_ = nullptr;
   if (r == nullptr) {
     title_->setText(message.isEmpty() ? tr("Bus bandwidth vs message size: no run shown") : message);
@@ -160,6 +211,7 @@ void CollectivesChart::addSeries(const profiler::CollectiveBandwidth& r, std::si
   double point_lo = std::numeric_limits<double>::max();
   for (const std::size_t i : s.calls) {
     const auto& c = r.calls[i];
+    drawn_.push_back(c);
     keys.push_back(c.size_bytes);
     values.push_back(c.busbw_gbps);
     point_lo = std::min(point_lo, c.busbw_gbps);

@@ -44,12 +44,20 @@ class CollectivesChart : public QCustomPlot {
   [[nodiscard]] QCPGraph* outlierGraph() const { return outliers_; }
   [[nodiscard]] QString titleText() const { return title_->text(); }
 
+  // The drawn call whose point is nearest `pos` (widget pixels), within 8 px; nullptr when none.
+  [[nodiscard]] const profiler::CallBandwidth* callAtPixel(const QPointF& pos) const;
+  // What hovering a point shows: the call's op, group, ranks, step, size, time, bus bandwidth against the
+  // model, and the rank that started last.
+  [[nodiscard]] static QString callToolTip(const profiler::CallBandwidth& call);
+
  private:
+  void onMouseMove(QMouseEvent* event);
   void addSeries(const profiler::CollectiveBandwidth& r, std::size_t index, double& lo, double& hi);
   void addLegendKeys(const profiler::CollectiveBandwidth& r);
 
   QCPTextElement* title_;
   std::vector<SeriesGraphs> series_;
+  std::vector<profiler::CallBandwidth> drawn_;  // the calls of the drawn series, for hovering
   QCPGraph* outliers_ = nullptr;
 };
 

@@ -244,6 +244,29 @@ class TestCollectivesPage : public QObject {
         QVERIFY(found);
       }
     }
+    // Hovering a point names its call: the nearest point within 8 px, nothing away from the points.
+    {
+      CollectivesPage shown_page(&document);
+      shown_page.resize(1100, 800);
+      shown_page.setStorePath(path);
+      QSignalSpy again(&shown_page, &CollectivesPage::runShown);
+      shown_page.showRun(static_cast<qint64>(run));
+      QCOMPARE(waitShown(again), QString());
+      CollectivesChart* hover = shown_page.chart();
+      hover->replot(QCustomPlot::rpImmediateRefresh);
+      const auto& worst = want.calls[want.outliers.front()];
+      const QPointF at(hover->xAxis->coordToPixel(worst.size_bytes), hover->yAxis->coordToPixel(worst.busbw_gbps));
+      const profiler::CallBandwidth* found = hover->callAtPixel(at + QPointF(2, -2));
+      QVERIFY(found != nullptr);
+      QCOMPARE(found->size_bytes, worst.size_bytes);
+      QCOMPARE(found->busbw_gbps, worst.busbw_gbps);
+      const QString tip = CollectivesChart::callToolTip(*found);
+      QVERIFY2(tip.contains(QString::fromStdString(found->op)) && tip.contains(QStringLiteral("GB/s bus bandwidth")) &&
+                   tip.contains(QStringLiteral("reached")),
+               qPrintable(tip));
+      if (found->slowest_rank >= 0) QVERIFY(tip.contains(QStringLiteral("rank %1").arg(found->slowest_rank)));
+      QVERIFY(hover->callAtPixel(QPointF(-50, -50)) == nullptr);
+    }
     // The outliers: ringed and listed, worst first.
     QVERIFY(!want.outliers.empty());
     QCOMPARE(chart->outlierGraph()->dataCount(), static_cast<int>(want.outliers.size()));
