@@ -97,7 +97,7 @@ void AgentClient::connectToAgent(ConnectOptions options) {
   tls.setProtocol(QSsl::TlsV1_2OrLater);
   socket_.setSslConfiguration(tls);
   socket_.connectToHostEncrypted(QString::fromStdString(options_.address.host), options_.address.port);
-  pending_[0] = Pending{[this](core::Result<json>) {}, false, nowMs() + options_.connect_timeout_ms};
+  pending_[0] = Pending{[](core::Result<json>) {}, false, nowMs() + options_.connect_timeout_ms};
   deadline_timer_.start();
 }
 
