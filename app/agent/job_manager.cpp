@@ -384,6 +384,8 @@ std::string JobManager::recoverOne(const std::string& path) {
   if (!spec) return "skipped " + path + ": " + spec.error().message;
   Job job{*info, *spec, {}};
   const std::string dir = fs::path(path).parent_path().string();
+  if (job.info.job != fs::path(dir).filename().string())
+    return "skipped " + path + ": it names job " + job.info.job + ", not its folder's";
   if (j->contains("run_file"))
     job.run_file =
         RunFile{(fs::path(dir) / "run.sqlite").string(), (*j)["run_file"].value("size", std::uint64_t{0}),

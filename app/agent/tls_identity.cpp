@@ -11,6 +11,7 @@
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/rand.h>
 #include <openssl/x509.h>
 
 #include <QCryptographicHash>
@@ -55,10 +56,9 @@ core::Result<std::pair<std::string, std::string>> makeKeyAndCertificate(const st
   if (!cert) return ioError("cannot allocate a certificate");
   X509_set_version(cert.get(), 2);
   unsigned char serial[16];
-  QFile random("/dev/urandom");
-  if (!random.open(QIODevice::ReadOnly) || random.read(reinterpret_cast<char*>(serial), sizeof serial) != sizeof serial)
-    return ioError("cannot read /dev/urandom");
-  serial[0] &= 0x7f;
+  if (RAND_bytes(serial, sizeof serial) != 1)
+    return ioError("cannot draw a random certificate serial (OpenSSL RAND_bytes)");
+  serial[0] &= 0x7f;  // a positive serial
   BIGNUM* bn = BN_bin2bn(serial, sizeof serial, nullptr);
   BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(cert.get()));
   BN_free(bn);

@@ -67,18 +67,9 @@ struct ProfileOptions {
   bool calibrate = false;
 };
 
-// A whole number option in [0 or 1]..max, `fallback` when absent; prints the usage error otherwise.
 std::optional<unsigned long long> numberOption(const std::optional<std::string>& text, unsigned long long fallback,
                                                unsigned long long max, const char* name, bool allow_zero = false) {
-  if (!text) return fallback;
-  if (allow_zero && *text == "0") return 0ull;
-  auto v = parsePositive(*text, max);
-  if (!v) {
-    usageError(std::string("profile: ") + name + " must be a whole number in " + (allow_zero ? "0" : "1") + ".." +
-               std::to_string(max) + ", got '" + *text + "'");
-    return std::nullopt;
-  }
-  return v;
+  return wholeNumberOption(text, fallback, max, "profile", name, allow_zero);
 }
 
 // The number options' texts, taken before the checks of the others.

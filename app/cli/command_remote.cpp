@@ -18,6 +18,7 @@
 #include "progress.h"
 #include "run_fetch.h"
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/limits.h"
 #include "shardscope/core/version.h"
 
 namespace shardscope::app::cli {
@@ -117,23 +118,13 @@ SubmitTexts takeSubmitOptions(Args& args) {
   return t;
 }
 
-// A whole number option into `out`; false (and the usage error printed) when bad.
+// A whole number option into `out` (left as it is when absent); false, the usage error printed, when bad.
 template <class T>
 bool numberInto(const std::optional<std::string>& text, const char* name, T& out, unsigned long long max,
                 bool allow_zero) {
-  if (!text) return true;
-  if (allow_zero && *text == "0") {
-    out = 0;
-    return true;
-  }
-  const auto v = parsePositive(*text, max);
-  if (!v) {
-    usageError(std::string("remote submit: ") + name + " must be a whole number in " + (allow_zero ? "0" : "1") + ".." +
-               std::to_string(max) + ", got '" + *text + "'");
-    return false;
-  }
-  out = static_cast<T>(*v);
-  return true;
+  const auto v = wholeNumberOption(text, out, max, "remote submit", name, allow_zero);
+  if (v) out = static_cast<T>(*v);
+  return v.has_value();
 }
 
 // The job spec of `submit` (the project loaded here and sent inline).
@@ -145,9 +136,9 @@ int buildSubmit(const SubmitTexts& t, proto::JobSpec& s) {
   s.all_groups = t.all_groups;
   if (!numberInto(t.steps, "--steps", s.steps, proto::kMaxJobSteps, false) ||
       !numberInto(t.warmup, "--warmup", s.warmup, proto::kMaxJobWarmup, true) ||
-      !numberInto(t.seed, "--seed", s.seed, (1ull << 53), false) ||
-      !numberInto(t.batch, "--batch", s.batch, 1u << 24, true) ||
-      !numberInto(t.sync, "--sync-interval", s.sync_interval, 1u << 20, true))
+      !numberInto(t.seed, "--seed", s.seed, proto::kMaxJobSeed, false) ||
+      !numberInto(t.batch, "--batch", s.batch, core::kMaxBatchPerGpu, true) ||
+      !numberInto(t.sync, "--sync-interval", s.sync_interval, core::kMaxSyncInterval, true))
     return kExitUsage;
   if (mode != "emulate" && mode != "mpi") return usageError("remote submit: --mode must be emulate or mpi");
   if (device != "cpu" && device != "cuda") return usageError("remote submit: --device must be cpu or cuda");

@@ -2,7 +2,10 @@
 
 #include <utility>
 
+#include <cuda_runtime_api.h>
+
 #include "shardscope/core/rank_layout.h"
+#include "shardscope/profiler/cuda/cuda_engine.h"
 
 namespace shardscope::profiler::cuda {
 
@@ -173,6 +176,23 @@ core::Status allReduce(void* buffer, std::size_t count, ncclDataType_t type, ncc
   if (const ncclResult_t r = ncclAllReduce(buffer, buffer, count, type, op, comm, stream); r != ncclSuccess)
     return core::Error{ncclMessage("ncclAllReduce", r, comm), core::ErrorKind::Io};
   return core::Ok{};
+}
+
+namespace {
+// CUDA's and NCCL's integer versions (13000, 22809) as "13.0", "2.28.9".
+std::string cudaVersionText(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+std::string ncclVersionText(int v) {
+  return std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." + std::to_string(v % 100);
+}
+}  // namespace
+
+StackVersions stackVersions() {
+  StackVersions out;
+  int runtime = 0, driver = 0, nccl = 0;
+  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) out.cuda_runtime = cudaVersionText(runtime);
+  if (cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0) out.cuda_driver = cudaVersionText(driver);
+  if (ncclGetVersion(&nccl) == ncclSuccess) out.nccl = ncclVersionText(nccl);
+  return out;
 }
 
 }  // namespace shardscope::profiler::cuda

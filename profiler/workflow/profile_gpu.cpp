@@ -3,9 +3,6 @@
 #include <string>
 
 #ifdef SHARDSCOPE_GPU_ENGINE
-#include <cuda_runtime_api.h>
-#include <nccl.h>
-
 #include "shardscope/profiler/cuda/cuda_engine.h"
 #endif
 
@@ -13,21 +10,9 @@ namespace shardscope::profiler {
 
 #ifdef SHARDSCOPE_GPU_ENGINE
 
-namespace {
-// CUDA's and NCCL's integer versions (12040, 22305) as "12.4", "2.23.5".
-std::string cudaVersionText(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
-std::string ncclVersionText(int v) {
-  return std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." + std::to_string(v % 100);
-}
-}  // namespace
-
 GpuStackVersions gpuStackVersions() {
-  GpuStackVersions out;
-  int runtime = 0, driver = 0, nccl = 0;
-  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) out.cuda_runtime = cudaVersionText(runtime);
-  if (cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0) out.cuda_driver = cudaVersionText(driver);
-  if (ncclGetVersion(&nccl) == ncclSuccess) out.nccl = ncclVersionText(nccl);
-  return out;
+  const cuda::StackVersions v = cuda::stackVersions();
+  return {v.cuda_runtime, v.cuda_driver, v.nccl};
 }
 
 bool gpuEngineBuilt() { return true; }

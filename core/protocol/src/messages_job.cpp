@@ -25,7 +25,6 @@ constexpr std::array<std::string_view, 5> kJobStates = {"queued", "running", "co
 constexpr std::array<std::string_view, 2> kJobModes = {"emulate", "mpi"};
 constexpr std::array<std::string_view, 2> kJobDevices = {"cpu", "cuda"};
 constexpr std::array<std::string_view, 4> kJobLaunchers = {"in-process", "mpirun", "srun", "sbatch"};
-constexpr std::uint64_t kMaxSeed = std::uint64_t{1} << 53;
 
 }  // namespace
 
@@ -65,7 +64,7 @@ void readSpecOptions(JsonReader& r, const json& j, const std::string& path, JobS
   };
   u32("steps", 1, kMaxJobSteps, spec.steps);
   u32("warmup", 0, kMaxJobWarmup, spec.warmup);
-  if (auto x = detail::whole(r, j, path, "seed", false, 1, kMaxSeed)) spec.seed = *x;
+  if (auto x = detail::whole(r, j, path, "seed", false, 1, kMaxJobSeed)) spec.seed = *x;
   u32("batch", 0, kMaxBatchPerGpu, spec.batch);
   u32("sync_interval", 0, kMaxSyncInterval, spec.sync_interval);
   if (auto b = r.boolean(j, path, "trace_spans", false)) spec.trace_spans = *b;

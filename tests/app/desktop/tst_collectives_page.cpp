@@ -9,6 +9,8 @@
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QLabel>
+#include <QToolTip>
 #include <QtTest>
 
 #include <cmath>
@@ -266,6 +268,13 @@ class TestCollectivesPage : public QObject {
                qPrintable(tip));
       if (found->slowest_rank >= 0) QVERIFY(tip.contains(QStringLiteral("rank %1").arg(found->slowest_rank)));
       QVERIFY(hover->callAtPixel(QPointF(-50, -50)) == nullptr);
+      // What the tooltip reads, drawn as a label in the tooltip's palette, to look at.
+      QLabel label(tip);
+      label.setPalette(QToolTip::palette());
+      label.setAutoFillBackground(true);
+      label.setMargin(6);
+      const QString tip_shot = QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/collectives_point_tooltip.png");
+      QVERIFY(saveScreenshot(label, tip_shot, label.sizeHint()).ok());
     }
     // The outliers: ringed and listed, worst first.
     QVERIFY(!want.outliers.empty());

@@ -25,6 +25,7 @@ inline constexpr std::uint64_t kMaxChunkBytes = 4u << 20;
 // Limits on what a job spec may ask for (an agent's config may lower them).
 inline constexpr std::uint32_t kMaxJobSteps = 100000;
 inline constexpr std::uint32_t kMaxJobWarmup = 10000;
+inline constexpr std::uint64_t kMaxJobSeed = std::uint64_t{1} << 53;
 inline constexpr std::size_t kMaxLabelBytes = 200;
 inline constexpr std::size_t kMaxTokenBytes = 4096;
 // Request ids, offsets and counts stay below 2^53 (exact in every JSON reader).

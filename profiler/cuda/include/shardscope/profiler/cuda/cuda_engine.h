@@ -25,6 +25,15 @@
 
 namespace shardscope::profiler::cuda {
 
+// The CUDA runtime, the newest CUDA the driver supports ("" without a
+// driver) and NCCL this process runs with: "13.0", "12.8", "2.28.9".
+struct StackVersions {
+  std::string cuda_runtime;
+  std::string cuda_driver;
+  std::string nccl;
+};
+[[nodiscard]] StackVersions stackVersions();
+
 using CudaProgress = std::function<void(std::uint64_t done, std::uint64_t total, std::string_view what)>;
 
 struct CudaProfileOptions {
