@@ -2,6 +2,48 @@
 
 namespace shardscope::app {
 
+namespace {
+QColor rgb(std::uint32_t v) { return QColor(static_cast<int>((v >> 16) & 0xff), static_cast<int>((v >> 8) & 0xff),
+                                           static_cast<int>(v & 0xff)); }
+}  // namespace
+
+QColor phaseColor(report::Phase phase) { return rgb(report::phaseStyle(phase).rgb); }
+
+QBrush phaseBrush(report::Phase phase) {
+  const report::PhaseStyle& style = report::phaseStyle(phase);
+  const QColor colour = rgb(style.rgb);
+  if (style.hatch == report::Hatch::None) return QBrush(colour);
+  // A tile of the pale colour with darker diagonal strokes: readable printed in grey too.
+  constexpr int kTile = 8;
+  QPixmap tile(kTile, kTile);
+  tile.fill(colour.lighter(135));
+  QPainter p(&tile);
+  p.setRenderHint(QPainter::Antialiasing, false);
+  p.setPen(QPen(colour.darker(125), 1.6));
+  p.drawLine(0, kTile, kTile, 0);
+  p.drawLine(-kTile / 2, kTile / 2, kTile / 2, -kTile / 2);
+  p.drawLine(kTile / 2, kTile + kTile / 2, kTile + kTile / 2, kTile / 2);
+  if (style.hatch == report::Hatch::CrossDiagonal) {
+    p.drawLine(0, 0, kTile, kTile);
+  }
+  p.end();
+  return QBrush(tile);
+}
+
+QPixmap phaseSwatch(report::Phase phase, int width, int height) {
+  QPixmap swatch(width, height);
+  swatch.fill(Qt::transparent);
+  QPainter p(&swatch);
+  p.fillRect(swatch.rect(), phaseBrush(phase));
+  p.setPen(phaseColor(phase).darker(130));
+  p.drawRect(swatch.rect().adjusted(0, 0, -1, -1));
+  return swatch;
+}
+
+QColor problemColor() { return rgb(report::kProblemRgb); }
+QColor chosenColor() { return rgb(report::kChosenRgb); }
+QColor bestColor() { return rgb(report::kBestRgb); }
+
 QColor seriesColor(int i) {
   static const QColor kColours[kSeriesColours] = {
       QColor(0x4e, 0x79, 0xa7), QColor(0xf2, 0x8e, 0x2b), QColor(0xe1, 0x57, 0x59), QColor(0x76, 0xb7, 0xb2),

@@ -1,5 +1,6 @@
 // shardscope.calibration/1 <-> Calibration. Format: docs/formats/calibration.md.
 #include <algorithm>
+#include <array>
 #include <limits>
 
 #include "json_parts.h"
@@ -12,6 +13,27 @@ using detail::childPath;
 using detail::json;
 using detail::JsonReader;
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The device the runs ran on: {"kind": "cpu"|"gpu", "name", "threads", "count"}.
+DeviceInfo readDevice(JsonReader& r, const json& j, const std::string& path) {
+  DeviceInfo d;
+  if (!r.expectObject(j, path)) return d;
+  static constexpr std::array<std::string_view, 3> kKinds = {"unknown", "cpu", "gpu"};
+  if (auto k = detail::readEnum<DeviceClass>(r, j, path, "kind", kKinds, true)) d.kind = *k;
+  if (auto s = r.string(j, path, "name", false, true)) d.name = *s;
+  constexpr std::uint64_t kMaxCount = 1u << 24;
+  if (auto x = r.integer(j, path, "threads", false, 0, kMaxCount)) d.threads = static_cast<std::uint32_t>(*x);
+  if (auto x = r.integer(j, path, "count", false, 0, kMaxCount)) d.count = static_cast<std::uint32_t>(*x);
+  return d;
+}
+
+nlohmann::ordered_json deviceJson(const DeviceInfo& d) {
+  nlohmann::ordered_json j = {{"kind", std::string(toString(d.kind))}, {"name", d.name}};
+  if (d.threads > 0) j["threads"] = d.threads;
+  if (d.count > 0) j["count"] = d.count;
+  return j;
+}
+
 }  // namespace
 
 namespace detail {
@@ -21,6 +43,7 @@ Calibration readCalibrationBody(JsonReader& r, const json& j, const std::string&
   if (!r.expectObject(j, path)) return c;
   if (auto s = r.string(j, path, "source")) c.source = *s;
   if (auto s = r.string(j, path, "created", false, true)) c.created = *s;
+  if (const json* d = r.member(j, path, "device", false, "")) c.device = readDevice(r, *d, childPath(path, "device"));
   const json* coeffs = r.member(j, path, "coefficients", true, "an object of fitted coefficients");
   const std::string cpath = childPath(path, "coefficients");
   if (coeffs && r.expectObject(*coeffs, cpath)) {
@@ -67,6 +90,7 @@ nlohmann::ordered_json toJson(const Calibration& c) {
   j["schema"] = kCalibrationSchema;
   j["source"] = c.source;
   j["created"] = c.created;
+  if (c.device.kind != DeviceClass::Unknown) j["device"] = deviceJson(c.device);
   auto& coeffs = j["coefficients"] = nlohmann::ordered_json::object();
   for (const auto& [name, f] : c.coefficients) coeffs[name] = {{"value", f.value}, {"std_error", f.std_error}};
   if (!c.collectives.empty()) j["collectives"] = detail::collectiveCurvesToJson(c.collectives);
