@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "shardscope/core/device.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/summary.h"
 
@@ -19,7 +20,15 @@ void printSweep(std::ostream& out, const planner::SweepResult& result, const cor
   out << "Model \"" << project.model.name << "\" (" << project.model.tables.size() << " tables, "
       << core::formatBytes(project.model.totalWeightBytes()) << ") on " << c.name << ": N = " << c.worldSize() << " ("
       << c.nodes << " x " << c.gpus_per_node << " " << c.gpu.name << "), batch " << project.model.batch_size_per_gpu
-      << " per GPU" << (project.calibration ? ", calibrated" : ", default constants") << "\n\n";
+      << " per GPU"
+      << (project.calibration ? ", " + core::calibratedOnText(&*project.calibration) : std::string(", default constants"))
+      << "\n";
+  // A calibration of another kind of device prices for that device: said once, above the figures it changes.
+  if (const std::string mismatch =
+          core::calibrationMismatch(c, project.calibration ? &*project.calibration : nullptr);
+      !mismatch.empty())
+    out << "warning: " << mismatch << ": the predicted times are for that device\n";
+  out << "\n";
   char line[256];
   std::snprintf(line, sizeof line, "%4s %6s %6s %-10s %9s %9s %9s %9s %9s %11s %12s %8s %7s  %s\n", "rank", "M", "R",
                 "layout", "step ms", "emb ms", "a2a ms", "sync ms", "dense ms", "samples/s", "mem GiB/GPU", "max/mean",

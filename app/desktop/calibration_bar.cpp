@@ -5,7 +5,10 @@
 #include <QLabel>
 #include <QPushButton>
 
+#include "shardscope/core/device.h"
 #include "shardscope/core/json_io.h"
+#include "calibration_confirm.h"
+#include "chart_style.h"
 #include "job_tracker.h"
 #include "planning_session.h"
 #include "project_document.h"
@@ -25,6 +28,7 @@ CalibrationBar::CalibrationBar(PlanningSession* session, QWidget* parent)
   constants_->setObjectName(QStringLiteral("calibrationConstants"));
   constants_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   constants_->setWordWrap(true);  // a long source must not widen the window
+  constants_->setTextFormat(Qt::RichText);
   load_->setObjectName(QStringLiteral("calibrationLoad"));
   load_->setToolTip(tr("Plan with the constants of a shardscope.calibration/1 file (shardscope-cli calibrate --out)"));
   unload_->setObjectName(QStringLiteral("calibrationUnload"));
@@ -62,11 +66,18 @@ CalibrationBar::CalibrationBar(PlanningSession* session, QWidget* parent)
 void CalibrationBar::loadCalibration(const QString& path) {
   load_jobs_->start([file = localPath(path)](JobContext&) { return core::loadCalibration(file); },
                     [this, path](core::Calibration calibration) {
-                      core::Project p = session_->document()->project();
-                      p.calibration = std::move(calibration);
-                      session_->document()->edit(std::move(p),
-                                                 tr("Load calibration %1").arg(QFileInfo(path).fileName()));
-                      emit loaded({});
+                      const core::ClusterSpec cluster = session_->document()->project().cluster;
+                      confirmCalibration(this, cluster, calibration, [this, path, calibration](bool apply) {
+                        if (!apply) {
+                          emit loaded(tr("not applied: fitted on another device"));
+                          return;
+                        }
+                        core::Project p = session_->document()->project();
+                        p.calibration = calibration;
+                        session_->document()->edit(std::move(p),
+                                                   tr("Load calibration %1").arg(QFileInfo(path).fileName()));
+                        emit loaded({});
+                      });
                     });
 }
 
@@ -89,10 +100,16 @@ void CalibrationBar::showConstants() {
     fit = tr(", fit error %1% over %2 measurements").arg(cal->fit.mape * 100.0, 0, 'f', 1).arg(cal->fit.samples);
     if (cal->fit.holdout_mape >= 0) fit += tr(", held-out %1%").arg(cal->fit.holdout_mape * 100.0, 0, 'f', 1);
   }
-  constants_->setText(tr("Cost model: calibration from %1 (%2 constants%3).")
-                          .arg(QString::fromStdString(cal->source))
-                          .arg(cal->coefficients.size())
-                          .arg(fit));
+  QString text = tr("Cost model: %1, from %2 (%3 constants%4).")
+                     .arg(QString::fromStdString(core::calibratedOnText(&*cal)).toHtmlEscaped(),
+                          QString::fromStdString(cal->source).toHtmlEscaped())
+                     .arg(cal->coefficients.size())
+                     .arg(fit);
+  const std::string mismatch = core::calibrationMismatch(session_->document()->project().cluster, &*cal);
+  if (!mismatch.empty())
+    text += QStringLiteral(" <span style=\"color:%1\">\u26a0 %2: predicted times are for that device.</span>")
+                .arg(problemColor().name(), QString::fromStdString(mismatch).toHtmlEscaped());
+  constants_->setText(text);
 }
 
 void CalibrationBar::showComparison() {

@@ -1,5 +1,8 @@
 #include "export_page.h"
 
+#include "chart_style.h"
+#include "shardscope/report/grid_choice.h"
+
 #include <QApplication>
 #include <QBuffer>
 #include <QClipboard>
@@ -25,6 +28,8 @@
 #include <cstring>
 #include <qcustomplot.h>
 
+#include "chart_style.h"
+#include "shardscope/report/grid_choice.h"
 #include "shardscope/report/decision_report.h"
 #include "planning_session.h"
 #include "project_document.h"
@@ -77,6 +82,7 @@ ExportPage::ExportPage(PlanningSession* session, QWidget* parent)
     : QWidget(parent),
       session_(session),
       summary_(new QLabel),
+      slower_(new QLabel),
       status_(new QLabel),
       snippet_(new QPlainTextEdit),
       chart_choice_(new QComboBox),
@@ -95,6 +101,10 @@ ExportPage::ExportPage(PlanningSession* session, QWidget* parent)
   summary_font.setPointSizeF(summary_font.pointSizeF() * 1.15);
   summary_font.setBold(true);
   summary_->setFont(summary_font);
+  slower_->setObjectName(QStringLiteral("exportSlower"));
+  slower_->setWordWrap(true);
+  slower_->setStyleSheet(QStringLiteral("color: %1; font-weight: bold;").arg(problemColor().name()));
+  slower_->setVisible(false);
   status_->setObjectName(QStringLiteral("exportStatus"));
   status_->setWordWrap(true);
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -166,6 +176,7 @@ ExportPage::ExportPage(PlanningSession* session, QWidget* parent)
 
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(summary_);
+  layout->addWidget(slower_);
   layout->addWidget(files);
   layout->addWidget(snippet_box, 1);
   layout->addWidget(status_);
@@ -220,6 +231,19 @@ QString ExportPage::summaryText() const {
   return text;
 }
 
+QString ExportPage::slowerText() const {
+  const planner::GridResult* grid = session_->planGrid();
+  const planner::GridResult* best = session_->hasResult() ? session_->result().best() : nullptr;
+  if (grid == nullptr || best == nullptr || grid == best) return {};
+  const double factor = report::slowdownAgainstBest(session_->result(), *grid);
+  if (factor < 1.0005) return {};
+  return tr("\u26a0 This plan is %1x slower than the best grid, %2 (%3 vs %4 ms per step).")
+      .arg(factor, 0, 'f', 2)
+      .arg(PlanningSession::describe(*best))
+      .arg(grid->step.step_ms, 0, 'f', 2)
+      .arg(best->step.step_ms, 0, 'f', 2);
+}
+
 QString ExportPage::planPath() const {
   if (!saved_plan_path_.isEmpty()) return saved_plan_path_;
   const QString project_file = session_->document()->filePath();
@@ -238,6 +262,8 @@ void ExportPage::refresh() {
   const bool has_plan = session_->planGrid() != nullptr;
   const bool has_grids = session_->hasResult() && !session_->result().grids.empty();
   summary_->setText(summaryText());
+  slower_->setText(slowerText());
+  slower_->setVisible(!slower_->text().isEmpty());
   const QString snippet = snippetText();
   if (snippet_->toPlainText() != snippet) snippet_->setPlainText(snippet);
   if (!has_plan) snippet_->setPlaceholderText(tr("No plan yet."));
@@ -394,7 +420,9 @@ void ExportPage::showResult(const QString& what, const core::Status& status, con
     QMessageBox::warning(this, tr("%1 failed").arg(what), QString::fromStdString(status.error().message));
     return;
   }
-  status_->setText(tr("%1: wrote %2").arg(what, QDir::toNativeSeparators(path)));
+  const QString slower = slowerText();
+  status_->setText(slower.isEmpty() ? tr("%1: wrote %2").arg(what, QDir::toNativeSeparators(path))
+                                    : tr("%1: wrote %2. %3").arg(what, QDir::toNativeSeparators(path), slower));
 }
 
 void ExportPage::onSavePlan() {

@@ -45,6 +45,8 @@ class ExportPage : public QWidget {
 
   // What the page exports, as its summary line shows it.
   [[nodiscard]] QString summaryText() const;
+  // The warning when the exported plan is slower than the best grid, with the factor ("" when it is the best).
+  [[nodiscard]] QString slowerText() const;
   // The Python for this plan (empty without a plan); names planPath().
   [[nodiscard]] QString snippetText() const;
   // Where the snippet says the plan is: the last path savePlan wrote, else
@@ -84,6 +86,7 @@ class ExportPage : public QWidget {
   std::vector<ExportChart> charts_;
   QString saved_plan_path_;
   QLabel* summary_;
+  QLabel* slower_;
   QLabel* status_;
   QPlainTextEdit* snippet_;
   QComboBox* chart_choice_;

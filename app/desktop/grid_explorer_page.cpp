@@ -19,8 +19,13 @@
 #include <limits>
 #include <qcustomplot.h>
 
-#include "chart_style.h"
 #include "calibration_bar.h"
+#include "chart_style.h"
+#include "grid_tick_labels.h"
+#include "step_time_chart.h"
+#include "shardscope/core/device.h"
+#include "shardscope/report/decision_report.h"
+#include "shardscope/report/display_format.h"
 #include "sync_interval_chart.h"
 #include "planning_session.h"
 #include "project_document.h"
@@ -31,19 +36,6 @@ namespace shardscope::app {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-// Bar labels: two lines under upright bars; one short line when many bars
-// turn their labels (two turned lines would run into the next bar's).
-constexpr std::size_t kUprightLabels = 10;
-QString gridLabel(const planner::GridResult& g, bool turned) {
-  const bool strided = g.grid.layout == core::RankLayout::Strided;
-  if (turned)
-    return QStringLiteral("%1\u00d7%2 %3").arg(g.grid.group_size).arg(g.grid.replicas).arg(strided ? "s" : "c");
-  return QStringLiteral("M=%1 R=%2\n%3")
-      .arg(g.grid.group_size)
-      .arg(g.grid.replicas)
-      .arg(strided ? QStringLiteral("strided") : QStringLiteral("contig"));
-}
 
 QStandardItem* cell(const QString& text, double sort_value, Qt::Alignment align = Qt::AlignRight | Qt::AlignVCenter) {
   auto* item = new QStandardItem(text);
@@ -64,7 +56,8 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
       step_units_(new QComboBox),
       sync_interval_(new QSpinBox),
       target_(new QComboBox),
-      step_plot_(new QCustomPlot),
+      step_plot_(new StepTimeChart),
+      decision_(new QLabel),
       memory_plot_(new QCustomPlot),
       imbalance_plot_(new QCustomPlot),
       heatmap_plot_(new QCustomPlot),
@@ -83,14 +76,21 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
       calibration_bar_(new CalibrationBar(session)) {
   setObjectName(QStringLiteral("gridExplorerPage"));
   buildControls();
-  buildStepPlot();
   buildMemoryPlot();
   buildImbalancePlot();
   buildHeatmap();
-  for (QCustomPlot* plot : {step_plot_, memory_plot_, imbalance_plot_}) addChosenMarker(plot);
-  for (QCustomPlot* plot : {step_plot_, memory_plot_, imbalance_plot_}) {
+  chosen_markers_.push_back(step_plot_->chosenMarker());
+  for (QCustomPlot* plot : {memory_plot_, imbalance_plot_}) {
+    addChosenMarker(plot);
     connect(plot, &QCustomPlot::plottableClick, this, &GridExplorerPage::onPlottableClick);
   }
+  connect(step_plot_, &StepTimeChart::gridClicked, session_, &PlanningSession::choose);
+  memory_ticks_ = new GridTickLabels(memory_plot_, tr("every grid"));
+  imbalance_ticks_ = new GridTickLabels(imbalance_plot_, tr("every grid"));
+  decision_->setObjectName(QStringLiteral("gridDecision"));
+  decision_->setWordWrap(true);
+  decision_->setTextFormat(Qt::RichText);
+  decision_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   buildTable();
 
   auto* bar = new QHBoxLayout;
@@ -138,6 +138,7 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(bar);
+  layout->addWidget(decision_);
   layout->addWidget(calibration_bar_);
   layout->addWidget(vertical, 1);
 
@@ -170,14 +171,21 @@ void GridExplorerPage::buildControls() {
   message_->setObjectName(QStringLiteral("sweepMessage"));
   message_->setWordWrap(true);
   step_units_->setObjectName(QStringLiteral("stepUnits"));
-  step_units_->addItem(tr("Step time (ms)"));
+  step_units_->addItem(tr("Step time, zoomed on the best"));
+  step_units_->addItem(tr("Step time, full range"));
   step_units_->addItem(tr("Share of step (%)"));
-  step_units_->setToolTip(tr("Show the parts of the step in milliseconds or as shares of each grid's step"));
-  connect(step_units_, &QComboBox::currentIndexChanged, this, [this](int index) { setStepShares(index == 1); });
+  step_units_->setToolTip(
+      tr("Step times can span orders of magnitude: zoom on the best grids (taller bars are cut and their totals "
+         "written on top), show the full range, or show each part's share of the step"));
+  connect(step_units_, &QComboBox::currentIndexChanged, this,
+          [this](int index) { step_plot_->setScale(static_cast<StepTimeChart::Scale>(index)); });
   sync_interval_->setObjectName(QStringLiteral("syncInterval"));
   sync_interval_->setRange(1, 1000000);
   sync_interval_->setPrefix(tr("replica sync every "));
-  sync_interval_->setSuffix(tr(" steps"));
+  sync_interval_->setSuffix(tr(" step"));
+  // "every step", "every 4 steps": the suffix follows the number.
+  connect(sync_interval_, &QSpinBox::valueChanged, this,
+          [this](int k) { sync_interval_->setSuffix(k == 1 ? tr(" step") : tr(" steps")); });
   sync_interval_->setKeyboardTracking(false);
   sync_interval_->setToolTip(
       tr("TorchRec's dmp_collection_sync_interval_batches: replicas all-reduce their embedding "
@@ -205,48 +213,13 @@ void GridExplorerPage::buildControls() {
   connect(session_->document(), &ProjectDocument::projectChanged, this, showProject);
 }
 
-void GridExplorerPage::buildStepPlot() {
-  // Step time: four stacked bar series, one per part of the step.
-  styleBarChart(step_plot_, 260);
-  step_plot_->setObjectName(QStringLiteral("stepPlot"));
-  const struct {
-    QString name;
-    QColor color;
-  } parts[] = {{tr("embedding"), QColor(0x3a, 0x7c, 0xc2)},
-               {tr("all-to-all"), QColor(0xe0, 0x8a, 0x2e)},
-               {tr("replica sync"), QColor(0x7a, 0x5c, 0xb8)},
-               {tr("dense"), QColor(0x4c, 0xa5, 0x5a)}};
-  for (const auto& part : parts) {
-    auto* bars = new QCPBars(step_plot_->xAxis, step_plot_->yAxis);
-    bars->setName(part.name);
-    bars->setWidthType(QCPBars::wtPlotCoords);
-    bars->setWidth(0.7);
-    bars->setPen(Qt::NoPen);
-    bars->setBrush(part.color);
-    if (!step_bars_.empty()) bars->moveAbove(step_bars_.back());
-    step_bars_.push_back(bars);
-  }
-  step_plot_->yAxis->setLabel(tr("predicted step time (ms)"));
-  step_plot_->xAxis->setLabel(tr("fitting grids: M = sharding group size, R = replicas"));
-  // The legend in a row above the bars: it never covers one.
-  step_plot_->legend->setVisible(true);
-  step_plot_->legend->setBorderPen(Qt::NoPen);
-  step_plot_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-  step_plot_->legend->setWrap(static_cast<int>(step_bars_.size()));
-  step_plot_->legend->setIconSize(14, 10);
-  step_plot_->axisRect()->insetLayout()->take(step_plot_->legend);
-  step_plot_->plotLayout()->insertRow(0);
-  step_plot_->plotLayout()->addElement(0, 0, step_plot_->legend);
-  step_plot_->plotLayout()->setRowStretchFactor(0, 0.001);
-}
-
 QCPItemRect* GridExplorerPage::addChosenMarker(QCustomPlot* plot) {
   // A full-height outline around the chosen grid's bar (x in bar keys, y the axis rect).
   auto* marker = new QCPItemRect(plot);
   marker->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
   marker->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
-  marker->setPen(QPen(QColor(0xd0, 0x20, 0x20), 2.0, Qt::DashLine));
-  marker->setBrush(QColor(0xd0, 0x20, 0x20, 18));
+  marker->setPen(QPen(chosenColor(), 2.0, Qt::DashLine));
+  marker->setBrush(QColor(chosenColor().red(), chosenColor().green(), chosenColor().blue(), 14));
   marker->setSelectable(false);
   marker->setVisible(false);
   chosen_markers_.push_back(marker);
@@ -275,15 +248,15 @@ void GridExplorerPage::buildMemoryPlot() {
     bars->setWidth(0.7);
     bars->setPen(Qt::NoPen);
   }
-  memory_bars_->setBrush(QColor(0x3a, 0x7c, 0xc2));
-  memory_over_bars_->setBrush(QColor(0xc8, 0x3c, 0x3c));
+  memory_bars_->setBrush(QColor(0x56, 0x6b, 0x80));
+  memory_over_bars_->setBrush(problemColor());
   hbm_line_ = new QCPItemStraightLine(memory_plot_);
-  hbm_line_->setPen(QPen(QColor(0xc8, 0x3c, 0x3c), 1.5, Qt::DashLine));
+  hbm_line_->setPen(QPen(problemColor(), 1.5, Qt::DashLine));
   hbm_label_ = new QCPItemText(memory_plot_);
   hbm_label_->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
   hbm_label_->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
   hbm_label_->position->setTypeY(QCPItemPosition::ptPlotCoords);
-  hbm_label_->setColor(QColor(0xc8, 0x3c, 0x3c));
+  hbm_label_->setColor(problemColor());
   hbm_label_->setPadding(QMargins(0, 0, 4, 2));
   memory_plot_->yAxis->setLabel(tr("max memory per GPU (GiB)"));
   memory_plot_->xAxis->setLabel(tr("every grid: M = sharding group size, R = replicas"));
@@ -298,7 +271,7 @@ void GridExplorerPage::buildImbalancePlot() {
   imbalance_bars_->setWidthType(QCPBars::wtPlotCoords);
   imbalance_bars_->setWidth(0.7);
   imbalance_bars_->setPen(Qt::NoPen);
-  imbalance_bars_->setBrush(QColor(0xe0, 0x8a, 0x2e));
+  imbalance_bars_->setBrush(QColor(0x56, 0x6b, 0x80));
   imbalance_bars_->setBaseValue(1.0);
   imbalance_plot_->yAxis->setLabel(tr("imbalance (max / mean load)"));
   imbalance_plot_->xAxis->setLabel(tr("every grid: M = sharding group size, R = replicas"));
@@ -331,7 +304,7 @@ void GridExplorerPage::buildHeatmap() {
   heatmap_plot_->yAxis->grid()->setVisible(false);
   heatmap_plot_->yAxis->setSubTicks(false);
   heatmap_marker_ = new QCPItemRect(heatmap_plot_);
-  heatmap_marker_->setPen(QPen(QColor(0xd0, 0x20, 0x20), 2.5));
+  heatmap_marker_->setPen(QPen(chosenColor(), 2.5));
   heatmap_marker_->setBrush(Qt::NoBrush);
   heatmap_marker_->setVisible(false);
   heatmap_status_->setObjectName(QStringLiteral("heatmapStatus"));
@@ -370,10 +343,10 @@ void GridExplorerPage::buildTable() {
   table_->verticalHeader()->setVisible(false);
   table_->horizontalHeader()->setHighlightSections(false);
   table_->horizontalHeader()->setStretchLastSection(false);
-  // The key columns first, so they are in view without scrolling at 1280x800;
-  // the step's parts follow (the model's column order stays the enum's).
-  const Column visual_order[] = {ColRank, ColM,       ColR,         ColLayout,   ColStep,        ColSamples, ColMemory,
-                                 ColFits, ColMaxMean, ColEmbedding, ColAllToAll, ColReplicaSync, ColDense,   ColGap};
+  // The step and its parts first, so the breakdown is in view without
+  // scrolling at 1280x800 (the model's column order stays the enum's).
+  const Column visual_order[] = {ColRank,     ColM,           ColR,     ColLayout,  ColStep,   ColEmbedding, ColAllToAll,
+                                 ColReplicaSync, ColDense, ColSamples, ColMemory, ColFits,    ColMaxMean, ColGap};
   static_assert(std::size(visual_order) == ColumnCount);
   for (int i = 0; i < ColumnCount; ++i)
     table_->horizontalHeader()->moveSection(table_->horizontalHeader()->visualIndex(visual_order[i]), i);
@@ -390,7 +363,7 @@ quint64 GridExplorerPage::shownJobId() const { return session_->shownJobId(); }
 void GridExplorerPage::rerun() { session_->rerun(); }
 void GridExplorerPage::cancel() { session_->cancel(); }
 
-int GridExplorerPage::stepBarCount() const { return step_bars_.front()->dataCount(); }
+int GridExplorerPage::stepBarCount() const { return step_plot_->parts().front()->dataCount(); }
 
 int GridExplorerPage::memoryBarCount() const { return memory_bars_->dataCount() + memory_over_bars_->dataCount(); }
 
@@ -420,10 +393,12 @@ void GridExplorerPage::setTarget(core::PlanTarget target) {
 }
 
 void GridExplorerPage::setStepShares(bool shares) {
-  if (step_units_->currentIndex() != (shares ? 1 : 0)) step_units_->setCurrentIndex(shares ? 1 : 0);
-  if (step_shares_ == shares) return;
-  step_shares_ = shares;
-  fillStepPlot();
+  setStepScale(shares ? StepTimeChart::Scale::Shares : StepTimeChart::Scale::ZoomedOnBest);
+}
+
+void GridExplorerPage::setStepScale(StepTimeChart::Scale scale) {
+  step_units_->setCurrentIndex(static_cast<int>(scale));  // the combo box's signal sets the chart's scale
+  step_plot_->setScale(scale);
 }
 
 void GridExplorerPage::onSweepStarted() {
@@ -451,15 +426,10 @@ void GridExplorerPage::onFinished(quint64 job_id) {
   } else if (result.cancelled) {
     message_->setText(tr("Cancelled: %1 grids planned, %2 fit.").arg(result.grids.size()).arg(fitting));
   } else if (const planner::GridResult* best = result.best()) {
-    message_->setText(tr("%1 grids of N = %2 GPUs, %3 fit. Best: M = %4 \u00d7 R = %5 (%6), %7 ms per step. "
-                         "Click a row, a bar or a heatmap cell to choose a grid.")
+    message_->setText(tr("%1 grids of N = %2 GPUs, %3 fit. Click a row, a bar or a heatmap cell to choose a grid.")
                           .arg(result.grids.size())
                           .arg(best->grid.world_size)
-                          .arg(fitting)
-                          .arg(best->grid.group_size)
-                          .arg(best->grid.replicas)
-                          .arg(QString::fromLatin1(core::toString(best->grid.layout)))
-                          .arg(best->step.step_ms, 0, 'f', 2));
+                          .arg(fitting));
   } else {
     message_->setText(
         tr("%1 grids planned; none fits in %2 GiB of HBM.").arg(result.grids.size()).arg(hbm_gib_, 0, 'f', 1));
@@ -489,19 +459,43 @@ void GridExplorerPage::fillTable() {
         << cell(QString::number(g.step.all_to_all_ms, 'f', 2), g.step.all_to_all_ms)
         << cell(QString::number(g.step.replica_sync_ms, 'f', 2), g.step.replica_sync_ms)
         << cell(QString::number(g.step.dense_ms, 'f', 2), g.step.dense_ms)
-        << cell(QString::number(g.samples_per_second, 'f', 0), g.samples_per_second)
+        << cell(QString::fromStdString(report::formatScaledCount(g.samples_per_second)), g.samples_per_second)
         << cell(QString::number(memory, 'f', 1), memory)
         << cell(QString::number(g.imbalance.max_over_mean, 'f', 3), g.imbalance.max_over_mean)
         << cell(QString::number(std::abs(g.gap) < 5e-4 ? 0.0 : g.gap * 100.0, 'f', 1), g.gap)
         << cell(g.fits ? tr("yes") : tr("no"), g.fits ? 1 : 0, Qt::AlignCenter);
     if (!g.fits) {
-      for (QStandardItem* item : row) item->setForeground(QColor(0xb0, 0x30, 0x30));
+      for (QStandardItem* item : row) item->setForeground(problemColor());
       row.back()->setToolTip(QString::fromStdString(g.problems.empty() ? std::string() : g.problems.front()));
     }
     model_->appendRow(row);
   }
   table_->setSortingEnabled(true);
+  markCalibratedColumns();
   table_->resizeColumnsToContents();
+}
+
+void GridExplorerPage::markCalibratedColumns() {
+  const core::Project& project = session_->plannedProject();
+  const core::Calibration* cal = project.calibration ? &*project.calibration : nullptr;
+  const report::CalibratedFigures changed = report::calibratedFigures(cal);
+  const QString mark = QStringLiteral("\u2020");
+  const QString on = QString::fromStdString(core::calibratedOnText(cal));
+  const struct {
+    int column;
+    QString title;
+    bool calibrated;
+  } columns[] = {{ColStep, tr("Step (ms)"), changed.any()},
+                 {ColEmbedding, tr("Embed (ms)"), changed.embedding},
+                 {ColAllToAll, tr("A2A (ms)"), changed.all_to_all},
+                 {ColReplicaSync, tr("Sync (ms)"), changed.replica_sync},
+                 {ColDense, tr("Dense (ms)"), changed.dense},
+                 {ColSamples, tr("Samples/s"), changed.any()}};
+  for (const auto& c : columns) {
+    QStandardItem* header = model_->horizontalHeaderItem(c.column);
+    header->setText(c.calibrated ? c.title + mark : c.title);
+    header->setData(c.calibrated ? on : QVariant(), Qt::StatusTipRole);
+  }
 }
 
 void GridExplorerPage::fillPlots() {
@@ -529,7 +523,7 @@ void GridExplorerPage::fillPlots() {
   QVector<double> over_v;
   QVector<double> imb_k;
   QVector<double> imb_v;
-  auto memory_ticker = QSharedPointer<QCPAxisTickerText>::create();
+  std::vector<const planner::GridResult*> grids;
   double memory_max = hbm_gib_;
   double imbalance_max = 1.0;
   for (std::size_t k = 0; k < memory_keys_.size(); ++k) {
@@ -542,21 +536,15 @@ void GridExplorerPage::fillPlots() {
     imb_v.append(g.imbalance.max_over_mean - 1.0);  // bars stand on the base value 1.0: their value is the excess
     memory_max = std::max(memory_max, gib);
     imbalance_max = std::max(imbalance_max, g.imbalance.max_over_mean);
-    memory_ticker->addTick(key, gridLabel(g, memory_keys_.size() > kUprightLabels));
+    grids.push_back(&g);
   }
   memory_bars_->setData(fit_k, fit_v, true);
   memory_over_bars_->setData(over_k, over_v, true);
   imbalance_bars_->setData(imb_k, imb_v, true);
+  memory_ticks_->setGrids(grids);
+  imbalance_ticks_->setGrids(grids);
   const double x_max = std::max(static_cast<double>(memory_keys_.size()) - 0.4, 0.4);
-  // Many grids: turn the labels so they do not overlap.
-  const int rotation = memory_keys_.size() > kUprightLabels ? -90 : 0;
-  for (QCustomPlot* plot : {memory_plot_, imbalance_plot_}) {
-    plot->xAxis->setTicker(memory_ticker);
-    plot->xAxis->setRange(-0.6, x_max);
-    plot->xAxis->setTickLabelRotation(rotation);
-    plot->xAxis->setLabel(rotation != 0 ? tr("every grid: M \u00d7 R (s strided, c contiguous)")
-                                        : tr("every grid: M = sharding group size, R = replicas"));
-  }
+  for (QCustomPlot* plot : {memory_plot_, imbalance_plot_}) plot->xAxis->setRange(-0.6, x_max);
   memory_plot_->yAxis->setRange(0, memory_max > 0 ? memory_max * 1.15 : 1.0);
   hbm_line_->point1->setCoords(0, hbm_gib_);
   hbm_line_->point2->setCoords(1, hbm_gib_);
@@ -570,47 +558,10 @@ void GridExplorerPage::fillPlots() {
 }
 
 void GridExplorerPage::fillStepPlot() {
-  const planner::SweepResult& result = session_->result();
-  QVector<double> step_k;
-  QVector<double> parts[4];
-  auto step_ticker = QSharedPointer<QCPAxisTickerText>::create();
-  double step_max = 0;
-  for (std::size_t k = 0; k < step_keys_.size(); ++k) {
-    const planner::GridResult& g = result.grids[static_cast<std::size_t>(step_keys_[k])];
-    const double values[4] = {g.step.embedding_ms, g.step.all_to_all_ms, g.step.replica_sync_ms, g.step.dense_ms};
-    const double total = values[0] + values[1] + values[2] + values[3];
-    step_k.append(static_cast<double>(k));
-    for (int p = 0; p < 4; ++p) parts[p].append(step_shares_ && total > 0 ? values[p] / total * 100.0 : values[p]);
-    step_max = std::max(step_max, step_shares_ ? 100.0 : total);
-    step_ticker->addTick(static_cast<double>(k), gridLabel(g, step_keys_.size() > kUprightLabels));
-  }
-  for (std::size_t p = 0; p < step_bars_.size(); ++p) step_bars_[p]->setData(step_k, parts[p], true);
-  // The step time above each bar (also in share mode, where bars are all 100%).
-  for (QCPItemText* label : step_totals_) step_plot_->removeItem(label);
-  step_totals_.clear();
-  // Totals above the bars while they have room; with many bars the table has them.
-  for (std::size_t k = 0; step_keys_.size() <= 2 * kUprightLabels && k < step_keys_.size(); ++k) {
-    const planner::GridResult& g = result.grids[static_cast<std::size_t>(step_keys_[k])];
-    const auto i = static_cast<qsizetype>(k);
-    auto* label = new QCPItemText(step_plot_);
-    label->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
-    label->position->setCoords(static_cast<double>(k), parts[0][i] + parts[1][i] + parts[2][i] + parts[3][i]);
-    label->setText(QString::number(g.step.step_ms, 'f', g.step.step_ms >= 100 ? 0 : 1));
-    QFont small = label->font();
-    small.setPointSizeF(small.pointSizeF() * 0.85);
-    label->setFont(small);
-    label->setPadding(QMargins(0, 0, 0, 2));
-    step_totals_.push_back(label);
-  }
-  step_plot_->yAxis->setLabel(step_shares_ ? tr("share of the predicted step (%), step ms on top")
-                                           : tr("predicted step time (ms)"));
-  step_plot_->xAxis->setTicker(step_ticker);
-  step_plot_->xAxis->setRange(-0.6, std::max(static_cast<double>(step_keys_.size()) - 0.4, 0.4));
-  step_plot_->yAxis->setRange(0, step_max > 0 ? step_max * 1.25 : 1.0);
-  const bool turned = step_keys_.size() > kUprightLabels;
-  step_plot_->xAxis->setTickLabelRotation(turned ? -90 : 0);
-  step_plot_->xAxis->setLabel(turned ? tr("fitting grids: M \u00d7 R (s strided, c contiguous)")
-                                     : tr("fitting grids: M = sharding group size, R = replicas"));
+  const core::Project& project = session_->plannedProject();
+  const core::Calibration* cal = project.calibration ? &*project.calibration : nullptr;
+  step_plot_->setGrids(session_->result(), step_keys_, report::calibratedFigures(cal),
+                       QString::fromStdString(core::calibratedOnText(cal)));
   step_plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -646,7 +597,7 @@ void GridExplorerPage::fillHeatmap() {
         label->setColor(efficiency > 0.6 ? Qt::black : Qt::white);
       } else {
         label->setText(tr("OOM"));
-        label->setColor(QColor(0xb0, 0x30, 0x30));
+        label->setColor(problemColor());
       }
       heatmap_labels_.push_back(label);
     }
@@ -668,7 +619,7 @@ void GridExplorerPage::fillHeatmap() {
     heatmap_status_->setText(tr("No heatmap: %1.").arg(QString::fromStdString(scaling.error)));
   } else {
     heatmap_status_->setText(
-        tr("%1 grids at %2 world sizes, %3 fit%4. Cell text: throughput per GPU as %% of the best cell; "
+        tr("%1 grids at %2 world sizes, %3 fit%4. Cell text: throughput per GPU as % of the best cell; "
            "click a cell to choose that grid (another N rescales the cluster).")
             .arg(heatmapCellCount())
             .arg(cols)
@@ -712,13 +663,40 @@ void GridExplorerPage::showChosen() {
   }
   heatmap_marker_->setVisible(marked);
   heatmap_plot_->replot(QCustomPlot::rpQueuedReplot);
-  markChosen(chosen_markers_[0], step_keys_, chosen);
+  step_plot_->setChosen(chosen);
   markChosen(chosen_markers_[1], memory_keys_, chosen);
   markChosen(chosen_markers_[2], memory_keys_, chosen);
-  for (QCustomPlot* plot : {step_plot_, memory_plot_, imbalance_plot_}) plot->replot(QCustomPlot::rpQueuedReplot);
+  for (QCustomPlot* plot : {memory_plot_, imbalance_plot_}) plot->replot(QCustomPlot::rpQueuedReplot);
+  showDecision(chosen);
   sync_plot_->setGrid(session_->planGrid());
   if (!chosen_text_.isEmpty()) emit gridChosen(chosen_text_);
 }
+
+void GridExplorerPage::showDecision(int chosen) {
+  const planner::SweepResult& result = session_->result();
+  if (!session_->error().isEmpty() || result.grids.empty()) {
+    decision_->clear();
+    decision_->setVisible(false);
+    return;
+  }
+  report::DecisionReportInput in;
+  in.project = session_->plannedProject();
+  in.sweep = result;
+  const planner::GridResult* best = result.best();
+  if (chosen >= 0) {
+    in.decision = static_cast<std::size_t>(chosen);
+    in.chosen = true;
+  } else if (best != nullptr) {
+    in.decision = static_cast<std::size_t>(best - result.grids.data());
+  }
+  QString text = QString::fromStdString(report::decisionSentence(in)).toHtmlEscaped();
+  const bool slower = chosen >= 0 && best != nullptr && &result.grids[static_cast<std::size_t>(chosen)] != best;
+  decision_->setText(QStringLiteral("<b>%1</b>").arg(text));
+  decision_->setStyleSheet(slower ? QStringLiteral("color: %1;").arg(problemColor().name()) : QString());
+  decision_->setVisible(true);
+}
+
+QString GridExplorerPage::decisionText() const { return decision_->text(); }
 
 void GridExplorerPage::chooseRow(int row) {
   if (row < 0 || row >= model_->rowCount()) return;
@@ -757,8 +735,7 @@ void GridExplorerPage::onPlottableClick(QCPAbstractPlottable* plottable, int dat
   auto* bars = qobject_cast<QCPBars*>(plottable);
   if (bars == nullptr || data_index < 0 || data_index >= bars->dataCount()) return;
   const auto key = static_cast<std::size_t>((bars->data()->constBegin() + data_index)->key);
-  const std::vector<int>& keys = bars->parentPlot() == step_plot_ ? step_keys_ : memory_keys_;
-  if (key < keys.size()) session_->choose(keys[key]);
+  if (key < memory_keys_.size()) session_->choose(memory_keys_[key]);
 }
 
 }  // namespace shardscope::app

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "shardscope/planner/sweep.h"
+#include "step_time_chart.h"
 
 class QCPAbstractPlottable;
 class QCPBars;
@@ -32,6 +33,7 @@ class QTableView;
 namespace shardscope::app {
 
 class CalibrationBar;
+class GridTickLabels;
 class SyncIntervalChart;
 class PlanningSession;
 
@@ -66,7 +68,7 @@ class GridExplorerPage : public QWidget {
   [[nodiscard]] const planner::SweepResult& result() const;
   [[nodiscard]] QTableView* gridTable() const { return table_; }
   [[nodiscard]] QStandardItemModel* gridModel() const { return model_; }
-  [[nodiscard]] QCustomPlot* stepPlot() const { return step_plot_; }
+  [[nodiscard]] StepTimeChart* stepPlot() const { return step_plot_; }
   [[nodiscard]] QCustomPlot* memoryPlot() const { return memory_plot_; }
   [[nodiscard]] QCustomPlot* imbalancePlot() const { return imbalance_plot_; }
   [[nodiscard]] QCustomPlot* heatmapPlot() const { return heatmap_plot_; }
@@ -83,9 +85,12 @@ class GridExplorerPage : public QWidget {
   [[nodiscard]] quint64 shownJobId() const;
   [[nodiscard]] QString messageText() const;
   [[nodiscard]] QString chosenText() const { return chosen_text_; }
+  // The answer in one sentence above the charts (the decision report's wording).
+  [[nodiscard]] QString decisionText() const;
 
-  // Step bars in ms (default) or as each part's share of the step (%).
+  // Step bars in ms (default: zoomed on the best grids) or as each part's share of the step (%).
   void setStepShares(bool shares);
+  void setStepScale(StepTimeChart::Scale scale);
   // The project's replica sync interval (an undoable edit; the sweep reruns).
   void setSyncInterval(int steps);
   // The trainer the plans are for (an undoable edit; the sweep reruns).
@@ -105,7 +110,6 @@ class GridExplorerPage : public QWidget {
 
  private:
   void buildControls();
-  void buildStepPlot();
   void buildMemoryPlot();
   void buildImbalancePlot();
   void buildHeatmap();
@@ -119,6 +123,8 @@ class GridExplorerPage : public QWidget {
   void fillTable();
   void fillPlots();
   void fillStepPlot();
+  void markCalibratedColumns();
+  void showDecision(int chosen);
   void fillHeatmap();
   void onPlottableClick(QCPAbstractPlottable* plottable, int data_index, QMouseEvent* event);
   void onHeatmapClick(QMouseEvent* event);
@@ -130,7 +136,8 @@ class GridExplorerPage : public QWidget {
   QComboBox* step_units_;
   QSpinBox* sync_interval_;
   QComboBox* target_;
-  QCustomPlot* step_plot_;
+  StepTimeChart* step_plot_;
+  QLabel* decision_;
   QCustomPlot* memory_plot_;
   QCustomPlot* imbalance_plot_;
   QCustomPlot* heatmap_plot_;
@@ -138,7 +145,6 @@ class GridExplorerPage : public QWidget {
   std::vector<QCPItemRect*> chosen_markers_;
   QLabel* heatmap_status_;
   QTabWidget* side_tabs_;
-  std::vector<QCPBars*> step_bars_;  // embedding, all-to-all, replica sync, dense (stacked)
   QCPBars* memory_bars_;
   QCPBars* memory_over_bars_;  // grids that do not fit, in red
   QCPBars* imbalance_bars_;
@@ -146,13 +152,13 @@ class GridExplorerPage : public QWidget {
   QCPItemText* hbm_label_;
   QCPColorMap* heatmap_;
   QCPItemRect* heatmap_marker_;
-  std::vector<QCPItemText*> step_totals_;  // step ms above each stacked bar
+  GridTickLabels* memory_ticks_ = nullptr;
+  GridTickLabels* imbalance_ticks_ = nullptr;
   std::vector<QCPItemText*> heatmap_labels_;
   QStandardItemModel* model_;
   QTableView* table_;
   CalibrationBar* calibration_bar_;
 
-  bool step_shares_ = false;
   double hbm_gib_ = 0;
   std::vector<int> step_keys_;    // bar key -> grid index
   std::vector<int> memory_keys_;  // bar key -> grid index (memory and imbalance plots)

@@ -74,6 +74,7 @@ MainWindow::MainWindow(QWidget* parent)
   initShardScopeResources();
   setObjectName(QStringLiteral("ShardScopeMainWindow"));
   access_jobs_ = new JobTracker(planningPool(), this);
+  run_jobs_ = new JobTracker(planningPool(), this);
   connect(access_jobs_, &JobTracker::failed, this, [this](quint64, const QString& message) {
     emit accessAttached(false, tr("Could not attach the access file: %1").arg(message));
   });
@@ -97,16 +98,11 @@ MainWindow::MainWindow(QWidget* parent)
   connect(runs_page_, &RunsPage::openRequested, this, &MainWindow::openRun);
   connect(runs_page_, &RunsPage::timelineRequested, this, &MainWindow::openTimeline);
   connect(runs_page_, &RunsPage::collectivesRequested, this, &MainWindow::openCollectives);
-  // A measured page opened from the sidebar shows the run chosen last (read when first shown, not before).
-  connect(sidebar_, &QListWidget::currentRowChanged, this, [this](int row) {
-    auto follow = [this](auto* page) {
-      if (current_run_ <= 0 || page->run() == current_run_) return;
-      page->setStorePath(storePath());
-      page->showRun(current_run_);
-    };
-    if (static_cast<Page>(row) == Page::Timeline) follow(timeline_page_);
-    if (static_cast<Page>(row) == Page::Collectives) follow(collectives_page_);
-  });
+  // A measured page opened from the sidebar shows the current run (read when first shown, not before).
+  connect(sidebar_, &QListWidget::currentRowChanged, this, [this](int row) { followCurrentRun(static_cast<Page>(row)); });
+  // Every listing of the store: its newest complete run, unless the user picked one.
+  connect(runs_page_, &RunsPage::listed, this, &MainWindow::findNewestRun);
+  trackShownRuns();
 
   auto* central = new QWidget;
   auto* central_layout = new QHBoxLayout(central);
@@ -350,6 +346,7 @@ void MainWindow::openStore(const QString& path) {
                             : QFileInfo(project).absoluteDir().relativeFilePath(QFileInfo(path).absoluteFilePath());
   core::Project p = document_->project();
   p.trace_store = given.toStdString();
+  store_listed_ = false;
   runs_page_->setStorePath(QFileInfo(path).absoluteFilePath(), /*create=*/true);
   document_->edit(std::move(p), tr("Use trace store %1").arg(QFileInfo(path).fileName()));
   followProjectStore();
@@ -369,7 +366,10 @@ void MainWindow::followProjectStore() {
   else if (!project.isEmpty())
     store = QFileInfo(project).absoluteDir().filePath(QFileInfo(project).completeBaseName() +
                                                       QStringLiteral(".runs.sqlite"));
-  if (store != runs_page_->storePath()) runs_page_->setStorePath(store, /*create=*/!recorded.isEmpty());
+  if (store != runs_page_->storePath()) {
+    store_listed_ = false;
+    runs_page_->setStorePath(store, /*create=*/!recorded.isEmpty());
+  }
   measured_page_->setStorePath(storePath());
   timeline_page_->setStorePath(storePath());
   collectives_page_->setStorePath(storePath());
@@ -392,6 +392,8 @@ void MainWindow::onRenameProject() {
 
 void MainWindow::openTimeline(qint64 run) {
   current_run_ = run;
+  run_chosen_ = true;
+  run_store_ = storePath();
   timeline_page_->setStorePath(storePath());
   timeline_page_->showRun(run);
   showPage(Page::Timeline);
@@ -399,6 +401,8 @@ void MainWindow::openTimeline(qint64 run) {
 
 void MainWindow::openCollectives(qint64 run) {
   current_run_ = run;
+  run_chosen_ = true;
+  run_store_ = storePath();
   collectives_page_->setStorePath(storePath());
   collectives_page_->showRun(run);
   showPage(Page::Collectives);
@@ -406,6 +410,8 @@ void MainWindow::openCollectives(qint64 run) {
 
 void MainWindow::openRun(qint64 run) {
   current_run_ = run;
+  run_chosen_ = true;
+  run_store_ = storePath();
   measured_page_->setStorePath(storePath());
   measured_page_->showRun(run);
   plan_page_->refreshMeasured();

@@ -80,6 +80,16 @@ class MainWindow : public QMainWindow {
   static constexpr int kPageCount = 9;
   void showPage(Page page);
   [[nodiscard]] Page currentPage() const;
+  // The run the Measured, Timeline and Collectives pages show: the newest
+  // complete run of the store until the user picks one (openRun, openTimeline,
+  // openCollectives or selectRun); 0 when the store has none.
+  [[nodiscard]] qint64 currentRun() const { return current_run_; }
+  // Makes `run` the run those pages show (the shown one of them loads it now).
+  void selectRun(qint64 run);
+  // Waits in the event loop until the shown page (Measured, Timeline or
+  // Collectives) shows the current run, for headless screenshots; true at once
+  // on other pages or without a run; false after `timeout_ms`.
+  bool waitUntilRunShown(int timeout_ms);
   // The measured-vs-predicted view of run `run` of the project's store.
   void openRun(qint64 run);
   // The timeline of run `run` of the project's store.
@@ -143,6 +153,10 @@ class MainWindow : public QMainWindow {
  private:
   void createActions();
   void showError(const QString& what, const core::Error& error);
+  // main_window_runs.cpp: the run the measured pages follow.
+  void findNewestRun();
+  void followCurrentRun(Page page);
+  void trackShownRuns();
 
   ProjectDocument* document_;
   PlanningSession* session_;
@@ -158,7 +172,14 @@ class MainWindow : public QMainWindow {
   MeasuredPage* measured_page_;
   TimelinePage* timeline_page_;
   CollectivesPage* collectives_page_;
-  qint64 current_run_ = 0;  // the run the measured pages show (0: none yet)
+  qint64 current_run_ = 0;    // the run the measured pages show (0: none yet)
+  bool run_chosen_ = false;   // the user picked current_run_ (else it is the store's newest complete run)
+  QString run_store_;         // the store current_run_ belongs to
+  JobTracker* run_jobs_;      // the newest complete run, read off the GUI thread
+  bool store_listed_ = false;  // the Runs page listed the store (or failed to)
+  qint64 measured_shown_ = 0;  // the run each page last showed (or failed to)
+  qint64 timeline_shown_ = 0;
+  qint64 collectives_shown_ = 0;
   QMenu* recent_menu_ = nullptr;
   QLabel* status_project_;
   QLabel* status_world_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "chart_style.h"
+#include "shardscope/core/summary.h"
 #include "rank_ticker.h"
 
 namespace shardscope::app {
@@ -12,27 +13,36 @@ constexpr double kBarWidth = 0.38;
 constexpr double kOffset = 0.2;  // measured at rank - offset, predicted at rank + offset
 }  // namespace
 
+namespace {
+
+report::Phase reportPhase(int p) {
+  static const report::Phase kPhases[profiler::kPhases] = {report::Phase::EmbeddingForward,
+                                                          report::Phase::EmbeddingBackward, report::Phase::AllToAll,
+                                                          report::Phase::ReplicaSync, report::Phase::Dense};
+  return kPhases[std::clamp(p, 0, profiler::kPhases - 1)];
+}
+
+}  // namespace
+
 MeasuredChart::MeasuredChart(QWidget* parent)
     : QCustomPlot(parent), title_(new QCPTextElement(this)), slowest_(new QCPItemText(this)) {
   setObjectName(QStringLiteral("measuredPlot"));
   styleBarChart(this, 260, title_);
-  xAxis->setLabel(tr("global rank (left bar: measured, right bar: predicted)"));
-  yAxis->setLabel(tr("ms per step"));
   xAxis->setTicker(QSharedPointer<RankTicker>::create(xAxis, 240));
 
   for (int p = 0; p < profiler::kPhases; ++p) {
-    const QColor colour = seriesColor(p);
+    const QColor colour = phaseColor(reportPhase(p));
     auto* m = new QCPBars(xAxis, yAxis);
     auto* q = new QCPBars(xAxis, yAxis);
     for (QCPBars* b : {m, q}) {
       b->setWidthType(QCPBars::wtPlotCoords);
       b->setWidth(kBarWidth);
     }
-    m->setPen(Qt::NoPen);
-    m->setBrush(colour);
+    m->setPen(QPen(colour.darker(130), 0.8));
+    m->setBrush(phaseBrush(reportPhase(p)));
     QColor pale = colour;
-    pale.setAlpha(90);
-    q->setPen(QPen(colour.darker(115), 1.0));
+    pale.setAlpha(70);
+    q->setPen(QPen(colour.darker(115), 1.2, Qt::DashLine));
     q->setBrush(pale);
     if (!measured_.empty()) {
       m->moveAbove(measured_.back());
@@ -47,13 +57,13 @@ MeasuredChart::MeasuredChart(QWidget* parent)
   legend->setVisible(true);
   legend->setBorderPen(Qt::NoPen);
   legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-  legend->setWrap(profiler::kPhases);
+  legend->setWrap(profiler::kPhases + 1);
   legend->setIconSize(14, 10);
   axisRect()->insetLayout()->take(legend);
   plotLayout()->insertRow(1);
   plotLayout()->addElement(1, 0, legend);
   plotLayout()->setRowStretchFactor(1, 0.001);
-  slowest_->setColor(QColor(0xc8, 0x3c, 0x3c));
+  slowest_->setColor(problemColor());
   slowest_->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
   setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   axisRect()->setRangeDrag(Qt::Horizontal);
@@ -61,11 +71,17 @@ MeasuredChart::MeasuredChart(QWidget* parent)
   setComparison(nullptr);
 }
 
-void MeasuredChart::setComparison(const profiler::MeasuredVsPredicted* v, const QString& message) {
+void MeasuredChart::clearBars() {
   for (std::size_t p = 0; p < measured_.size(); ++p) {
     measured_[p]->data()->clear();
     predicted_[p]->data()->clear();
+    measured_[p]->removeFromLegend();
   }
+}
+
+void MeasuredChart::setComparison(const profiler::MeasuredVsPredicted* v, const QString& message) {
+  clearBars();
+  shares_ = false;
   if (!v || v->ranks.empty()) {
     title_->setText(message.isEmpty() ? tr("Measured vs predicted: no run shown") : message);
     slowest_->setVisible(false);
@@ -74,42 +90,79 @@ void MeasuredChart::setComparison(const profiler::MeasuredVsPredicted* v, const 
     replot(rpQueuedReplot);
     return;
   }
+  if (v->devices.absolute)
+    showTimes(*v);
+  else
+    showShares(*v);
+  xAxis->setRange(v->ranks.front().rank - 0.6, v->ranks.back().rank + 0.6);
+  replot(rpQueuedReplot);
+}
+
+// Like for like: the phases the run measured, measured beside predicted, in ms.
+void MeasuredChart::showTimes(const profiler::MeasuredVsPredicted& v) {
   double top = 0.0;
-  const auto slowest = std::max_element(v->ranks.begin(), v->ranks.end(), [](const auto& a, const auto& b) {
-    return a.measured.embedding() < b.measured.embedding();
-  });
   for (int p = 0; p < profiler::kPhases; ++p) {
+    // A phase the run did not measure is not drawn: it would set the scale with nothing to compare.
+    if (!v.measured_phases[static_cast<std::size_t>(p)]) continue;
     QVector<double> mk, mv, pk, pv;
-    for (const auto& r : v->ranks) {
-      if (v->measured_phases[static_cast<std::size_t>(p)]) {
-        mk.push_back(r.rank - kOffset);
-        mv.push_back(profiler::phaseValue(r.measured, p));
-      }
+    for (const auto& r : v.ranks) {
+      mk.push_back(r.rank - kOffset);
+      mv.push_back(profiler::phaseValue(r.measured, p));
       pk.push_back(r.rank + kOffset);
       pv.push_back(profiler::phaseValue(r.predicted, p));
     }
     measured_[static_cast<std::size_t>(p)]->setData(mk, mv, true);
     predicted_[static_cast<std::size_t>(p)]->setData(pk, pv, true);
-    const bool shown = v->measured_phases[static_cast<std::size_t>(p)] ||
-                       std::any_of(pv.begin(), pv.end(), [](double x) { return x > 0; });
-    if (shown)
-      measured_[static_cast<std::size_t>(p)]->addToLegend();
-    else
-      measured_[static_cast<std::size_t>(p)]->removeFromLegend();
+    measured_[static_cast<std::size_t>(p)]->setName(QString::fromUtf8(profiler::phaseName(p)));
+    measured_[static_cast<std::size_t>(p)]->addToLegend();
   }
-  for (const auto& r : v->ranks) top = std::max({top, r.measured.total(), r.predicted.total()});
-  // Short: a long calibration source must not widen the window (the page names it).
-  title_->setText(tr("Measured vs predicted per rank: %1, %2; error %3%")
-                      .arg(QString::fromStdString(v->plan_summary),
-                           v->constants.rfind("calibration", 0) == 0 ? tr("calibrated") : tr("default constants"))
-                      .arg(v->mape * 100.0, 0, 'f', 1));
-  xAxis->setRange(v->ranks.front().rank - 0.6, v->ranks.back().rank + 0.6);
+  for (const auto& r : v.ranks) top = std::max({top, r.measured_ms, r.predicted_ms});
+  xAxis->setLabel(tr("global rank (left bar: measured, right bar: predicted, dashed)"));
+  yAxis->setLabel(tr("ms per step"));
+  title_->setText(tr("Measured vs predicted per rank: %1, %2; mean error %3")
+                      .arg(QString::fromStdString(v.plan_summary),
+                           v.constants.rfind("calibration", 0) == 0 ? tr("calibrated") : tr("default constants"),
+                           QString::fromStdString(core::formatErrorSize(v.mape))));
   yAxis->setRange(0, top > 0 ? top * 1.22 : 1.0);
-  slowest_->position->setCoords(slowest->rank, std::max(slowest->measured.total(), slowest->predicted.total()));
+  const auto slowest = std::max_element(v.ranks.begin(), v.ranks.end(), [](const auto& a, const auto& b) {
+    return a.measured.embedding() < b.measured.embedding();
+  });
+  slowest_->position->setCoords(slowest->rank, std::max(slowest->measured_ms, slowest->predicted_ms));
   slowest_->setText(slowest->straggler ? tr("straggler: rank %1").arg(slowest->rank)
                                        : tr("slowest: rank %1").arg(slowest->rank));
   slowest_->setVisible(true);
-  replot(rpQueuedReplot);
+}
+
+// Across devices: each rank's share of its sharding group's embedding work, measured beside predicted.
+void MeasuredChart::showShares(const profiler::MeasuredVsPredicted& v) {
+  shares_ = true;
+  QVector<double> mk, mv, pk, pv;
+  double top = 0.0;
+  for (const auto& r : v.ranks) {
+    if (r.measured_share < 0 || r.predicted_share < 0) continue;
+    mk.push_back(r.rank - kOffset);
+    mv.push_back(r.measured_share * 100.0);
+    pk.push_back(r.rank + kOffset);
+    pv.push_back(r.predicted_share * 100.0);
+    top = std::max({top, r.measured_share * 100.0, r.predicted_share * 100.0});
+  }
+  measured_[0]->setData(mk, mv, true);
+  predicted_[0]->setData(pk, pv, true);
+  measured_[0]->setName(tr("embedding work"));
+  measured_[0]->addToLegend();
+  xAxis->setLabel(tr("global rank (left bar: measured share, right bar: predicted share, dashed)"));
+  yAxis->setLabel(tr("share of its sharding group's embedding work (%)"));
+  title_->setText(tr("Share of each group's embedding work per rank: %1; mean gap %2 percentage points")
+                      .arg(QString::fromStdString(v.plan_summary))
+                      .arg(v.share_gap >= 0 ? v.share_gap * 100.0 : 0.0, 0, 'f', 1));
+  yAxis->setRange(0, top > 0 ? top * 1.22 : 1.0);
+  const auto widest = std::find_if(v.ranks.begin(), v.ranks.end(),
+                                   [&v](const auto& r) { return r.rank == v.widest_share_gap_rank; });
+  slowest_->setVisible(widest != v.ranks.end());
+  if (widest == v.ranks.end()) return;
+  slowest_->position->setCoords(widest->rank, std::max(widest->measured_share, widest->predicted_share) * 100.0);
+  slowest_->setText(widest->straggler ? tr("straggler: rank %1").arg(widest->rank)
+                                      : tr("widest gap: rank %1").arg(widest->rank));
 }
 
 }  // namespace shardscope::app

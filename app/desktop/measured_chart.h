@@ -1,9 +1,10 @@
-// Measured vs predicted step per rank: for every measured rank two stacked
-// bars side by side, the measured phases (solid) on the left and the
-// prediction of the plan it ran (pale, outlined) on the right, one colour per
-// phase (embedding forward, backward, all-to-all, replica sync, dense). The
-// slowest measured rank and the stragglers are named; phases the run did not
-// measure are drawn for the prediction only.
+// Measured vs predicted step per rank: for every measured rank two bars side
+// by side, measured (solid) on the left and the prediction of the plan it ran
+// (pale, dashed outline) on the right. Like for like (the prediction priced
+// for the run's device) the bars stack the phases the run measured, in ms, in
+// the phase palette; phases it did not measure are not drawn. Across devices
+// they show each rank's share of its sharding group's embedding work. The
+// slowest rank (or the widest share gap) and the stragglers are named.
 #pragma once
 
 #include <qcustomplot.h>
@@ -27,12 +28,19 @@ class MeasuredChart : public QCustomPlot {
   [[nodiscard]] const std::vector<QCPBars*>& measuredSeries() const { return measured_; }
   [[nodiscard]] const std::vector<QCPBars*>& predictedSeries() const { return predicted_; }
   [[nodiscard]] QString titleText() const { return title_->text(); }
+  // True when the bars are shares (the run ran on another kind of device).
+  [[nodiscard]] bool showsShares() const { return shares_; }
 
  private:
+  void clearBars();
+  void showTimes(const profiler::MeasuredVsPredicted& v);
+  void showShares(const profiler::MeasuredVsPredicted& v);
+
   QCPTextElement* title_;
   std::vector<QCPBars*> measured_;
   std::vector<QCPBars*> predicted_;
   QCPItemText* slowest_;
+  bool shares_ = false;
 };
 
 }  // namespace shardscope::app

@@ -11,8 +11,14 @@
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "shardscope/core/device.h"
 #include "shardscope/core/store/trace_store.h"
+#include "shardscope/core/summary.h"
+#include "shardscope/profiler/trace/run_device.h"
+#include "shardscope/report/display_format.h"
 #include "shardscope/profiler/workflow/trainer_plan.h"
+#include "calibration_confirm.h"
+#include "chart_style.h"
 #include "job_tracker.h"
 #include "measured_chart.h"
 #include "planning_session.h"
@@ -67,6 +73,14 @@ QTableWidgetItem* number(double v, int decimals = 3) {
 
 QString percent(double fraction) { return QStringLiteral("%1%").arg(fraction * 100.0, 0, 'f', 1); }
 
+QTableWidgetItem* text(const std::string& s) {
+  auto* item = new QTableWidgetItem(QString::fromStdString(s));
+  item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  return item;
+}
+
+std::string shareText(double share) { return share >= 0 ? core::formatf("%.1f%%", share * 100.0) : std::string("-"); }
+
 }  // namespace
 
 MeasuredPage::MeasuredPage(ProjectDocument* document, PlanningSession* session, QWidget* parent)
@@ -119,7 +133,7 @@ MeasuredPage::MeasuredPage(ProjectDocument* document, PlanningSession* session, 
   calibration_title_->setWordWrap(true);
   terms_->setObjectName(QStringLiteral("measuredCalibrationTerms"));
   terms_->setColumnCount(3);
-  terms_->setHorizontalHeaderLabels({tr("Fitted constant"), tr("Value"), tr("Std. error")});
+  terms_->setHorizontalHeaderLabels({tr("Fitted constant"), tr("Value \u00b1 std. error"), tr("")});
   terms_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   terms_->verticalHeader()->hide();
   terms_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -242,22 +256,32 @@ void MeasuredPage::show(std::shared_ptr<const profiler::RunVsPlan> result) {
   shown_ = std::move(result);
   const profiler::RunVsPlan& r = *shown_;
   const auto& run = r.analysis.run;
-  header_->setText(tr("Run %1 \u00b7 %2 \u00b7 %3 \u00b7 %4 measured steps \u00b7 %5 ranks")
+  const core::DeviceInfo device = profiler::runDevice(r.inputs.config);
+  header_->setText(tr("Run %1 \u00b7 %2 \u00b7 %3 \u00b7 %4 measured steps \u00b7 %5 ranks \u00b7 ran on %6")
                        .arg(static_cast<qint64>(run.id))
                        .arg(QString::fromStdString(run.label.empty() ? run.kind_text : run.label),
                             QString::fromStdString(r.analysis.mode))
                        .arg(r.analysis.steps)
-                       .arg(r.analysis.ranks.size()));
+                       .arg(r.analysis.ranks.size())
+                       .arg(QString::fromStdString(core::describeDevice(device))));
   calibrate_->setEnabled(true);
+  calibrate_->setText(tr("Calibrate for %1 from This Run").arg(QString::fromStdString(core::shortDeviceName(device))));
+  calibrate_->setToolTip(tr("Fit the cost model's constants for %1 to this run (as shardscope-cli calibrate does) "
+                            "and plan with them")
+                             .arg(QString::fromStdString(core::describeDevice(device))));
   if (r.prediction) {
     chart_->setComparison(&*r.prediction);
     fillRankTable(*r.prediction);
-    showMessage(r.prediction->warnings.empty() ? QString()
-                                               : QString::fromStdString(r.prediction->warnings.front()) +
-                                                     (r.prediction->warnings.size() > 1
-                                                          ? tr(" (and %1 more)").arg(r.prediction->warnings.size() - 1)
-                                                          : QString()),
-                false);
+    QStringList lines;
+    if (!r.prediction->devices.absolute)
+      lines << tr("Absolute times are not compared: %1. Compared instead: each rank's share of its sharding "
+                  "group's embedding work, the imbalance and the stragglers.")
+                   .arg(QString::fromStdString(r.prediction->devices.reason));
+    if (!r.prediction->warnings.empty())
+      lines << QString::fromStdString(r.prediction->warnings.front()) +
+                   (r.prediction->warnings.size() > 1 ? tr(" (and %1 more)").arg(r.prediction->warnings.size() - 1)
+                                                      : QString());
+    showMessage(lines.join(QLatin1Char('\n')), false);
   } else {
     chart_->setComparison(nullptr, tr("No prediction: %1").arg(QString::fromStdString(r.no_prediction)));
     ranks_->setRowCount(0);
@@ -269,20 +293,47 @@ void MeasuredPage::show(std::shared_ptr<const profiler::RunVsPlan> result) {
 
 void MeasuredPage::fillRankTable(const profiler::MeasuredVsPredicted& v) {
   ranks_->setSortingEnabled(false);
+  const bool absolute = v.devices.absolute;
+  // Across devices the table compares shares, never milliseconds of two devices.
+  if (absolute) {
+    ranks_->setColumnCount(8);
+    ranks_->setHorizontalHeaderLabels({tr("Rank"), tr("Group\nrank"), tr("Embedding\nmeasured"),
+                                       tr("Embedding\npredicted"), tr("Embedding\nerror"), tr("Phases\nmeasured"),
+                                       tr("Phases\npredicted"), tr("Error")});
+    ranks_->horizontalHeaderItem(5)->setToolTip(tr("Sum of the phases the run measured, ms per step"));
+    ranks_->horizontalHeaderItem(6)->setToolTip(tr("The prediction of the same phases, ms per step"));
+  } else {
+    ranks_->setColumnCount(7);
+    ranks_->setHorizontalHeaderLabels({tr("Rank"), tr("Group"), tr("Group\nrank"), tr("Embedding\nmeasured (ms)"),
+                                       tr("Share\nmeasured"), tr("Share\npredicted"), tr("Gap\n(points)")});
+    ranks_->horizontalHeaderItem(4)->setToolTip(tr("The rank's share of its sharding group's embedding work"));
+    ranks_->horizontalHeaderItem(6)->setToolTip(tr("Measured share - predicted share, in percentage points"));
+  }
   ranks_->setRowCount(static_cast<int>(v.ranks.size()));
   for (int i = 0; i < static_cast<int>(v.ranks.size()); ++i) {
     const auto& r = v.ranks[static_cast<std::size_t>(i)];
     auto* rank = new QTableWidgetItem(r.straggler ? tr("%1 straggler").arg(r.rank) : QString::number(r.rank));
     rank->setData(Qt::UserRole, r.rank);
-    if (r.straggler) rank->setForeground(QColor(0xc8, 0x3c, 0x3c));
+    if (r.straggler) rank->setForeground(problemColor());
     ranks_->setItem(i, 0, rank);
-    ranks_->setItem(i, 1, number(r.group_rank, 0));
-    ranks_->setItem(i, 2, number(r.measured.embedding()));
-    ranks_->setItem(i, 3, number(r.predicted.embedding()));
-    ranks_->setItem(i, 4, new QTableWidgetItem(percent(r.embedding_error)));
-    ranks_->setItem(i, 5, number(r.measured_ms));
-    ranks_->setItem(i, 6, number(r.predicted_ms));
-    ranks_->setItem(i, 7, new QTableWidgetItem(percent(r.error)));
+    if (absolute) {
+      ranks_->setItem(i, 1, number(r.group_rank, 0));
+      ranks_->setItem(i, 2, number(r.measured.embedding()));
+      ranks_->setItem(i, 3, number(r.predicted.embedding()));
+      ranks_->setItem(i, 4, text(core::formatRelativeError(r.embedding_error)));
+      ranks_->setItem(i, 5, number(r.measured_ms));
+      ranks_->setItem(i, 6, number(r.predicted_ms));
+      ranks_->setItem(i, 7, text(core::formatRelativeError(r.error)));
+    } else {
+      const bool both = r.measured_share >= 0 && r.predicted_share >= 0;
+      ranks_->setItem(i, 1, number(r.sharding_group, 0));
+      ranks_->setItem(i, 2, number(r.group_rank, 0));
+      ranks_->setItem(i, 3, number(r.measured.embedding()));
+      ranks_->setItem(i, 4, text(shareText(r.measured_share)));
+      ranks_->setItem(i, 5, text(shareText(r.predicted_share)));
+      ranks_->setItem(i, 6, text(both ? core::formatf("%+.1f", (r.measured_share - r.predicted_share) * 100.0)
+                                      : std::string("-")));
+    }
   }
 }
 
@@ -290,16 +341,33 @@ void MeasuredPage::fillStats(const profiler::RunVsPlan& r) {
   QString html;
   if (r.prediction) {
     const auto& v = *r.prediction;
-    QStringList phases;
-    for (int p = 0; p < profiler::kPhases; ++p)
-      if (v.measured_phases[static_cast<std::size_t>(p)]) phases << QString::fromUtf8(profiler::phaseName(p));
-    html += tr("<b>Error</b> %1 mean |error| over ranks (embedding %2), over the measured phases: %3.<br>")
-                .arg(percent(v.mape), percent(v.embedding_mape), phases.join(QStringLiteral(", ")));
-    html += tr("Priced with %1.<br>").arg(QString::fromStdString(v.constants).toHtmlEscaped());
-    html += tr("Predicted step %1 ms (sync every %2 steps); measured median step %3 ms.<br>")
-                .arg(v.predicted_step_ms, 0, 'f', 3)
-                .arg(v.sync_interval)
-                .arg(v.measured_step_ms, 0, 'f', 3);
+    if (v.devices.absolute) {
+      QStringList phases;
+      for (int p = 0; p < profiler::kPhases; ++p)
+        if (v.measured_phases[static_cast<std::size_t>(p)]) phases << QString::fromUtf8(profiler::phaseName(p));
+      html += tr("<b>Error</b> %1 mean |error| over ranks (embedding %2), over the measured phases: %3.<br>")
+                  .arg(QString::fromStdString(core::formatErrorSize(v.mape)),
+                       QString::fromStdString(core::formatErrorSize(v.embedding_mape)),
+                       phases.join(QStringLiteral(", ")));
+      html += tr("Priced with %1 for %2.<br>")
+                  .arg(QString::fromStdString(v.constants).toHtmlEscaped(),
+                       QString::fromStdString(core::describeDevice(v.devices.priced)).toHtmlEscaped());
+      html += tr("Predicted step %1 ms (replica sync %2); measured step %3 ms (median of the measured "
+                 "steps).<br>")
+                  .arg(v.predicted_step_ms, 0, 'f', 3)
+                  .arg(QString::fromStdString(report::syncIntervalText(v.sync_interval)))
+                  .arg(v.measured_step_ms, 0, 'f', 3);
+    } else {
+      html += tr("<b>Share gap</b> %1 percentage points on average between each rank's measured and predicted share "
+                 "of its group's embedding work%2.<br>")
+                  .arg(v.share_gap >= 0 ? v.share_gap * 100.0 : 0.0, 0, 'f', 2)
+                  .arg(v.widest_share_gap_rank >= 0 ? tr(" (widest: rank %1)").arg(v.widest_share_gap_rank)
+                                                    : QString());
+      html += tr("Measured step %1 ms on %2 (median of the measured steps); predictions are priced for %3.<br>")
+                  .arg(v.measured_step_ms, 0, 'f', 3)
+                  .arg(QString::fromStdString(core::shortDeviceName(v.devices.run)).toHtmlEscaped(),
+                       QString::fromStdString(core::shortDeviceName(v.devices.priced)).toHtmlEscaped());
+    }
     const auto row = [](const QString& name, double m, double p) {
       return QStringLiteral("<tr><td>%1</td><td align=right>%2</td><td align=right>%3</td></tr>")
           .arg(name)
@@ -349,31 +417,62 @@ void MeasuredPage::calibrate() {
       [this, run](std::shared_ptr<const profiler::CalibrationReport> report) {
         calibration_ = std::move(report);
         showCalibration(*calibration_);
-        core::Project p = document_->project();
-        p.calibration = calibration_->calibration;
-        document_->edit(std::move(p), tr("Calibrate from run %1").arg(run));
         calibrate_->setEnabled(true);
-        showMessage(tr("The project now plans with the calibration from run %1; the Grid Explorer shows the best "
-                       "grid before and after.")
-                        .arg(run),
-                    false);
-        emit calibrated({});
+        const core::Calibration fitted = calibration_->calibration;
+        const QString device = QString::fromStdString(core::describeDevice(fitted.device));
+        // A fit for one device planning a cluster of another is the user's call, said out loud.
+        confirmCalibration(this, document_->project().cluster, fitted, [this, run, fitted, device](bool apply) {
+          if (!apply) {
+            showMessage(tr("The calibration for %1 from run %2 was not applied: the project's cluster is %3.")
+                            .arg(device)
+                            .arg(run)
+                            .arg(QString::fromStdString(
+                                core::shortDeviceName(core::clusterDevice(document_->project().cluster)))),
+                        false);
+            emit calibrated(tr("not applied"));
+            return;
+          }
+          core::Project p = document_->project();
+          p.calibration = fitted;
+          document_->edit(std::move(p), tr("Calibrate from run %1").arg(run));
+          showMessage(tr("The project now plans with the calibration for %1 from run %2; the Grid Explorer shows the "
+                         "best grid before and after.")
+                          .arg(device)
+                          .arg(run),
+                      false);
+          emit calibrated({});
+        });
       });
 }
 
 void MeasuredPage::showCalibration(const profiler::CalibrationReport& report) {
-  calibration_title_->setText(tr("<b>Calibration</b> from %1: fit error %2 (default constants %3) over %4 measurements")
-                                  .arg(QString::fromStdString(report.calibration.source).toHtmlEscaped(),
-                                       percent(report.fit_mape), percent(report.fit_mape_default))
-                                  .arg(report.measurements));
-  terms_->setRowCount(static_cast<int>(report.terms.size()));
-  for (int i = 0; i < static_cast<int>(report.terms.size()); ++i) {
-    const auto& t = report.terms[static_cast<std::size_t>(i)];
-    terms_->setItem(i, 0, new QTableWidgetItem(QString::fromStdString(t.name) + (t.at_zero ? tr(" (at 0)") : "")));
-    auto* value = new QTableWidgetItem(QString::number(t.value, 'g', 6));
-    value->setData(Qt::UserRole, t.value);
+  const core::Calibration& cal = report.calibration;
+  calibration_title_->setText(
+      tr("<b>Calibration for %1</b> from %2: fit error %3 (default constants %4) over %5 measurements")
+          .arg(QString::fromStdString(core::describeDevice(cal.device)).toHtmlEscaped(),
+               QString::fromStdString(cal.source).toHtmlEscaped(),
+               QString::fromStdString(core::formatErrorSize(report.fit_mape)),
+               QString::fromStdString(core::formatErrorSize(report.fit_mape_default)))
+          .arg(report.measurements));
+  // The constants the planner uses, each with its standard error; one the run
+  // does not determine (error above its value) is flagged, not hidden.
+  terms_->setRowCount(static_cast<int>(cal.coefficients.size()));
+  int i = 0;
+  for (const auto& [name, c] : cal.coefficients) {
+    const bool undetermined = core::notDetermined(c.value, c.std_error);
+    terms_->setItem(i, 0, new QTableWidgetItem(QString::fromStdString(name)));
+    auto* value = new QTableWidgetItem(QString::fromStdString(core::formatWithError(c.value, c.std_error)));
+    value->setData(Qt::UserRole, c.value);
+    value->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
     terms_->setItem(i, 1, value);
-    terms_->setItem(i, 2, new QTableWidgetItem(QString::number(t.std_error, 'g', 3)));
+    auto* note = new QTableWidgetItem(undetermined ? tr("not determined by the run") : QString());
+    if (undetermined) {
+      note->setForeground(problemColor());
+      note->setToolTip(tr("Its standard error exceeds its value: the run does not pin it down. Fit runs that vary "
+                          "what it describes (batch sizes, tables)."));
+    }
+    terms_->setItem(i, 2, note);
+    ++i;
   }
   calibration_title_->show();
   terms_->show();

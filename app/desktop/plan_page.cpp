@@ -22,6 +22,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "job_tracker.h"
@@ -31,6 +32,7 @@
 #include "project_document.h"
 #include "rank_load_chart.h"
 #include "rank_load_model.h"
+#include "shardscope/core/device.h"
 #include "shardscope/planner/scaling_sweep.h"
 #include "shardscope/profiler/workflow/stored_runs.h"
 #include "shardscope/report/constraint_edits.h"
@@ -84,6 +86,7 @@ PlanPage::PlanPage(PlanningSession* session, QWidget* parent)
       constraint_list_(new QListWidget),
       remove_constraint_(new QPushButton(tr("Remove"))),
       inline_work_(kInlineWork),
+      measured_note_(new QLabel),
       measured_jobs_(new JobTracker(planningPool(), this)),
       pricing_jobs_(new JobTracker(planningPool(), this)) {
   setObjectName(QStringLiteral("planPage"));
@@ -95,6 +98,10 @@ PlanPage::PlanPage(PlanningSession* session, QWidget* parent)
   problems_->setWordWrap(true);
   problems_->setTextFormat(Qt::RichText);
   problems_->setVisible(false);
+  measured_note_->setObjectName(QStringLiteral("planMeasuredNote"));
+  measured_note_->setWordWrap(true);
+  measured_note_->setStyleSheet(QStringLiteral("color: #5b6673;"));
+  measured_note_->setVisible(false);
   status_->setObjectName(QStringLiteral("planStatus"));
   status_->setStyleSheet(QStringLiteral("color: #666;"));
 
@@ -141,6 +148,7 @@ PlanPage::PlanPage(PlanningSession* session, QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
   layout->addWidget(problems_);
+  layout->addWidget(measured_note_);
   layout->addWidget(columns, 1);
 
   connect(session_, &PlanningSession::chosenChanged, this, &PlanPage::refresh);
@@ -166,6 +174,9 @@ void PlanPage::buildTabs() {
   rank_table_->setContextMenuPolicy(Qt::NoContextMenu);
   rank_table_->setSortingEnabled(true);
   rank_table_->sortByColumn(RankLoadModel::GroupRank, Qt::AscendingOrder);
+  // The step's parts (sync included) in view at 1280 pixels; the long list of global ranks last.
+  QHeaderView* rank_header = rank_table_->horizontalHeader();
+  rank_header->moveSection(rank_header->visualIndex(RankLoadModel::GlobalRanks), RankLoadModel::ColumnCount - 1);
 
   // Every table, filtered by name.
   table_proxy_->setSourceModel(table_model_);
@@ -358,6 +369,9 @@ void PlanPage::refreshMeasured() {
   rank_chart_->setMeasured({}, {});
   if (!shown_ || store_path_.isEmpty()) {
     measured_jobs_->supersede();
+    showMeasuredNote(shown_ ? tr("Measured overlay: none, the project has no trace store yet (Run \u203a Profile "
+                                 "makes one).")
+                            : QString());
     emit measuredShown(0);
     return;
   }
@@ -367,13 +381,51 @@ void PlanPage::refreshMeasured() {
       },
       [this](std::optional<profiler::MeasuredPlanLoad> load) {
         if (!load) {
+          showMeasuredNote(tr("Measured overlay: none, no complete run of this plan in the store (Run \u203a Profile "
+                              "runs it)."));
           emit measuredShown(0);
           return;
         }
         const auto run = static_cast<qint64>(load->run);
-        rank_chart_->setMeasured(std::move(load->compute_ms), tr("measured embedding, run %1").arg(run));
+        const core::Project& project = session_->plannedProject();
+        const core::DeviceComparison devices = core::compareDevices(
+            load->device, project.cluster, project.calibration ? &*project.calibration : nullptr);
+        if (devices.absolute) {
+          rank_chart_->setMeasured(std::move(load->compute_ms), tr("measured embedding, run %1").arg(run));
+          showMeasuredNote(tr("Measured overlay: run %1's embedding compute per group rank, on %2.")
+                               .arg(run)
+                               .arg(QString::fromStdString(core::describeDevice(load->device))));
+        } else {
+          // Another device: its shares of the group's work, on the prediction's scale, never its milliseconds.
+          rank_chart_->setMeasured(scaledToPrediction(load->compute_ms), tr("measured shares, run %1").arg(run));
+          showMeasuredNote(tr("Measured overlay: run %1's share of the group's embedding work per rank, scaled to the "
+                              "predicted total: %2.")
+                               .arg(run)
+                               .arg(QString::fromStdString(devices.reason)));
+        }
         emit measuredShown(run);
       });
+}
+
+std::vector<double> PlanPage::scaledToPrediction(const std::vector<double>& measured) const {
+  double measured_total = 0.0, predicted_total = 0.0;
+  const auto& ranks = shown_->grid.ranks;
+  for (std::size_t r = 0; r < measured.size() && r < ranks.size(); ++r) {
+    if (std::isnan(measured[r])) continue;
+    measured_total += measured[r];
+    predicted_total += ranks[r].fwd_ms + ranks[r].bwd_ms;
+  }
+  std::vector<double> scaled = measured;
+  for (double& v : scaled)
+    if (!std::isnan(v)) v = measured_total > 0 ? v / measured_total * predicted_total : 0.0;
+  return scaled;
+}
+
+QString PlanPage::measuredNoteText() const { return measured_note_->text(); }
+
+void PlanPage::showMeasuredNote(const QString& text) {
+  measured_note_->setText(text);
+  measured_note_->setVisible(!text.isEmpty());
 }
 
 void PlanPage::showHeader() {

@@ -65,6 +65,7 @@ class PlanPage : public QWidget {
   [[nodiscard]] std::shared_ptr<const report::PlanSnapshot> snapshot() const { return shown_; }
   [[nodiscard]] QString headerText() const;     // plain text of the header and its problems
   [[nodiscard]] QString imbalanceText() const;  // plain text of the statistics
+  [[nodiscard]] QString measuredNoteText() const;  // what the measured overlay shows, or why there is none
   // A breakdown is being computed off the GUI thread.
   [[nodiscard]] bool isPricing() const { return pricing_; }
   // Runs the event loop until the page shows the session's current grid
@@ -79,6 +80,9 @@ class PlanPage : public QWidget {
   // rank (read off the GUI thread). Call refreshMeasured after a new run.
   void setStorePath(const QString& path);
   void refreshMeasured();
+  // A run on another device: its per-rank shares of the group's embedding work, scaled to the predicted total.
+  [[nodiscard]] std::vector<double> scaledToPrediction(const std::vector<double>& measured) const;
+  void showMeasuredNote(const QString& text);
 
   // The constraint edits the context menus make; each is one undoable
   // project edit (ignored for a table the project's model does not have).
@@ -147,6 +151,7 @@ class PlanPage : public QWidget {
   bool pricing_ = false;
   std::size_t inline_work_;
   bool columns_sized_ = false;
+  QLabel* measured_note_;      // what the measured overlay shows, or why there is none
   JobTracker* measured_jobs_;  // the overlay's store reads
   QString store_path_;
   JobTracker* pricing_jobs_;  // breakdowns off the GUI thread; a result of an older one is dropped

@@ -1,6 +1,7 @@
 #include "rank_load_chart.h"
 
 #include <QToolTip>
+#include <algorithm>
 #include <cmath>
 
 #include "chart_style.h"
@@ -11,7 +12,6 @@ namespace shardscope::app {
 namespace {
 
 const QColor kOtherColour(0xc4, 0xc4, 0xc4);
-const QColor kCriticalColour(0xc8, 0x3c, 0x3c);
 
 }  // namespace
 
@@ -39,6 +39,13 @@ RankLoadChart::RankLoadChart(QWidget* parent)
     if (!bars_.empty()) bars->moveAbove(bars_.back());
     bars_.push_back(bars);
   }
+  // The replica sync on top of each rank's tables, in the phase palette (hatched): its own segment.
+  sync_bars_ = new QCPBars(xAxis, yAxis);
+  sync_bars_->setWidthType(QCPBars::wtPlotCoords);
+  sync_bars_->setWidth(0.8);
+  sync_bars_->setPen(QPen(phaseColor(report::Phase::ReplicaSync).darker(140), 0.6));
+  sync_bars_->setBrush(phaseBrush(report::Phase::ReplicaSync));
+  sync_bars_->moveAbove(bars_.back());
 
   // The legend to the right of the bars, not over them.
   legend->setVisible(true);
@@ -63,9 +70,9 @@ RankLoadChart::RankLoadChart(QWidget* parent)
       QCPScatterStyle(QCPScatterStyle::ssDiamond, QPen(Qt::black, 1.2), QColor(0xff, 0xd7, 0x00), 9));
   measured_->setSelectable(QCP::stNone);
   measured_->removeFromLegend();
-  critical_box_->setPen(QPen(kCriticalColour, 1.5));
+  critical_box_->setPen(QPen(problemColor(), 1.5));
   critical_box_->setBrush(Qt::NoBrush);
-  critical_label_->setColor(kCriticalColour);
+  critical_label_->setColor(problemColor());
   critical_label_->setPadding(QMargins(0, 0, 0, 2));
   QFont critical_font = font();
   critical_font.setBold(true);
@@ -91,6 +98,8 @@ void RankLoadChart::setSnapshot(std::shared_ptr<const report::PlanSnapshot> snap
     bars->data()->clear();
     bars->removeFromLegend();
   }
+  sync_bars_->data()->clear();
+  sync_bars_->removeFromLegend();
   mean_line_->removeFromLegend();
   ranks_per_bar_ = 0;
   if (!snapshot_ || snapshot_->breakdown.cancelled) {
@@ -115,6 +124,10 @@ void RankLoadChart::setSnapshot(std::shared_ptr<const report::PlanSnapshot> snap
   if (stack.other_tables > 0) {
     bars_.back()->setName(tr("other (%1 tables)").arg(stack.other_tables));
     bars_.back()->addToLegend();
+  }
+  if (std::any_of(stack.sync_ms.begin(), stack.sync_ms.end(), [](double v) { return v > 0; })) {
+    sync_bars_->setName(tr("replica sync"));
+    sync_bars_->addToLegend();
   }
   double top = 0, total = 0;
   for (double l : s.breakdown.rank_load_ms) {
@@ -211,6 +224,7 @@ void RankLoadChart::rebin() {
   };
   for (std::size_t i = 0; i < stack.tables.size(); ++i) fill(bars_[i], stack.load_ms[i]);
   if (stack.other_tables > 0) fill(bars_.back(), stack.load_ms.back());
+  if (stack.sync_ms.size() == M) fill(sync_bars_, stack.sync_ms);
   // Bars thinner than a few pixels touch and are not antialiased, so they
   // keep their colours instead of fading into the background.
   const bool dense = span / k > 128;
@@ -218,6 +232,8 @@ void RankLoadChart::rebin() {
     series->setWidth(k * (dense ? 1.0 : 0.8));
     series->setAntialiased(!dense);
   }
+  sync_bars_->setWidth(k * (dense ? 1.0 : 0.8));
+  sync_bars_->setAntialiased(!dense);
   // The slowest rank's bar, boxed.
   const std::uint32_t critical = snapshot_->grid.critical_rank;
   if (critical < M) {
@@ -250,6 +266,14 @@ std::optional<RankLoadChart::Hit> RankLoadChart::hitAt(double key, double value)
     }
     base += v;
   }
+  if (shown < stack.sync_ms.size() && stack.sync_ms[shown] > 0 && value >= base &&
+      value < base + stack.sync_ms[shown]) {
+    Hit hit;
+    hit.group_rank = shown;
+    hit.series = stack.load_ms.size();
+    hit.sync = true;
+    return hit;
+  }
   return std::nullopt;
 }
 
@@ -261,8 +285,10 @@ std::optional<RankLoadChart::Hit> RankLoadChart::hitAtPixel(const QPointF& pixel
 QString RankLoadChart::hoverText(double key, double value) const {
   const std::optional<Hit> hit = hitAt(key, value);
   if (!hit) return {};
-  QString text = QString::fromStdString(hit->table ? report::tableOnRankText(*snapshot_, *hit->table, hit->group_rank)
-                                                   : report::otherTablesOnRankText(*snapshot_, hit->group_rank));
+  QString text = QString::fromStdString(
+      hit->sync    ? report::syncOnRankText(*snapshot_, hit->group_rank)
+      : hit->table ? report::tableOnRankText(*snapshot_, *hit->table, hit->group_rank)
+                   : report::otherTablesOnRankText(*snapshot_, hit->group_rank));
   if (ranks_per_bar_ > 1) {
     const std::uint32_t first = hit->group_rank / ranks_per_bar_ * ranks_per_bar_;
     const std::uint32_t last = std::min<std::uint32_t>(first + ranks_per_bar_, snapshot_->groupSize()) - 1;

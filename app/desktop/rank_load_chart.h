@@ -1,6 +1,7 @@
 // Per-rank load of a plan as stacked bars: group ranks 0..M-1 on x, one
-// coloured series per heavy table (the kStackedTables heaviest) and one grey
-// "other" series, the mean load and the slowest rank marked. With more
+// coloured series per heavy table (the kStackedTables heaviest), one grey
+// "other" series and the replica sync on top (the phase palette's hatch),
+// the mean load and the slowest rank marked. With more
 // than kMaxBars ranks in view, a bar stands for a power of two of ranks and
 // shows the heaviest of them (the envelope and the slowest rank stay exact);
 // zooming in (wheel, drag along x) shows every rank. Hovering a
@@ -38,6 +39,8 @@ class RankLoadChart : public QCustomPlot {
 
   // The stacked series, bottom first: the heavy tables, then "other".
   [[nodiscard]] const std::vector<QCPBars*>& series() const { return bars_; }
+  // The replica sync segment on top of each rank's tables.
+  [[nodiscard]] const QCPBars* syncSeries() const { return sync_bars_; }
   [[nodiscard]] int rankCount() const;
   // Ranks each bar stands for at the current zoom (1: one bar per rank).
   [[nodiscard]] std::uint32_t ranksPerBar() const { return ranks_per_bar_; }
@@ -46,7 +49,8 @@ class RankLoadChart : public QCustomPlot {
   struct Hit {
     std::uint32_t group_rank = 0;
     std::size_t series = 0;
-    std::optional<std::uint32_t> table;  // nullopt: the "other" series
+    std::optional<std::uint32_t> table;  // nullopt: the "other" series, or the replica sync
+    bool sync = false;                   // the rank's replica sync segment
   };
   [[nodiscard]] std::optional<Hit> hitAt(double key, double value) const;
   [[nodiscard]] std::optional<Hit> hitAtPixel(const QPointF& pixel) const;
@@ -66,6 +70,7 @@ class RankLoadChart : public QCustomPlot {
   std::shared_ptr<const report::PlanSnapshot> snapshot_;
   QCPTextElement* title_;
   std::vector<QCPBars*> bars_;
+  QCPBars* sync_bars_ = nullptr;
   QCPGraph* mean_line_;  // a graph, so the legend names it
   QCPGraph* measured_;   // the measured overlay (markers, no line)
   std::vector<double> measured_ms_;

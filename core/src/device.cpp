@@ -75,7 +75,7 @@ std::string gpuModel(std::string_view name) {
     while (i < name.size() && !isWordChar(name[i])) ++i;
     std::size_t j = i;
     bool digit = false;
-    while (j < name.size() && isWordChar(name[j])) digit = digit || std::isdigit(static_cast<unsigned char>(name[j++]));
+    for (; j < name.size() && isWordChar(name[j]); ++j) digit = digit || std::isdigit(static_cast<unsigned char>(name[j])) != 0;
     const std::string_view word = name.substr(i, j - i);
     // "80GB" is a memory size, not a model.
     const std::string w = upper(word);
@@ -102,6 +102,8 @@ std::string deviceKind(const DeviceInfo& device) {
 }
 
 bool sameDeviceKind(const DeviceInfo& a, const DeviceInfo& b) {
+  // A CPU without a model name (a cluster of CPU ranks) stands for any CPU.
+  if (a.kind == DeviceClass::Cpu && b.kind == DeviceClass::Cpu && (a.name.empty() || b.name.empty())) return true;
   const std::string ka = deviceKind(a);
   return !ka.empty() && ka == deviceKind(b);
 }
@@ -133,8 +135,9 @@ std::string describeDevice(const DeviceInfo& device) {
 
 DeviceInfo clusterDevice(const ClusterSpec& cluster) {
   DeviceInfo d;
-  d.kind = DeviceClass::Gpu;
-  d.name = cluster.gpu.name;
+  d.kind = cluster.gpu.device == DeviceClass::Cpu ? DeviceClass::Cpu : DeviceClass::Gpu;
+  // A CPU cluster names its ranks, not a processor: it is priced for any CPU.
+  if (d.kind == DeviceClass::Gpu) d.name = cluster.gpu.name;
   d.count = cluster.worldSize();
   return d;
 }
@@ -149,8 +152,10 @@ DeviceComparison compareDevices(const DeviceInfo& run, const ClusterSpec& cluste
   c.priced = pricedDevice(cluster, calibration);
   c.absolute = sameDeviceKind(run, c.priced);
   if (c.absolute) return c;
-  const std::string priced = calibration ? "the calibration's device, " + describeDevice(c.priced)
-                                         : shortDeviceName(c.priced) + " (the cluster's GPU)";
+  const std::string priced =
+      calibration ? "the calibration's device, " + describeDevice(c.priced)
+                  : shortDeviceName(c.priced) +
+                        (c.priced.kind == DeviceClass::Cpu ? " (the cluster's CPU ranks)" : " (the cluster's GPU)");
   if (run.kind == DeviceClass::Unknown)
     c.reason = "the run does not say which device it ran on; predictions are for " + priced;
   else if (calibration && calibration->device.kind == DeviceClass::Unknown)

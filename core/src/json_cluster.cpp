@@ -98,6 +98,9 @@ ClusterSpec readClusterBody(JsonReader& r, const json& j, const std::string& pat
   const std::string gpath = childPath(path, "gpu");
   if (g && r.expectObject(*g, gpath)) {
     if (auto s = r.string(*g, gpath, "name")) c.gpu.name = *s;
+    static constexpr std::array<std::string_view, 2> kKinds = {"gpu", "cpu"};
+    if (auto k = readEnum<std::size_t>(r, *g, gpath, "kind", kKinds, false))
+      c.gpu.device = *k == 1 ? DeviceClass::Cpu : DeviceClass::Gpu;
     if (auto x = r.integer(*g, gpath, "hbm_bytes", true, 1, kMaxHbmBytes)) c.gpu.hbm_bytes = *x;
     if (auto x = r.number(*g, gpath, "hbm_bandwidth_gbps", true, 0.0, kInf, true)) c.gpu.hbm_bandwidth_gbps = *x;
     if (auto x = r.number(*g, gpath, "peak_dense_tflops", true, 0.0, kInf, true)) c.gpu.peak_dense_tflops = *x;
@@ -121,6 +124,7 @@ nlohmann::ordered_json toJson(const ClusterSpec& c) {
               {"hbm_bytes", c.gpu.hbm_bytes},
               {"hbm_bandwidth_gbps", c.gpu.hbm_bandwidth_gbps},
               {"peak_dense_tflops", c.gpu.peak_dense_tflops}};
+  if (c.gpu.device == DeviceClass::Cpu) j["gpu"]["kind"] = "cpu";
   j["intra_node"] = {{"bandwidth_gbps", c.intra_node.bandwidth_gbps}, {"latency_us", c.intra_node.latency_us}};
   j["inter_node"] = {{"bandwidth_gbps", c.inter_node.bandwidth_gbps}, {"latency_us", c.inter_node.latency_us}};
   if (!c.collectives.empty()) j["collectives"] = detail::collectiveCurvesToJson(c.collectives);

@@ -1,6 +1,7 @@
 #include "shardscope/core/summary.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <string>
@@ -25,6 +26,37 @@ std::string formatBytes(std::uint64_t bytes) {
     ++u;
   }
   return u == 0 ? std::to_string(bytes) + " B" : formatf("%.1f ", v) + units[u];
+}
+
+std::string formatRelativeError(double fraction) {
+  if (!std::isfinite(fraction)) return "-";
+  if (fraction > 10.0) return formatf(fraction + 1.0 >= 100.0 ? "%.0fx" : "%.1fx", fraction + 1.0);
+  return formatf("%+.1f%%", fraction * 100.0);
+}
+
+std::string formatErrorSize(double fraction) {
+  if (!std::isfinite(fraction) || fraction < 0) return "-";
+  const std::string text = formatRelativeError(fraction);
+  return text.front() == '+' ? text.substr(1) : text;
+}
+
+std::string formatWithError(double value, double std_error) {
+  if (!std::isfinite(value)) return "-";
+  int exponent = 0;
+  if (value != 0.0) exponent = static_cast<int>(std::floor(std::log10(std::abs(value)) / 3.0)) * 3;
+  const double scale = std::pow(10.0, -exponent);
+  const double v = value * scale;
+  // Three significant digits of the value; the error to the same last digit.
+  const double magnitude = std::abs(v);
+  const int decimals = magnitude >= 100.0 ? 0 : magnitude >= 10.0 ? 1 : 2;
+  std::string err = "?";
+  if (std_error > 0.0 && std::isfinite(std_error)) {
+    const double e = std_error * scale;
+    // An error below the value's last digit keeps one significant digit of its own.
+    err = e * std::pow(10.0, decimals) < 0.5 ? formatf("%.1g", e) : formatf("%.*f", decimals, e);
+  }
+  const std::string body = formatf("%.*f", decimals, v) + " \u00b1 " + err;
+  return exponent == 0 ? body : "(" + body + ")e" + std::to_string(exponent);
 }
 
 std::string formatCount(double n) {

@@ -118,7 +118,11 @@ RankLoadStack rankLoadStack(const PlanBreakdown& breakdown, std::vector<std::uin
   // Series of each plan table: its place among the shown ones, else "other".
   std::vector<std::size_t> series(n, shown);
   for (std::size_t s = 0; s < shown; ++s) series[out.tables[s]] = s;
-  for (const ShardLoad& e : breakdown.entries) out.load_ms[series[e.table]][e.group_rank] += e.cost.load();
+  out.sync_ms.assign(breakdown.group_size, 0.0);
+  for (const ShardLoad& e : breakdown.entries) {
+    out.load_ms[series[e.table]][e.group_rank] += e.cost.load() - e.cost.sync_ms;
+    out.sync_ms[e.group_rank] += e.cost.sync_ms;
+  }
   return out;
 }
 

@@ -46,6 +46,10 @@ inline std::string runName(const core::store::TraceStore& store, core::store::Ru
 // shared machine does not move it, where it would move a mean.
 double median(std::vector<double> v);
 
+// Each value's share of the sum of the values of its group (entries with the
+// same `groups[i]`); -1 where the value is negative (unknown) or its group sums to 0.
+std::vector<double> sharesWithinGroups(const std::vector<double>& values, const std::vector<int>& groups);
+
 // Collective span kinds, in the order reports show them (the last three
 // come from imported traces only: docs/formats/import-trace.md).
 const std::vector<std::string_view>& commKinds();

@@ -25,6 +25,7 @@
 #include "shardscope/profiler/trace/engine_trace.h"
 #include "shardscope/profiler/analysis/run_analysis.h"
 #include "analysis_common.h"
+#include "shardscope/profiler/trace/run_device.h"
 #include "calibration_common.h"
 
 namespace shardscope::profiler {
@@ -299,6 +300,8 @@ namespace {
 struct RunFacts {
   double default_bw = 0.0;  // the first run's cluster HBM bandwidth (GB/s)
   std::string host, cpu;
+  core::DeviceInfo device;  // the first run's; every fit run must be of its kind
+  st::RunId device_run{};
 };
 
 // The fit's measurements: per shard of engine runs, per rank of imported runs.
@@ -338,6 +341,16 @@ core::Result<RunFacts> gatherMeasurements(const st::TraceStore& store, std::span
       if (facts.default_bw <= 0) facts.default_bw = run->inputs.cluster->gpu.hbm_bandwidth_gbps;
       if (facts.host.empty()) facts.host = field(run->inputs.config, "host", std::string());
       if (facts.cpu.empty()) facts.cpu = field(run->inputs.config, "cpu", std::string());
+      const core::DeviceInfo device = runDevice(run->inputs.config);
+      if (id == fit.front()) {
+        facts.device = device;
+        facts.device_run = id;
+      } else if (deviceKind(device) != deviceKind(facts.device)) {
+        // One calibration describes one kind of device: constants of two would fit neither.
+        return core::Error{runName(store, id) + " ran on " + core::describeDevice(device) + ", run " +
+                           std::to_string(static_cast<std::int64_t>(facts.device_run)) + " on " +
+                           core::describeDevice(facts.device) + ": fit runs of one kind of device"};
+      }
     }
   }
   return facts;
@@ -636,6 +649,7 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
     return core::Error{store.path().string() + ": runs " + idList(fit) + ": every coefficient fit to 0"};
   cal.source = sourceText(rep, store, fit, *facts);
   cal.created = core::utcNowIso8601();
+  cal.device = facts->device;
   cal.fit.samples = rep.measurements;
   cal.fit.mape = rep.fit_mape;
   if (auto s = checkRuns(store, fit, holdout, supplied, rep); !s) return s.error();

@@ -7,6 +7,7 @@
 #include "shardscope/planner/cost_model.h"
 #include "shardscope/planner/grid.h"
 #include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/run_device.h"
 #include "analysis_common.h"
 
 namespace shardscope::profiler {
@@ -56,6 +57,36 @@ PhaseMs predictedPhases(const planner::RankResult& rr, const planner::GridCosts&
 }
 
 double relativeError(double measured, double predicted) { return predicted > 0.0 ? measured / predicted - 1.0 : 0.0; }
+
+int shardingGroupOf(const core::ShardPlan& plan, int global_rank) {
+  for (std::size_t g = 0; g < plan.sharding_groups.size(); ++g)
+    for (const std::uint32_t r : plan.sharding_groups[g])
+      if (static_cast<int>(r) == global_rank) return static_cast<int>(g);
+  return -1;
+}
+
+// Each rank's share of its group's embedding compute, measured and predicted, and the mean and widest gap.
+void compareShares(const std::vector<double>& measured, const std::vector<double>& predicted,
+                   const std::vector<int>& groups, MeasuredVsPredicted& out) {
+  const std::vector<double> m = sharesWithinGroups(measured, groups);
+  const std::vector<double> p = sharesWithinGroups(predicted, groups);
+  double sum = 0.0, widest = -1.0;
+  int n = 0;
+  for (std::size_t i = 0; i < out.ranks.size(); ++i) {
+    RankVsPrediction& v = out.ranks[i];
+    v.measured_share = m[i];
+    v.predicted_share = p[i];
+    if (m[i] < 0 || p[i] < 0) continue;
+    const double gap = std::abs(m[i] - p[i]);
+    sum += gap;
+    ++n;
+    if (gap > widest) {
+      widest = gap;
+      out.widest_share_gap_rank = v.rank;
+    }
+  }
+  if (n > 0) out.share_gap = sum / n;
+}
 
 std::uint32_t runSyncInterval(const RunInputs& inputs) {
   const auto k = field<std::int64_t>(inputs.config, "sync_interval", 0);
@@ -123,8 +154,11 @@ core::Result<MeasuredVsPredicted> measuredVsPredicted(const RunAnalysis& analysi
   out.predicted_step_ms = priced->result.step.step_ms;
   for (const auto& p : priced->result.problems) out.warnings.push_back("plan: " + p);
 
+  out.devices = core::compareDevices(runDevice(inputs.config), *inputs.cluster, calibration);
   std::vector<double> measured_load, predicted_load, steps;
+  std::vector<int> groups;
   bool unsplit = false;
+  double error_sum = 0.0, embedding_error_sum = 0.0;
   for (const auto& r : analysis.ranks) {
     const int gr = groupRankOf(plan, r.rank);
     if (gr < 0 || static_cast<std::size_t>(gr) >= priced->result.ranks.size()) {
@@ -134,6 +168,7 @@ core::Result<MeasuredVsPredicted> measuredVsPredicted(const RunAnalysis& analysi
     }
     RankVsPrediction v;
     v.rank = r.rank;
+    v.sharding_group = shardingGroupOf(plan, r.rank);
     v.group_rank = gr;
     v.measured = measuredPhases(r, unsplit);
     v.predicted = predictedPhases(priced->result.ranks[static_cast<std::size_t>(gr)], priced->grid_costs);
@@ -141,9 +176,10 @@ core::Result<MeasuredVsPredicted> measuredVsPredicted(const RunAnalysis& analysi
     v.embedding_error = relativeError(v.measured.embedding(), v.predicted.embedding());
     v.straggler = r.straggler;
     for (int p = 0; p < kPhases; ++p) out.measured_phases[p] = out.measured_phases[p] || phaseValue(v.measured, p) > 0;
-    out.embedding_mape += std::abs(v.embedding_error);
+    embedding_error_sum += std::abs(v.embedding_error);
     measured_load.push_back(v.measured.embedding());
     predicted_load.push_back(v.predicted.embedding());
+    groups.push_back(v.sharding_group);
     steps.push_back(r.step_ms);
     out.ranks.push_back(v);
   }
@@ -154,12 +190,15 @@ core::Result<MeasuredVsPredicted> measuredVsPredicted(const RunAnalysis& analysi
         v.predicted_ms += phaseValue(v.predicted, p);
       }
     v.error = relativeError(v.measured_ms, v.predicted_ms);
-    out.mape += std::abs(v.error);
+    error_sum += std::abs(v.error);
   }
   if (out.ranks.empty()) return core::Error{"no measured rank of the run is in the plan"};
   const auto n = static_cast<double>(out.ranks.size());
-  out.mape /= n;
-  out.embedding_mape /= n;
+  if (out.devices.absolute) {
+    out.mape = error_sum / n;
+    out.embedding_mape = embedding_error_sum / n;
+  }
+  compareShares(measured_load, predicted_load, groups, out);
   out.measured_step_ms = median(steps);
   out.measured_imbalance = planner::imbalanceOf(measured_load);
   out.predicted_imbalance = planner::imbalanceOf(predicted_load);

@@ -18,6 +18,7 @@
 #include "shardscope/planner/grid_result.h"
 #include "shardscope/profiler/analysis/measured_vs_predicted.h"
 #include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/run_device.h"
 #include "analysis_common.h"
 
 namespace shardscope::profiler {
@@ -29,6 +30,17 @@ double analysis_detail::median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<double> analysis_detail::sharesWithinGroups(const std::vector<double>& values,
+                                                        const std::vector<int>& groups) {
+  std::map<int, double> sums;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (values[i] >= 0) sums[groups[i]] += values[i];
+  std::vector<double> shares(values.size(), -1.0);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (values[i] >= 0 && sums[groups[i]] > 0) shares[i] = values[i] / sums[groups[i]];
+  return shares;
 }
 
 const std::vector<std::string_view>& analysis_detail::commKinds() {
@@ -183,7 +195,35 @@ void bandwidthBins(const std::vector<st::Collective>& colls, const st::StringTab
     a.bandwidth_note = "the run's collectives carry no message sizes (the trace has no NCCL message arguments)";
 }
 
-// Predictions: the plan's own, and the cost model's now, per rank and as MAPE.
+// Each rank's share of its sharding group's embedding compute, measured and
+// predicted (the model's prediction, else the plan's), and their mean gap.
+void compareShares(RankMap& ranks, RunAnalysis& a) {
+  std::vector<double> measured, predicted;
+  std::vector<int> groups;
+  for (const auto& [rank, r] : ranks) {
+    measured.push_back(r.compute_ms);
+    predicted.push_back(r.predicted_model_ms >= 0 ? r.predicted_model_ms : r.predicted_plan_ms);
+    groups.push_back(r.sharding_group);
+  }
+  const std::vector<double> m = sharesWithinGroups(measured, groups);
+  const std::vector<double> p = sharesWithinGroups(predicted, groups);
+  double gap = 0.0;
+  int n = 0;
+  std::size_t i = 0;
+  for (auto& [rank, r] : ranks) {
+    r.share = m[i];
+    r.predicted_share = p[i];
+    if (m[i] >= 0 && p[i] >= 0) {
+      gap += std::abs(m[i] - p[i]);
+      ++n;
+    }
+    ++i;
+  }
+  if (n > 0) a.share_mae = gap / n;
+}
+
+// Predictions: the plan's own, and the cost model's now, per rank; their
+// errors (MAPE) only where the prediction is priced for the run's own device.
 void comparePredictions(const RunInputs& in, bool imported, const AnalysisOptions& options, RankMap& ranks,
                         RunAnalysis& a) {
   std::vector<double> model_pred;
@@ -199,6 +239,11 @@ void comparePredictions(const RunInputs& in, bool imported, const AnalysisOption
     a.warnings.push_back("the run lacks a valid model or cluster: the plan is not re-priced");
   } else if (!imported || in.model || in.cluster) {
     a.warnings.push_back("the run has no valid plan: no predicted compute to compare with");
+  }
+  a.device = runDevice(in.config);
+  if (in.cluster) {
+    a.model_devices = core::compareDevices(a.device, *in.cluster, options.calibration);
+    a.plan_devices = core::compareDevices(a.device, *in.cluster, nullptr);
   }
   double plan_err = 0.0, model_err = 0.0;
   int plan_n = 0, model_n = 0;
@@ -217,8 +262,9 @@ void comparePredictions(const RunInputs& in, bool imported, const AnalysisOption
       ++model_n;
     }
   }
-  if (plan_n) a.plan_mape = plan_err / plan_n;
-  if (model_n) a.model_mape = model_err / model_n;
+  if (plan_n && a.plan_devices.absolute) a.plan_mape = plan_err / plan_n;
+  if (model_n && a.model_devices.absolute) a.model_mape = model_err / model_n;
+  compareShares(ranks, a);
 }
 
 // Imbalance and stragglers; moves the ranks into a.ranks.
@@ -433,6 +479,16 @@ core::Result<st::RunId> latestRun(const st::TraceStore& store) {
   for (const auto& r : *runs)
     if (static_cast<std::int64_t>(r.id) > static_cast<std::int64_t>(best)) best = r.id;
   return best;
+}
+
+core::Result<std::optional<st::RunId>> newestCompleteRun(const st::TraceStore& store) {
+  auto runs = store.listRuns();
+  if (!runs) return runs.error();
+  std::optional<st::RunId> newest;
+  for (const auto& r : *runs)
+    if (r.isComplete() && (!newest || static_cast<std::int64_t>(r.id) > static_cast<std::int64_t>(*newest)))
+      newest = r.id;
+  return newest;
 }
 
 core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, const AnalysisOptions& options) {

@@ -7,6 +7,8 @@
 #include "analysis_common.h"
 #include "shardscope/profiler/analysis/run_analysis.h"
 #include "shardscope/profiler/analysis/text_table.h"
+#include "shardscope/core/device.h"
+#include "shardscope/core/summary.h"
 
 namespace shardscope::profiler {
 
@@ -34,39 +36,87 @@ std::string pct(double fraction) {
   return buf;
 }
 
-// The run line, its warnings, and per rank the step split and the prediction error.
-void writeRanks(std::ostream& o, const RunAnalysis& a) {
+std::string shareText(double share) { return share >= 0 ? fmt(share * 100.0, 1) + "%" : std::string("-"); }
+
+// The run line, its device and warnings.
+void writeRunLine(std::ostream& o, const RunAnalysis& a) {
   o << "Run " << static_cast<std::int64_t>(a.run.id) << " of " << a.store << ": " << a.mode;
   if (!a.run.label.empty()) o << " \"" << a.run.label << "\"";
   o << ", " << st::toText(a.run.status);
   if (a.run.status == st::RunStatus::Running) o << " (not complete)";
   o << ", " << a.steps << " measured step(s), " << a.ranks.size() << " measured rank(s)";
   if (!a.plan_summary.empty()) o << ", plan " << a.plan_summary;
-  o << "\n";
+  o << "\nRan on " << core::describeDevice(a.device) << "\n";
   for (const auto& w : a.warnings) o << "warning: " << w << "\n";
+}
 
-  o << "\nPer rank, ms per step (compute = embedding forward + backward; err = predicted / measured - 1):\n";
-  {
-    TextTable t({"rank", "group", "g.rank", "fwd", "bwd", "compute", "plan", "err", "model", "err", "dense", "comm",
-                 "wait", "step", ""});
-    for (const auto& r : a.ranks) {
-      auto pred = [&](double p) { return p >= 0 ? fmt(p) : std::string("-"); };
-      auto err = [&](double p) { return p >= 0 && r.compute_ms > 0 ? pct(p / r.compute_ms - 1.0) : std::string("-"); };
-      t.add({std::to_string(r.rank), r.sharding_group >= 0 ? std::to_string(r.sharding_group) : "-",
-             r.group_rank >= 0 ? std::to_string(r.group_rank) : "-", fmt(r.emb_fwd_ms), fmt(r.emb_bwd_ms),
-             fmt(r.compute_ms), pred(r.predicted_plan_ms), err(r.predicted_plan_ms), pred(r.predicted_model_ms),
-             err(r.predicted_model_ms), fmt(r.dense_ms), fmt(r.comm_ms),
-             !a.has_spans ? "-" : (r.wait_ms >= 0 ? fmt(r.wait_ms) : "?"), fmt(r.step_ms),
-             r.straggler ? "<- straggler" : ""});
-    }
-    t.print(o);
+// Per rank the step split and the predicted compute with its error, where the
+// prediction is priced for the run's device.
+void writeAbsoluteRanks(std::ostream& o, const RunAnalysis& a) {
+  o << "\nPer rank, ms per step (compute = embedding forward + backward; err = measured / predicted - 1):\n";
+  TextTable t({"rank", "group", "g.rank", "fwd", "bwd", "compute", "plan", "err", "model", "err", "dense", "comm",
+               "wait", "step", ""});
+  for (const auto& r : a.ranks) {
+    auto pred = [&](double p) { return p >= 0 ? fmt(p) : std::string("-"); };
+    auto err = [&](double p, bool absolute) {
+      return absolute && p > 0 && r.compute_ms > 0 ? core::formatRelativeError(r.compute_ms / p - 1.0)
+                                                   : std::string("-");
+    };
+    t.add({std::to_string(r.rank), r.sharding_group >= 0 ? std::to_string(r.sharding_group) : "-",
+           r.group_rank >= 0 ? std::to_string(r.group_rank) : "-", fmt(r.emb_fwd_ms), fmt(r.emb_bwd_ms),
+           fmt(r.compute_ms), pred(r.predicted_plan_ms), err(r.predicted_plan_ms, a.plan_devices.absolute),
+           pred(r.predicted_model_ms), err(r.predicted_model_ms, a.model_devices.absolute), fmt(r.dense_ms),
+           fmt(r.comm_ms), !a.has_spans ? "-" : (r.wait_ms >= 0 ? fmt(r.wait_ms) : "?"), fmt(r.step_ms),
+           r.straggler ? "<- straggler" : ""});
   }
-  o << "  plan = the plan file's predicted compute; model = the cost model now ("
-    << (a.model_constants.empty() ? "not available" : a.model_constants) << ")\n";
+  t.print(o);
+  o << "  plan = the plan file's predicted compute (for " << core::shortDeviceName(a.plan_devices.priced)
+    << "); model = the cost model now ("
+    << (a.model_constants.empty() ? "not available" : a.model_constants + ", for " +
+                                                          core::shortDeviceName(a.model_devices.priced))
+    << ")\n";
+  for (const core::DeviceComparison* c : {&a.plan_devices, &a.model_devices})
+    if (!c->absolute && !c->reason.empty() && (c == &a.plan_devices || c->reason != a.plan_devices.reason))
+      o << "  " << (c == &a.plan_devices ? "plan" : "model") << " errors not shown: " << c->reason << "\n";
   if (a.plan_mape >= 0 || a.model_mape >= 0) {
     o << "  prediction error over ranks (MAPE): plan " << (a.plan_mape >= 0 ? fmt(a.plan_mape * 100, 1) + "%" : "-")
       << ", model " << (a.model_mape >= 0 ? fmt(a.model_mape * 100, 1) + "%" : "-") << "\n";
   }
+}
+
+// Per rank the step split and its share of its group's compute, measured and
+// predicted: what compares when the prediction is for another device.
+void writeShareRanks(std::ostream& o, const RunAnalysis& a) {
+  o << "\nAbsolute times are not compared with the predictions: " << a.model_devices.reason
+    << ".\nCompared instead: each rank's share of its sharding group's embedding compute.\n";
+  o << "\nPer rank, ms per step (compute = embedding forward + backward; share = of its sharding group's compute;\n"
+       "  gap = measured share - predicted share, percentage points):\n";
+  TextTable t({"rank", "group", "g.rank", "fwd", "bwd", "compute", "share", "predicted", "gap", "dense", "comm",
+               "wait", "step", ""});
+  for (const auto& r : a.ranks) {
+    const bool both = r.share >= 0 && r.predicted_share >= 0;
+    t.add({std::to_string(r.rank), r.sharding_group >= 0 ? std::to_string(r.sharding_group) : "-",
+           r.group_rank >= 0 ? std::to_string(r.group_rank) : "-", fmt(r.emb_fwd_ms), fmt(r.emb_bwd_ms),
+           fmt(r.compute_ms), shareText(r.share), shareText(r.predicted_share),
+           both ? core::formatf("%+.1f", (r.share - r.predicted_share) * 100.0) : std::string("-"), fmt(r.dense_ms),
+           fmt(r.comm_ms), !a.has_spans ? "-" : (r.wait_ms >= 0 ? fmt(r.wait_ms) : "?"), fmt(r.step_ms),
+           r.straggler ? "<- straggler" : ""});
+  }
+  t.print(o);
+  o << "  predicted = the cost model's shares ("
+    << (a.model_constants.empty() ? "the plan file's" : a.model_constants) << ")\n";
+  if (a.share_mae >= 0) o << "  mean share gap over ranks: " << fmt(a.share_mae * 100, 2) << " percentage points\n";
+}
+
+void writeRanks(std::ostream& o, const RunAnalysis& a) {
+  writeRunLine(o, a);
+  const bool predicted = std::any_of(a.ranks.begin(), a.ranks.end(), [](const RankAnalysis& r) {
+    return r.predicted_plan_ms >= 0 || r.predicted_model_ms >= 0;
+  });
+  if (predicted && !a.plan_devices.absolute && !a.model_devices.absolute)
+    writeShareRanks(o, a);
+  else
+    writeAbsoluteRanks(o, a);
 }
 
 // Collective time per kind and the wait inside it, per rank.
@@ -215,6 +265,17 @@ nlohmann::ordered_json reportJson(const RunAnalysis& a) {
   j["has_spans"] = a.has_spans;
   j["plan"] = a.plan_summary.empty() ? J(nullptr) : J(a.plan_summary);
   j["model_constants"] = a.model_constants.empty() ? J(nullptr) : J(a.model_constants);
+  const auto device = [](const core::DeviceInfo& d) {
+    return J{{"kind", std::string(core::toString(d.kind))}, {"name", d.name}, {"threads", d.threads},
+             {"count", d.count}, {"text", core::describeDevice(d)}};
+  };
+  j["device"] = device(a.device);
+  const auto comparison = [&](const core::DeviceComparison& c) {
+    return J{{"priced_for", device(c.priced)},
+             {"absolute", c.absolute},
+             {"not_compared", c.absolute ? J(nullptr) : J(c.reason)}};
+  };
+  j["prediction_devices"] = {{"plan", comparison(a.plan_devices)}, {"model", comparison(a.model_devices)}};
   j["warnings"] = a.warnings;
   auto& ranks = j["ranks"] = J::array();
   for (const auto& r : a.ranks) {
@@ -230,6 +291,8 @@ nlohmann::ordered_json reportJson(const RunAnalysis& a) {
                      {"compute_ms", r.compute_ms},
                      {"predicted_plan_ms", optional(r.predicted_plan_ms)},
                      {"predicted_model_ms", optional(r.predicted_model_ms)},
+                     {"share", optional(r.share)},
+                     {"predicted_share", optional(r.predicted_share)},
                      {"dense_ms", r.dense_ms},
                      {"comm_ms", r.comm_ms},
                      {"wait_ms", a.has_spans ? optional(r.wait_ms) : J(r.wait_ms)},
@@ -260,6 +323,7 @@ nlohmann::ordered_json reportJson(const RunAnalysis& a) {
                      {"median_ms", a.compute_median_ms},
                      {"ranks", a.stragglers}};
   j["prediction_mape"] = {{"plan", optional(a.plan_mape)}, {"model", optional(a.model_mape)}};
+  j["share_gap_mean"] = optional(a.share_mae);
   auto& tables = j["tables"] = J::array();
   for (const auto& t : a.tables)
     tables.push_back({{"table", t.table},

@@ -8,6 +8,7 @@
 
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/store/trace_store.h"
+#include "shardscope/profiler/trace/run_device.h"
 
 namespace shardscope::profiler {
 
@@ -155,6 +156,7 @@ core::Result<std::optional<MeasuredPlanLoad>> latestRunOfPlan(const std::string&
     MeasuredPlanLoad out;
     out.run = run.id;
     out.label = run.label;
+    out.device = runDevice(nlohmann::json::parse(run.config_json.empty() ? "{}" : run.config_json, nullptr, false));
     std::vector<double> sum(plan.sharding_group_size, 0.0);
     std::vector<int> count(plan.sharding_group_size, 0);
     for (const auto& r : analysis->ranks) {

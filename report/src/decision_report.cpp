@@ -6,9 +6,11 @@
 #include <cmath>
 #include <set>
 
+#include "shardscope/core/device.h"
 #include "shardscope/core/summary.h"
 #include "shardscope/report/display_format.h"
 #include "shardscope/report/grid_choice.h"
+#include "shardscope/report/phase_style.h"
 
 namespace shardscope::report {
 
@@ -20,15 +22,30 @@ using planner::GridResult;
 
 struct StepPart {
   const char* name;
-  const char* color;  // the Grid Explorer's step-plot colours
+  Phase phase;  // its colour and pattern: the phase palette every chart uses
   double ms;
 };
 
 std::array<StepPart, 4> stepParts(const GridResult& g) {
-  return {{{"embedding", "#3a7cc2", g.step.embedding_ms},
-           {"all-to-all", "#e08a2e", g.step.all_to_all_ms},
-           {"replica sync", "#7a5cb8", g.step.replica_sync_ms},
-           {"dense", "#4ca55a", g.step.dense_ms}}};
+  return {{{"embedding", Phase::Embedding, g.step.embedding_ms},
+           {"all-to-all", Phase::AllToAll, g.step.all_to_all_ms},
+           {"replica sync", Phase::ReplicaSync, g.step.replica_sync_ms},
+           {"dense", Phase::Dense, g.step.dense_ms}}};
+}
+
+// A CSS background of the phase: its colour, hatched for the all-reduces as in the desktop's charts.
+std::string phaseBackground(Phase phase) {
+  const std::string colour(phaseCss(phase));
+  switch (phaseStyle(phase).hatch) {
+    case Hatch::Diagonal:
+      return "repeating-linear-gradient(45deg," + colour + " 0 2px,#ffffff80 2px 5px)," + colour;
+    case Hatch::CrossDiagonal:
+      return "repeating-linear-gradient(45deg," + colour + " 0 2px,transparent 2px 5px),repeating-linear-gradient(-45deg," +
+             colour + " 0 2px,#ffffff80 2px 5px)," + colour;
+    case Hatch::None:
+      break;
+  }
+  return colour;
 }
 
 std::string ms(double v) { return core::formatf("%.2f ms", v); }
@@ -118,20 +135,31 @@ std::string summaryTable(const std::vector<SummaryRow>& rows) {
   return h;
 }
 
+// The mark beside a figure the project's calibration changed (see the footnote).
+const char* calibratedMark(const CalibratedFigures& changed, Phase phase) {
+  const bool yes = phase == Phase::Embedding      ? changed.embedding
+                   : phase == Phase::AllToAll     ? changed.all_to_all
+                   : phase == Phase::ReplicaSync  ? changed.replica_sync
+                   : phase == Phase::Dense        ? changed.dense
+                                                  : changed.any();
+  return yes ? "\u2020" : "";
+}
+
 // A horizontal stacked bar of the step's parts, with a legend.
-std::string stepBar(const GridResult& g) {
+std::string stepBar(const GridResult& g, const CalibratedFigures& changed) {
   std::string h = "<div class=\"stepbar\">";
   const double total =
       std::max(1e-12, g.step.embedding_ms + g.step.all_to_all_ms + g.step.replica_sync_ms + g.step.dense_ms);
   for (const StepPart& p : stepParts(g)) {
     if (p.ms <= 0) continue;
     h += core::formatf("<span style=\"width:%.2f%%;background:%s\" title=\"%s %.2f ms\"></span>", 100.0 * p.ms / total,
-                       p.color, p.name, p.ms);
+                       phaseBackground(p.phase).c_str(), p.name, p.ms);
   }
   h += "</div>\n<div class=\"legend\">";
   for (const StepPart& p : stepParts(g)) {
-    h += core::formatf("<span><i style=\"background:%s\"></i>%s %.2f ms (%.0f%%)</span>", p.color, p.name, p.ms,
-                       100.0 * p.ms / total);
+    h += core::formatf("<span><i style=\"background:%s\"></i>%s %.2f ms (%.0f%%)%s</span>",
+                       phaseBackground(p.phase).c_str(), p.name, p.ms, 100.0 * p.ms / total,
+                       calibratedMark(changed, p.phase));
   }
   h += "</div>\n";
   return h;
@@ -150,6 +178,7 @@ h1{font-size:24px;margin:0 0 2px}h2{font-size:17px;margin:22px 0 8px;border-bott
  vertical-align:middle;margin-left:6px}.tag.bad{background:#c83c3c}
 .stats{display:flex;flex-wrap:wrap;gap:8px 28px;margin:8px 0}.stats div b{display:block;font-size:16px}
 .stats div{color:#5b6673}.stats div b{color:#1d232b}
+.calibrated{font-size:13px;color:#5b6673;margin-top:4px}.calibrated b{color:#d55e00}
 .stepbar{display:flex;height:16px;border-radius:3px;overflow:hidden;margin:6px 0 4px;background:#e6e9ed}
 .stepbar span{display:block;height:100%}
 .legend span{margin-right:16px;white-space:nowrap;font-size:13px}
@@ -332,7 +361,7 @@ std::string dominantPartReason(const DecisionReportInput& in, const GridResult& 
   if (d.grid.replicas == 1) {
     s += " With R = 1 there is no replica sync (plain model parallelism over all N GPUs).";
   } else if (in.project.sync_interval > 1) {
-    s += core::formatf(" The replica sync runs every %u steps and is amortised over them.", in.project.sync_interval);
+    s += " The replica sync runs " + syncIntervalText(in.project.sync_interval) + " and is amortised over them.";
   }
   return s;
 }
@@ -434,7 +463,10 @@ void appendDecision(std::string& h, const DecisionReportInput& in, const GridRes
         "are replicas that average their embedding weights and optimizer state.</div>\n",
         d->grid.replicas, d->grid.group_size, d->grid.replicas);
   }
-  h += stepBar(*d);
+  const core::Calibration* cal = in.project.calibration ? &*in.project.calibration : nullptr;
+  const CalibratedFigures changed = calibratedFigures(cal);
+  const std::string mark = changed.any() ? "\u2020" : "";
+  h += stepBar(*d, changed);
   const double hbm = static_cast<double>(in.project.cluster.gpu.hbm_bytes);
   const double peak = static_cast<double>(peakMemory(*d));
   double mean_load = 0;
@@ -445,15 +477,22 @@ void appendDecision(std::string& h, const DecisionReportInput& in, const GridRes
   }
   if (!d->ranks.empty()) mean_load /= static_cast<double>(d->ranks.size());
   h += "<div class=\"stats\">";
-  h += core::formatf("<div>step time<b>%.2f ms</b></div>", d->step.step_ms);
-  h += "<div>throughput<b>" + htmlEscape(formatScaledCount(d->samples_per_second)) + " samples/s</b></div>";
+  h += core::formatf("<div>step time<b>%.2f ms%s</b></div>", d->step.step_ms, mark.c_str());
+  h += "<div>throughput<b>" + htmlEscape(formatScaledCount(d->samples_per_second)) + " samples/s" + mark + "</b></div>";
   h += "<div>memory per GPU (peak)<b>" + gib(peak) + " / " + gib(hbm) +
        (hbm > 0 ? core::formatf(" (%.0f%%)", 100.0 * peak / hbm) : std::string()) + "</b></div>";
   h += core::formatf("<div>imbalance max / mean<b>%.3f (%.2f / %.2f ms)</b></div>", d->imbalance.max_over_mean,
                      max_load, mean_load);
   h += core::formatf("<div>gap to lower bound<b>%.1f%%</b></div>", 100.0 * d->gap);
   h += "<div>planner<b>" + htmlEscape(d->algorithm) + "</b></div>";
-  h += "</div>\n</div>\n";
+  h += "</div>\n";
+  if (changed.any()) {
+    h += "<div class=\"calibrated\" id=\"calibrated\">\u2020 " + htmlEscape(core::calibratedOnText(cal));
+    const std::string mismatch = core::calibrationMismatch(in.project.cluster, cal);
+    if (!mismatch.empty()) h += ": <b>" + htmlEscape(mismatch) + "; predicted times are for that device</b>";
+    h += "</div>\n";
+  }
+  h += "</div>\n";
 }
 
 // The alternatives table: the top grids and the best of each M.
@@ -464,9 +503,14 @@ void appendAlternatives(std::string& h, const DecisionReportInput& in, const Gri
       "<p class=\"sub\">The %zu best ranked grids and the best grid of each group size M, of %zu "
       "planned; grids that do not fit in memory are in red.</p>\n",
       std::min<std::size_t>(5, grids.size()), grids.size());
-  h += "<table class=\"grid\" id=\"alternatives\">\n<tr><th>#</th><th>M</th><th>R</th><th class=\"l\">layout</th>"
-       "<th>step (ms)</th><th>embedding</th><th>all-to-all</th><th>replica sync</th><th>dense</th>"
-       "<th>vs decision</th><th>memory (GiB)</th><th>max / mean</th><th class=\"l\">fits</th></tr>\n";
+  const CalibratedFigures changed =
+      calibratedFigures(in.project.calibration ? &*in.project.calibration : nullptr);
+  h += "<table class=\"grid\" id=\"alternatives\">\n<tr><th>#</th><th>M</th><th>R</th><th class=\"l\">layout</th>";
+  h += std::string("<th>step (ms)") + calibratedMark(changed, Phase::Step) + "</th><th>embedding" +
+       calibratedMark(changed, Phase::Embedding) + "</th><th>all-to-all" + calibratedMark(changed, Phase::AllToAll) +
+       "</th><th>replica sync" + calibratedMark(changed, Phase::ReplicaSync) + "</th><th>dense" +
+       calibratedMark(changed, Phase::Dense) + "</th>";
+  h += "<th>vs decision</th><th>memory (GiB)</th><th>max / mean</th><th class=\"l\">fits</th></tr>\n";
   for (const std::size_t i : alternativeGrids(in.sweep, in.decision)) {
     const GridResult& g = grids[i];
     const bool is_decision = d == &g;
@@ -504,7 +548,7 @@ void appendProject(std::string& h, const DecisionReportInput& in) {
   h += "<div><b>Cluster</b>\n" + summaryTable(clusterSummaryRows(in.project.cluster)) + "</div>\n";
   h += "<div><b>Planning</b>\n<table class=\"kv\">\n";
   appendRow(h, "Project file", in.project_file.empty() ? std::string("(unsaved)") : htmlEscape(in.project_file));
-  appendRow(h, "Replica sync", core::formatf("every %u step(s)", std::max<std::uint32_t>(1, in.project.sync_interval)));
+  appendRow(h, "Replica sync", syncIntervalText(in.project.sync_interval));
   if (in.project.calibration) {
     const core::Calibration& c = *in.project.calibration;
     std::string v = htmlEscape(c.source);
@@ -590,12 +634,42 @@ void appendProvenance(std::string& h, const DecisionReportInput& in, const GridR
     h += " \u00b7 planned " + htmlEscape(d->plan.provenance.created);
   }
   h += " \u00b7 ";
-  h += in.project.calibration ? "calibrated: " + htmlEscape(in.project.calibration->source)
+  h += in.project.calibration ? htmlEscape(core::calibratedOnText(&*in.project.calibration)) + ": " +
+                                    htmlEscape(in.project.calibration->source)
                               : std::string("cost-model defaults (no calibration)");
   h += " \u00b7 predictions, not measurements</footer>\n";
 }
 
 }  // namespace
+
+std::string decisionSentence(const DecisionReportInput& in) {
+  const auto& grids = in.sweep.grids;
+  if (!in.decision || *in.decision >= grids.size()) return noDecisionReason(in);
+  const GridResult& d = grids[*in.decision];
+  const GridResult* best = in.sweep.best();
+  std::string s = (in.chosen ? "Chosen: " : "Best: ") + gridName(d) + core::formatf(" at %.2f ms per step", d.step.step_ms) +
+                  ", " + formatScaledCount(d.samples_per_second) + " samples/s";
+  if (!d.fits) {
+    s += "; it does not fit in memory";
+  } else if (best != nullptr && best != &d) {
+    s += core::formatf(", %.2fx slower than the best, ", d.step.step_ms / std::max(best->step.step_ms, 1e-12)) +
+         gridName(*best) + core::formatf(" at %.2f ms", best->step.step_ms);
+  } else {
+    // The runner-up: the next fitting grid of the ranking.
+    for (const GridResult& g : grids)
+      if (&g != &d && g.fits) {
+        s += "; runner-up " + gridName(g) + " " + delta(g, d);
+        break;
+      }
+  }
+  const auto parts = stepParts(d);
+  const StepPart* top = &parts[0];
+  for (const StepPart& p : parts)
+    if (p.ms > top->ms) top = &p;
+  s += core::formatf("; %s dominates its step (%.0f%%).", top->name,
+                     d.step.step_ms > 0 ? 100.0 * top->ms / d.step.step_ms : 0.0);
+  return s;
+}
 
 std::string decisionReportHtml(const DecisionReportInput& in) {
   const auto& grids = in.sweep.grids;

@@ -259,4 +259,8 @@ std::vector<SummaryRow> clusterSummaryRows(const core::ClusterSpec& c) {
   };
 }
 
+std::string syncIntervalText(std::uint32_t steps) {
+  return steps <= 1 ? std::string("every step") : "every " + std::to_string(steps) + " steps";
+}
+
 }  // namespace shardscope::report

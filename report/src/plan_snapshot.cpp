@@ -138,6 +138,22 @@ std::string tableOnRankText(const PlanSnapshot& s, std::uint32_t table, std::uin
   return out;
 }
 
+std::string syncOnRankText(const PlanSnapshot& s, std::uint32_t group_rank) {
+  if (group_rank >= s.breakdown.group_size || group_rank >= s.stack.sync_ms.size()) return {};
+  const double sync = s.stack.sync_ms[group_rank];
+  std::uint64_t bytes = 0;
+  for (const planner::ShardLoad& e : s.breakdown.onRank(group_rank))
+    if (e.cost.sync_ms > 0) bytes += e.cost.memory_bytes;
+  const double rank_load = s.breakdown.rank_load_ms[group_rank];
+  std::string out = core::formatf("replica sync on group rank %u: %.3f ms per step", group_rank, sync);
+  out += core::formatf("\nall-reduce of its shards' weights and optimizer state (%s) across the %u replicas, %s",
+                       core::formatBytes(bytes).c_str(), s.grid.grid.replicas,
+                       syncIntervalText(s.grid.plan.sync_interval).c_str());
+  out += core::formatf("\n%.1f%% of the rank's %.3f ms load", rank_load > 0 ? sync / rank_load * 100.0 : 0.0,
+                       rank_load);
+  return out;
+}
+
 std::string otherTablesOnRankText(const PlanSnapshot& s, std::uint32_t group_rank) {
   if (group_rank >= s.breakdown.group_size) return {};
   std::vector<bool> stacked(s.grid.plan.tables.size(), false);
@@ -145,10 +161,12 @@ std::string otherTablesOnRankText(const PlanSnapshot& s, std::uint32_t group_ran
   std::vector<std::pair<double, std::uint32_t>> loads;  // (load, table), merged per table
   for (const planner::ShardLoad& e : s.breakdown.onRank(group_rank)) {
     if (stacked[e.table]) continue;
+    // The replica sync is a segment of its own (syncOnRankText).
+    const double load = e.cost.load() - e.cost.sync_ms;
     if (!loads.empty() && loads.back().second == e.table)
-      loads.back().first += e.cost.load();
+      loads.back().first += load;
     else
-      loads.emplace_back(e.cost.load(), e.table);
+      loads.emplace_back(load, e.table);
   }
   double total = 0;
   for (const auto& l : loads) total += l.first;

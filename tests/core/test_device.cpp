@@ -118,7 +118,7 @@ class TestDevice : public QObject {
     cal.device.count = 4;
     auto back = calibrationFromJson(nlohmann::json::parse(toJson(cal).dump()), "cal.json");
     QVERIFY2(back, back ? "" : back.error().message.c_str());
-    QCOMPARE(back->device, cal.device);
+    QVERIFY(back->device == cal.device);
   }
 
   void aCalibrationFileWithABadDeviceNamesTheField() {
@@ -139,7 +139,7 @@ class TestDevice : public QObject {
     const auto j = nlohmann::json::parse(R"({"schema": "shardscope.calibration/1", "source": "x", "coefficients": {}})");
     auto back = calibrationFromJson(j, "cal.json");
     QVERIFY(back);
-    QCOMPARE(back->device.kind, DeviceClass::Unknown);
+    QVERIFY(back->device.kind == DeviceClass::Unknown);
   }
 };
 

@@ -1,6 +1,8 @@
 // Summaries print what a planner looks at first.
 #include <QtTest>
 
+#include <cmath>
+
 #include "shardscope/core/presets.h"
 #include "shardscope/core/summary.h"
 
@@ -22,6 +24,28 @@ class TestSummary : public QObject {
     QCOMPARE(formatCount(40000000), std::string("40.0M"));
     QCOMPARE(formatCount(3067956), std::string("3.07M"));
     QCOMPARE(formatCount(155), std::string("155"));
+  }
+
+  void relativeErrorsPastAThousandPercentReadAsFactors() {
+    QCOMPARE(formatRelativeError(0.123), std::string("+12.3%"));
+    QCOMPARE(formatRelativeError(-0.45), std::string("-45.0%"));
+    QCOMPARE(formatRelativeError(10.0), std::string("+1000.0%"));
+    QCOMPARE(formatRelativeError(743.015), std::string("744x"));  // never "74401.5%"
+    QCOMPARE(formatRelativeError(11.5), std::string("12.5x"));
+    QCOMPARE(formatRelativeError(std::nan("")), std::string("-"));
+    QCOMPARE(formatErrorSize(0.123), std::string("12.3%"));
+    QCOMPARE(formatErrorSize(743.015), std::string("744x"));
+    QCOMPARE(formatErrorSize(-1.0), std::string("-"));
+  }
+
+  void fittedConstantsInEngineeringNotationWithTheirError() {
+    QCOMPARE(formatWithError(1.234, 0.04), std::string("1.23 \u00b1 0.04"));
+    QCOMPARE(formatWithError(2100.0, 35.0), std::string("(2.10 \u00b1 0.04)e3"));
+    QCOMPARE(formatWithError(8.5e-7, 1.2e-8), std::string("(850 \u00b1 12)e-9"));
+    QCOMPARE(formatWithError(6.5, 0.0), std::string("6.50 \u00b1 ?"));
+    QCOMPARE(formatWithError(1.5, 0.001), std::string("1.50 \u00b1 0.001"));  // the error keeps a digit of its own
+    QVERIFY(notDetermined(2.0, 3.5));
+    QVERIFY(!notDetermined(2.0, 0.5));
   }
 
   void modelSummaryListsLargestTablesFirst() {

@@ -138,12 +138,20 @@ class TestPlanBreakdown : public QObject {
     QCOMPARE(stack.load_ms.size(), 11u);
     QCOMPARE(stack.other_tables, g.plan.tables.size() - 10);
     for (std::size_t s = 0; s < stack.tables.size(); ++s) QCOMPARE(stack.tables[s], b.tables_by_load[s]);
+    QCOMPARE(stack.sync_ms.size(), std::size_t{b.group_size});
+    double sync = 0;
     for (std::uint32_t r = 0; r < b.group_size; ++r) {
       double sum = 0;
       for (const auto& series : stack.load_ms) sum += series[r];
-      QVERIFY(near(sum, g.ranks[r].load_ms));
-      QVERIFY(near(stack.load_ms[0][r], b.loadOf(stack.tables[0], r)));
+      // The replica sync is its own segment: the tables' series and it add up to the rank's load.
+      QVERIFY(near(sum + stack.sync_ms[r], g.ranks[r].load_ms));
+      double table_sync = 0;
+      for (const ShardLoad& e : b.onRank(r))
+        if (e.table == stack.tables[0]) table_sync += e.cost.sync_ms;
+      QVERIFY(near(stack.load_ms[0][r], b.loadOf(stack.tables[0], r) - table_sync));
+      sync += stack.sync_ms[r];
     }
+    if (g.grid.replicas > 1) QVERIFY(sync > 0);
     // Fewer tables than asked: all shown, "other" empty.
     const RankLoadStack all = rankLoadStack(b, shownTables(b, 1000));
     QCOMPARE(all.tables.size(), g.plan.tables.size());

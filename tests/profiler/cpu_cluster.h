@@ -12,7 +12,7 @@ inline core::ClusterSpec cpu4() {
   c.name = "cpu4";
   c.nodes = 1;
   c.gpus_per_node = 4;
-  c.gpu = {"CPU rank", 2ull << 30, 10.0, 0.05};
+  c.gpu = {"CPU rank", 2ull << 30, 10.0, 0.05, core::DeviceClass::Cpu};
   c.intra_node = {5.0, 5.0};
   c.inter_node = {1.0, 50.0};
   return c;

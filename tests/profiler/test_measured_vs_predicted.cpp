@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <map>
 
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/planner/grid_result.h"
@@ -96,7 +97,11 @@ class TestMeasuredVsPredicted : public QObject {
     }
     QVERIFY(v->measured_phases[0] && v->measured_phases[1]);
     QVERIFY(!v->measured_phases[2] && !v->measured_phases[3]);
+    // A CPU run against the cluster of CPU ranks it modelled: like for like, the errors compare.
+    QVERIFY2(v->devices.absolute, v->devices.reason.c_str());
+    QVERIFY(v->devices.run.kind == core::DeviceClass::Cpu);
     QVERIFY(std::abs(v->mape - abs_error / static_cast<double>(v->ranks.size())) < 1e-12);
+    QVERIFY(abs_error > 0);
     const auto stats = planner::imbalanceOf(measured_load);
     QCOMPARE(v->measured_imbalance.max_over_mean, stats.max_over_mean);
     QCOMPARE(v->measured_imbalance.kl_divergence, stats.kl_divergence);
@@ -124,6 +129,48 @@ class TestMeasuredVsPredicted : public QObject {
     QCOMPARE(slow.constants, std::string("calibration half bandwidth"));
     QVERIFY(slow.ranks.front().predicted.embedding() > every.ranks.front().predicted.embedding());
     QCOMPARE(slow.ranks.front().measured.emb_fwd, every.ranks.front().measured.emb_fwd);
+  }
+
+  void acrossDevicesEachRanksShareOfItsGroupIsCompared() {
+    QTemporaryDir dir;
+    Measured m = profiledRun(dir, 2, 1);
+    // The same plan priced for H100s: a CPU run is not compared in milliseconds with it.
+    m.inputs.cluster->gpu.device = core::DeviceClass::Gpu;
+    m.inputs.cluster->gpu.name = "H100 SXM 80GB";
+    auto v = profiler::measuredVsPredicted(m.analysis, m.inputs, nullptr).value();
+    QVERIFY(!v.devices.absolute);
+    QVERIFY2(v.devices.reason.find("this run ran on CPU") != std::string::npos &&
+                 v.devices.reason.find("predictions are for H100 (the cluster's GPU)") != std::string::npos,
+             v.devices.reason.c_str());
+    QCOMPARE(v.mape, -1.0);  // no error figure across devices
+    QCOMPARE(v.embedding_mape, -1.0);
+    // A calibration fitted on this CPU prices for it: like for like again.
+    core::Calibration same;
+    same.source = "this machine";
+    same.device = v.devices.run;
+    auto calibrated = profiler::measuredVsPredicted(m.analysis, m.inputs, &same).value();
+    QVERIFY(calibrated.devices.absolute);
+    QVERIFY(calibrated.mape >= 0);
+    // Shares of each sharding group's embedding work add up to 1 per group, measured and predicted.
+    std::map<int, double> measured, predicted;
+    for (const auto& r : v.ranks) {
+      QVERIFY(r.measured_share > 0 && r.measured_share <= 1);
+      QVERIFY(r.predicted_share > 0 && r.predicted_share <= 1);
+      measured[r.sharding_group] += r.measured_share;
+      predicted[r.sharding_group] += r.predicted_share;
+    }
+    for (const auto& [g, sum] : measured) QVERIFY2(std::abs(sum - 1.0) < 1e-9, qPrintable(QString::number(sum)));
+    for (const auto& [g, sum] : predicted) QVERIFY(std::abs(sum - 1.0) < 1e-9);
+    // The gap is the mean |measured - predicted| share, and names the rank where it is widest.
+    double gap = 0.0, widest = -1.0;
+    int widest_rank = -1;
+    for (const auto& r : v.ranks) {
+      const double d = std::abs(r.measured_share - r.predicted_share);
+      gap += d;
+      if (d > widest) widest = d, widest_rank = r.rank;
+    }
+    QVERIFY(std::abs(v.share_gap - gap / static_cast<double>(v.ranks.size())) < 1e-12);
+    QCOMPARE(v.widest_share_gap_rank, widest_rank);
   }
 
   void aRunWithoutAPlanSaysWhatIsMissing() {

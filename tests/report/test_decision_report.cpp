@@ -2,6 +2,7 @@
 // lists, and HTML escaping of user strings.
 #include <QtTest>
 #include <algorithm>
+#include <cstdio>
 
 #include "shardscope/core/presets.h"
 #include "shardscope/planner/scaling_sweep.h"
@@ -40,6 +41,56 @@ class TestDecisionReport : public QObject {
       QVERIFY(std::find(rows.begin(), rows.end(), i) != rows.end());
       for (std::size_t j = 0; j < i; ++j) QVERIFY(sweep.grids[j].grid.group_size != sweep.grids[i].grid.group_size);
     }
+  }
+
+  void theSentenceNamesTheBestGridItsRunnerUpAndWhatDominates() {
+    report::DecisionReportInput in;
+    in.project = core::defaultProject();
+    in.sweep = sweep_;
+    in.decision = 0;
+    const std::string s = report::decisionSentence(in);
+    const auto& best = sweep_.grids.front();
+    QVERIFY2(s.rfind("Best: M = " + std::to_string(best.grid.group_size), 0) == 0, s.c_str());
+    QVERIFY2(s.find("runner-up M = ") != std::string::npos, s.c_str());
+    QVERIFY2(s.find("dominates its step") != std::string::npos, s.c_str());
+    QVERIFY2(s.find("samples/s") != std::string::npos, s.c_str());
+  }
+
+  void aChosenGridSlowerThanTheBestSaysByHowMuch() {
+    report::DecisionReportInput in;
+    in.project = core::defaultProject();
+    in.sweep = sweep_;
+    std::size_t slower = 1;
+    while (slower < sweep_.grids.size() && !sweep_.grids[slower].fits) ++slower;
+    QVERIFY(slower < sweep_.grids.size());
+    in.decision = slower;
+    in.chosen = true;
+    const std::string s = report::decisionSentence(in);
+    const double factor = sweep_.grids[slower].step.step_ms / sweep_.grids.front().step.step_ms;
+    char want[32];
+    std::snprintf(want, sizeof want, "%.2fx slower than the best", factor);
+    QVERIFY2(s.rfind("Chosen: ", 0) == 0, s.c_str());
+    QVERIFY2(s.find(want) != std::string::npos, s.c_str());
+  }
+
+  void calibratedFiguresAreMarkedWithTheDevice() {
+    report::DecisionReportInput in;
+    in.project = core::defaultProject();
+    in.sweep = sweep_;
+    in.decision = 0;
+    core::Calibration cal;
+    cal.source = "run 3";
+    cal.device = {core::DeviceClass::Cpu, "AMD EPYC 9654", 2, 1};
+    cal.coefficients["embedding_bandwidth_gbps"] = {100.0, 1.0};
+    in.project.calibration = cal;
+    const std::string html = report::decisionReportHtml(in);
+    QVERIFY(html.find("calibrated on CPU (AMD EPYC 9654, 2 threads)") != std::string::npos);
+    QVERIFY(html.find("the cluster is H100") != std::string::npos);  // the mismatch is said, not hidden
+    QVERIFY(html.find("<th>embedding\u2020</th>") != std::string::npos);
+    QVERIFY(html.find("<th>all-to-all</th>") != std::string::npos);  // the network constants were not fitted
+    // Without a calibration nothing is marked.
+    in.project.calibration.reset();
+    QVERIFY(report::decisionReportHtml(in).find("\u2020") == std::string::npos);
   }
 
   void htmlEscapeCoversTheFiveCharacters() {

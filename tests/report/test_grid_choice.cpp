@@ -50,6 +50,33 @@ class TestGridChoice : public QObject {
     QVERIFY(!report::samePlanningInput(p, chosen));
   }
 
+  void aCalibrationChangesTheFiguresItsConstantsPrice() {
+    QVERIFY(!report::calibratedFigures(nullptr).any());
+    core::Calibration embedding;
+    embedding.coefficients["embedding_bandwidth_gbps"] = {2000.0, 10.0};
+    const auto e = report::calibratedFigures(&embedding);
+    QVERIFY(e.embedding && !e.all_to_all && !e.replica_sync && !e.dense && e.any());
+    core::Calibration network;
+    network.coefficients["inter_node_bandwidth_gbps"] = {40.0, 1.0};
+    const auto n = report::calibratedFigures(&network);
+    QVERIFY(!n.embedding && n.all_to_all && n.replica_sync && n.dense);
+    core::Calibration dense;
+    dense.coefficients["dense_efficiency"] = {0.5, 0.01};
+    const auto d = report::calibratedFigures(&dense);
+    QVERIFY(!d.embedding && !d.all_to_all && d.dense);
+  }
+
+  void slowdownIsTheStepRatioAgainstTheBestFittingGrid() {
+    planner::SweepResult sweep;
+    sweep.grids = {gridOf(8, core::RankLayout::Strided, true), gridOf(4, core::RankLayout::Strided, true)};
+    sweep.grids[0].step.step_ms = 2.0;
+    sweep.grids[1].step.step_ms = 5.0;
+    QCOMPARE(report::slowdownAgainstBest(sweep, sweep.grids[0]), 1.0);
+    QCOMPARE(report::slowdownAgainstBest(sweep, sweep.grids[1]), 2.5);
+    sweep.grids[0].fits = false;  // nothing fits first: no best to compare with
+    QCOMPARE(report::slowdownAgainstBest(sweep, sweep.grids[1]), 1.0);
+  }
+
   void peakMemoryIsTheFullestRank() {
     planner::GridResult g;
     g.ranks.resize(3);

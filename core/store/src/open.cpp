@@ -277,3 +277,14 @@ Result<OpenedStore> openValidated(const fs::path& path, OpenMode mode) {
 }
 
 }  // namespace shardscope::core::store::detail
+
+namespace shardscope::core::store {
+
+bool isSqliteFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::array<char, 16> header{};
+  if (!in.read(header.data(), static_cast<std::streamsize>(header.size()))) return false;
+  return std::memcmp(header.data(), "SQLite format 3", header.size()) == 0;
+}
+
+}  // namespace shardscope::core::store

@@ -7,6 +7,9 @@
 #include <QProcess>
 #include <QComboBox>
 #include <QLabel>
+#include <QRegularExpression>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableView>
@@ -45,6 +48,19 @@ using test::tinyProject;
 namespace {
 
 constexpr int kTimeoutMs = 120000;
+
+// A calibration fitted on this machine's CPU, offered to the tiny project's
+// cluster (no GPU model it could match): the confirmation names both, and
+// "Apply anyway" applies it.
+void acceptCalibrationForAnotherDevice(QWidget& window) {
+  QMessageBox* box = nullptr;
+  QTRY_VERIFY_WITH_TIMEOUT((box = window.findChild<QMessageBox*>(QStringLiteral("calibrationDeviceConfirm"))),
+                           kTimeoutMs);
+  QVERIFY2(box->text().contains(QStringLiteral("fitted on CPU")), qPrintable(box->text()));
+  auto* apply = box->findChild<QPushButton*>(QStringLiteral("calibrationApplyAnyway"));
+  QVERIFY(apply != nullptr);
+  apply->click();
+}
 
 // A small emulate request of the tiny project into `store`.
 profiler::ProfileRequest tinyRequest(const QString& store, std::uint32_t steps) {
@@ -105,6 +121,9 @@ class TestMeasuredLoop : public QObject {
     const auto& v = *page->shown()->prediction;
     QCOMPARE(v.ranks.size(), expected->prediction->ranks.size());
     QCOMPARE(page->rankTable()->rowCount(), static_cast<int>(v.ranks.size()));
+    // A CPU run against the cluster of CPU ranks it models: like for like, in milliseconds.
+    QVERIFY(v.devices.absolute);
+    QVERIFY(!page->chart()->showsShares());
     for (std::size_t i = 0; i < v.ranks.size(); ++i) {
       const auto& want = expected->prediction->ranks[i];
       QCOMPARE(v.ranks[i].measured.emb_fwd, want.measured.emb_fwd);
@@ -118,6 +137,8 @@ class TestMeasuredLoop : public QObject {
     QVERIFY(page->statsText().contains(QStringLiteral("KL divergence")));
     QCOMPARE(page->chart()->measuredSeries().front()->dataCount(), static_cast<int>(v.ranks.size()));
     QCOMPARE(page->chart()->predictedSeries().front()->dataCount(), static_cast<int>(v.ranks.size()));
+    // The header names the device the run ran on.
+    QVERIFY(page->findChild<QLabel*>(QStringLiteral("measuredHeader"))->text().contains(QStringLiteral("ran on CPU")));
     const QString shot = QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/page_measured_1280x800.png");
     QVERIFY(saveScreenshot(window, shot, QSize(1280, 800)).ok());
     QCOMPARE(QImage(shot).size(), QSize(1280, 800));
@@ -150,7 +171,10 @@ class TestMeasuredLoop : public QObject {
     gui.created = cli->calibration.created;
     QCOMPARE(core::toJson(gui).dump(), core::toJson(cli->calibration).dump());
     QVERIFY(page->calibrationTable()->rowCount() > 0);
-    QCOMPARE(page->calibrationTable()->rowCount(), static_cast<int>(cli->terms.size()));
+    QCOMPARE(page->calibrationTable()->rowCount(), static_cast<int>(cli->calibration.coefficients.size()));
+    // Each constant with its standard error; the calibration names the CPU it was fitted on.
+    QVERIFY(page->calibrationTable()->item(0, 1)->text().contains(QStringLiteral("\u00b1")));
+    QVERIFY(window.document()->project().calibration->device.kind == core::DeviceClass::Cpu);
 
     // The Grid Explorer re-plans with the calibration and shows the best grid before and after.
     QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, false));
@@ -164,7 +188,8 @@ class TestMeasuredLoop : public QObject {
     const QString comparison = window.gridExplorerPage()->calibrationBar()->comparisonText();
     QVERIFY2(comparison.contains(QStringLiteral("default constants")), qPrintable(comparison));
     QVERIFY2(comparison.contains(QStringLiteral("calibration ")), qPrintable(comparison));
-    QVERIFY(window.gridExplorerPage()->calibrationBar()->constantsText().contains(QStringLiteral("calibration from")));
+    const QString constants = window.gridExplorerPage()->calibrationBar()->constantsText();
+    QVERIFY2(constants.contains(QStringLiteral("calibrated on CPU")), qPrintable(constants));
 
     // The measured view follows: its prediction is priced with the calibration now.
     QTRY_VERIFY_WITH_TIMEOUT(page->shown() != nullptr && page->shown()->prediction &&
@@ -271,6 +296,80 @@ class TestMeasuredLoop : public QObject {
         QCOMPARE(want.at("ranks").at(k).at("bwd_ms").get<double>(), grids[g].ranks[k].bwd_ms);
       }
     }
+  }
+
+  // A run on this machine's CPU against a project priced for H100s: shares of
+  // each group's embedding work, never milliseconds of two devices; its
+  // calibration is applied to the H100 cluster only when the user says so.
+  void aCpuRunAgainstGpuPredictionsComparesShares() {
+    QTemporaryDir dir;
+    MainWindow window;
+    window.resize(1280, 800);
+    core::Project h100 = tinyProject();
+    h100.cluster.gpu.device = core::DeviceClass::Gpu;
+    h100.cluster.gpu.name = "H100 SXM 80GB";
+    window.document()->reset(h100);
+    QVERIFY(window.document()->saveAs(dir.filePath(QStringLiteral("h100.shardscope"))).ok());
+    QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, false));
+    profiler::ProfileRequest r = tinyRequest(window.storePath(), 2);
+    r.project = h100;
+    r.plan = profiler::plannedProfilePlan(r, 2).value();
+    auto outcome = profiler::runProfile(r, {}, nullptr);
+    QVERIFY(outcome.ok());
+    MeasuredPage* page = window.measuredPage();
+    QSignalSpy shown(page, &MeasuredPage::runShown);
+    window.openRun(static_cast<qint64>(outcome->run));
+    QVERIFY(shown.wait(kTimeoutMs));
+    QVERIFY(page->shown() && page->shown()->prediction);
+    const auto& v = *page->shown()->prediction;
+    QVERIFY(!v.devices.absolute);
+    QVERIFY2(page->messageText().contains(QStringLiteral("Absolute times are not compared: this run ran on CPU")) &&
+                 page->messageText().contains(QStringLiteral("predictions are for H100")),
+             qPrintable(page->messageText()));
+    QVERIFY(page->findChild<QLabel*>(QStringLiteral("measuredHeader"))->text().contains(QStringLiteral("ran on CPU")));
+    QVERIFY(page->chart()->showsShares());
+    QCOMPARE(page->rankTable()->columnCount(), 7);
+    for (int row = 0; row < page->rankTable()->rowCount(); ++row) {
+      const auto& want = v.ranks[static_cast<std::size_t>(row)];
+      QCOMPARE(page->rankTable()->item(row, 4)->text(),
+               QStringLiteral("%1%").arg(want.measured_share * 100.0, 0, 'f', 1));
+    }
+    // No error figure at all, let alone one above 1,000 %.
+    const QRegularExpression percent(QStringLiteral("([0-9][0-9,.]*)\\s*%"));
+    for (auto it = percent.globalMatch(page->statsText() + page->chart()->titleText()); it.hasNext();) {
+      const QString number = it.next().captured(1);
+      QVERIFY2(number.remove(QLatin1Char(',')).toDouble() <= 100.0, qPrintable(number));
+    }
+    QVERIFY(!page->statsText().contains(QStringLiteral("mean |error|")));
+    QVERIFY(saveScreenshot(window, QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/page_measured_shares_1280x800.png"),
+                           QSize(1280, 800))
+                .ok());
+
+    // Calibrate: fitted on this CPU, offered to the H100 cluster: Cancel keeps the project as it was.
+    QSignalSpy calibrated(page, &MeasuredPage::calibrated);
+    QVERIFY(page->findChild<QPushButton*>(QStringLiteral("measuredCalibrate"))->text().contains(QStringLiteral("CPU")));
+    page->calibrate();
+    QMessageBox* box = nullptr;
+    QTRY_VERIFY_WITH_TIMEOUT((box = window.findChild<QMessageBox*>(QStringLiteral("calibrationDeviceConfirm"))),
+                             kTimeoutMs);
+    QVERIFY2(box->text().contains(QStringLiteral("fitted on CPU")) && box->text().contains(QStringLiteral("H100")),
+             qPrintable(box->text()));
+    box->reject();
+    QTRY_VERIFY_WITH_TIMEOUT(calibrated.count() == 1, kTimeoutMs);
+    QVERIFY(!window.document()->project().calibration.has_value());
+    QVERIFY(page->messageText().contains(QStringLiteral("was not applied")));
+    // Apply anyway: the project plans with it and the Grid Explorer says on which device it was fitted.
+    page->calibrate();
+    acceptCalibrationForAnotherDevice(window);
+    QTRY_VERIFY_WITH_TIMEOUT(calibrated.count() == 2, kTimeoutMs);
+    QVERIFY(window.document()->project().calibration.has_value());
+    const QString constants = window.gridExplorerPage()->calibrationBar()->constantsText();
+    QVERIFY2(constants.contains(QStringLiteral("calibrated on CPU")) &&
+                 constants.contains(QStringLiteral("the cluster is H100")),
+             qPrintable(constants));
+    // Priced for the CPU now, the run compares in milliseconds.
+    QTRY_VERIFY_WITH_TIMEOUT(page->shown() && page->shown()->prediction && page->shown()->prediction->devices.absolute,
+                             kTimeoutMs);
   }
 
   // A run compared with another plan: the Plan page's, then a plan file

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "shardscope/core/device.h"
+
 namespace shardscope::core {
 
 struct GpuKind {
@@ -14,6 +16,9 @@ struct GpuKind {
   std::uint64_t hbm_bytes = 0;
   double hbm_bandwidth_gbps = 0.0;  // GB/s (1e9 bytes/s)
   double peak_dense_tflops = 0.0;   // dense bf16 TFLOP/s
+  // What the "GPUs" are: GPUs (the default), or CPU ranks (a cluster that
+  // models the engine's CPU processes, priced for any CPU: docs/formats/cluster.md).
+  DeviceClass device = DeviceClass::Gpu;
   bool operator==(const GpuKind&) const = default;
 };
 

@@ -64,6 +64,9 @@ struct RankLoadStack {
   std::vector<std::uint32_t> tables;         // plan table indices of the first series
   std::vector<std::vector<double>> load_ms;  // [series][group rank]; tables.size() + 1 series, the last is "other"
   std::size_t other_tables = 0;              // how many tables the last series sums
+  // [group rank]: the replica sync of the rank's shards, its own segment (not
+  // in load_ms): a rank slow for its sync is not slow for its tables' lookups.
+  std::vector<double> sync_ms;
 };
 
 [[nodiscard]] RankLoadStack rankLoadStack(const PlanBreakdown& breakdown, std::vector<std::uint32_t> tables);

@@ -49,6 +49,12 @@ struct DecisionReportInput {
 // load imbalance.
 [[nodiscard]] std::vector<std::string> decisionReasons(const DecisionReportInput& input);
 
+// The answer in one sentence, as the Grid Explorer states it above its
+// charts: the decision with its step time and throughput, how much slower it
+// is than the best fitting grid when it is not that grid, the runner-up, and
+// what dominates its step; without a decision, why none fits.
+[[nodiscard]] std::string decisionSentence(const DecisionReportInput& input);
+
 // The whole report: one self-contained HTML5 file (inline CSS, charts as
 // data: URLs), every user string escaped.
 [[nodiscard]] std::string decisionReportHtml(const DecisionReportInput& input);

@@ -26,6 +26,9 @@ namespace shardscope::report {
 // 12345678 -> "12.3 M"; below 1000 the plain count.
 [[nodiscard]] std::string formatScaledCount(double n);
 
+// How often the replicas sync: "every step", "every 4 steps".
+[[nodiscard]] std::string syncIntervalText(std::uint32_t steps);
+
 // "fixed 3", "uniform 20 ± 5".
 [[nodiscard]] std::string poolingText(const core::PoolingSpec& p);
 // "uniform", "zipf 1.05", "hot 10% → 90%", "histogram (64 buckets)".

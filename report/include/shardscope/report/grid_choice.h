@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "shardscope/core/project.h"
 #include "shardscope/planner/grid_result.h"
@@ -24,5 +25,22 @@ namespace shardscope::report {
 [[nodiscard]] std::uint64_t peakMemory(const planner::GridResult& grid);
 // How many grids of the sweep fit in memory.
 [[nodiscard]] std::size_t fittingCount(const planner::SweepResult& sweep);
+
+// Which of a grid's figures a calibration changes: its embedding constants
+// change embedding compute; its network constants and measured collectives
+// the all-to-all, the replica sync and the dense all-reduce; its dense
+// efficiency the dense part. Step time and throughput change with any.
+struct CalibratedFigures {
+  bool embedding = false;
+  bool all_to_all = false;
+  bool replica_sync = false;
+  bool dense = false;
+  [[nodiscard]] bool any() const { return embedding || all_to_all || replica_sync || dense; }
+};
+[[nodiscard]] CalibratedFigures calibratedFigures(const core::Calibration* calibration);
+
+// How much slower `grid` is than the best fitting grid of `sweep` (step
+// time ratio); 1 for the best itself or when nothing fits.
+[[nodiscard]] double slowdownAgainstBest(const planner::SweepResult& sweep, const planner::GridResult& grid);
 
 }  // namespace shardscope::report

@@ -66,6 +66,9 @@ struct PlanSnapshot {
 // What plan table `table` has on `group_rank`: type, each shard's range and
 // fwd/bwd/comm cost, and its share of the rank's load (hover text).
 [[nodiscard]] std::string tableOnRankText(const PlanSnapshot& s, std::uint32_t table, std::uint32_t group_rank);
+// The replica sync of `group_rank`: its ms, the weights and optimizer state it
+// all-reduces across the replicas and how often (hover text).
+[[nodiscard]] std::string syncOnRankText(const PlanSnapshot& s, std::uint32_t group_rank);
 // The tables of the "other" series on `group_rank`, heaviest first.
 [[nodiscard]] std::string otherTablesOnRankText(const PlanSnapshot& s, std::uint32_t group_rank);
 

@@ -146,6 +146,10 @@ class TraceStore {
 // missing, empty, not SQLite, not a ShardScope store, newer schema, corrupt.
 [[nodiscard]] Result<TraceStore> openStore(const std::filesystem::path& path, OpenMode mode = OpenMode::ReadOnly);
 
+// Whether the file starts with SQLite's header: a trace store (or another
+// SQLite database) rather than a project file. False when it cannot be read.
+[[nodiscard]] bool isSqliteFile(const std::filesystem::path& path);
+
 // Everything `store info` prints, read-only. Span counts come from the
 // per-rank extents the writer maintains, so this is fast on large stores.
 [[nodiscard]] Result<StoreInfo> inspectStore(const std::filesystem::path& path);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "shardscope/core/calibration.h"
+#include "shardscope/core/device.h"
 #include "shardscope/core/result.h"
 #include "shardscope/planner/grid_result.h"
 #include "shardscope/profiler/analysis/run_analysis.h"
@@ -34,29 +35,41 @@ inline constexpr int kPhases = 5;
 [[nodiscard]] double phaseValue(const PhaseMs& p, int phase);
 
 struct RankVsPrediction {
-  int rank = 0;        // global
-  int group_rank = 0;  // inside its sharding group
+  int rank = 0;            // global
+  int sharding_group = 0;  // the plan's sharding group holding it
+  int group_rank = 0;      // inside its sharding group
   PhaseMs measured;
   PhaseMs predicted;
   double measured_step_ms = 0.0;  // the rank's measured step (wall)
   // Over the phases the run measured (MeasuredVsPredicted::measured_phases):
   double measured_ms = 0.0;
   double predicted_ms = 0.0;
-  double error = 0.0;            // measured_ms / predicted_ms - 1
+  double error = 0.0;            // measured_ms / predicted_ms - 1 (meaningful only like for like)
   double embedding_error = 0.0;  // the same for embedding compute
+  // The rank's share of its sharding group's embedding compute (over the
+  // group's measured ranks), measured and predicted: what transfers across devices.
+  double measured_share = -1.0;
+  double predicted_share = -1.0;
   bool straggler = false;
 };
 
 struct MeasuredVsPredicted {
   std::string plan_summary;  // "M=4 R=2 strided"
   std::string constants;     // "default constants" or "calibration <source>"
+  // The run's device against the one the prediction is priced for. Absolute
+  // times and errors compare only when `devices.absolute`; otherwise the
+  // shares, the imbalance statistics and the stragglers do, and
+  // `devices.reason` says why in one line.
+  core::DeviceComparison devices;
   std::uint32_t sync_interval = 1;
   std::vector<RankVsPrediction> ranks;  // by global rank, measured ranks only
   // Phases the run measured: those with time on some rank (an emulate run
   // measures embedding compute only; it runs no collectives). Errors compare these.
   std::array<bool, kPhases> measured_phases{};
-  double mape = 0.0;  // mean |error| over ranks (fraction)
-  double embedding_mape = 0.0;
+  double mape = -1.0;  // mean |error| over ranks (fraction); < 0 when not like for like
+  double embedding_mape = -1.0;
+  double share_gap = -1.0;      // mean |measured_share - predicted_share| over ranks (fraction); < 0: none
+  int widest_share_gap_rank = -1;  // the rank whose share is furthest from its prediction
   double predicted_step_ms = 0.0;  // the planner's step time for the plan (critical rank + dense + sync)
   double measured_step_ms = 0.0;   // median over ranks of the measured step
   // TorchRec's four statistics plus max/mean, over each rank's embedding compute.

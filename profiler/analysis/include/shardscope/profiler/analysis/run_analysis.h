@@ -14,6 +14,7 @@
 
 #include "shardscope/core/calibration.h"
 #include "shardscope/core/cluster.h"
+#include "shardscope/core/device.h"
 #include "shardscope/core/model.h"
 #include "shardscope/core/plan.h"
 #include "shardscope/core/result.h"
@@ -95,6 +96,10 @@ struct RankAnalysis {
   bool straggler = false;
   double predicted_plan_ms = -1.0;   // plan's predicted.ranks[group_rank].compute_ms; < 0 when unknown
   double predicted_model_ms = -1.0;  // the cost model's, re-priced now; < 0 when unknown
+  // The rank's share of its sharding group's embedding compute (over the group's
+  // measured ranks): what transfers across devices. < 0 when unknown.
+  double share = -1.0;
+  double predicted_share = -1.0;  // the same from the cost model's prediction (else the plan's)
 };
 
 // max / mean of embedding compute over a set of ranks.
@@ -153,8 +158,16 @@ struct RunAnalysis {
   std::vector<int> stragglers;          // global ranks above the threshold
   std::string plan_summary;             // "M=4 R=2 strided", empty without a plan
   std::string model_constants;          // "default constants" or "calibration <source>"; empty when not re-priced
-  double plan_mape = -1.0;              // fractions; < 0 when not available
+  // The run's device against the devices the predictions are priced for (the
+  // cost model's: the calibration's device, else the cluster's GPU; the plan's:
+  // the cluster's GPU). Absolute times and errors are compared only when they
+  // match (docs/analysis.md#like-for-like); otherwise the shares are.
+  core::DeviceInfo device;  // what the run ran on (runDevice of its configuration)
+  core::DeviceComparison model_devices;
+  core::DeviceComparison plan_devices;
+  double plan_mape = -1.0;  // fractions; < 0 when not available or not comparable
   double model_mape = -1.0;
+  double share_mae = -1.0;  // mean |share - predicted_share| over ranks (fraction); < 0 when not available
   std::vector<TableAnalysis> tables;     // heaviest first
   std::vector<CollectiveBin> bandwidth;  // by op, group size, size
   std::string bandwidth_note;            // why `bandwidth` is empty ("" when it is not)
@@ -182,6 +195,9 @@ inline constexpr double kStragglerOverMedian = 1.10;
 
 // The run with the highest id, whatever its status; an error when the store has none.
 [[nodiscard]] core::Result<core::store::RunId> latestRun(const core::store::TraceStore& store);
+// The complete run with the highest id: what a page shows before the user picks
+// one. nullopt when the store has no complete run.
+[[nodiscard]] core::Result<std::optional<core::store::RunId>> newestCompleteRun(const core::store::TraceStore& store);
 
 // Aligned text tables (what `report` prints) and the same as JSON (`report --json`).
 [[nodiscard]] std::string formatReport(const RunAnalysis& analysis);

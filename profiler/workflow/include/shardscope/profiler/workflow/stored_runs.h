@@ -9,6 +9,7 @@
 #include <string>
 
 #include "shardscope/core/access.h"
+#include "shardscope/core/device.h"
 #include "shardscope/core/result.h"
 #include "shardscope/core/store/store_types.h"
 #include "shardscope/profiler/analysis/calibration_fit.h"
@@ -80,6 +81,7 @@ struct MeasuredPlanLoad {
   core::store::RunId run{};
   std::string label;
   std::vector<double> compute_ms;
+  core::DeviceInfo device;  // what the run ran on: its times compare with a prediction only for that device
 };
 
 // nullopt: no store at `store`, or no complete run of the plan in it.
