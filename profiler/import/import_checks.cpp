@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 #include "shardscope/core/summary.h"
 #include "shardscope/profiler/import/store_import_sink.h"
 #include "shardscope/profiler/trace/engine_trace.h"
@@ -131,6 +133,18 @@ void warnMissingWork(const std::vector<ImportedRank>& ranks, std::vector<std::st
   if (!no_coll.empty())
     warnings.push_back("no collective kernels in rank(s) " + core::formatRankRanges(no_coll) +
                        ": no waits and no bus bandwidth for them (a single-GPU job, or NCCL kernels not traced)");
+}
+
+std::string configWithGpus(std::string_view config_json, const std::vector<ImportedRank>& ranks) {
+  auto config = nlohmann::ordered_json::parse(config_json, nullptr, false);
+  if (!config.is_object()) return std::string(config_json);
+  std::vector<const ImportedRank*> by_rank;
+  for (const ImportedRank& r : ranks) by_rank.push_back(&r);
+  std::stable_sort(by_rank.begin(), by_rank.end(), [](const auto* a, const auto* b) { return a->rank < b->rank; });
+  auto& gpus = config["gpus"] = nlohmann::ordered_json::array();
+  for (const ImportedRank* r : by_rank) gpus.push_back(r->gpu);
+  // The names are UTF-8 as the importers keep them; replace rather than throw should a sink's caller give other bytes.
+  return config.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 bool namesIteration(std::string_view name) {

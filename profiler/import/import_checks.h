@@ -56,6 +56,11 @@ class JobChecks {
 // the ranks concerned (ranks of a ShardScope export, whose rows the file described, are not).
 void warnMissingWork(const std::vector<ImportedRank>& ranks, std::vector<std::string>& warnings);
 
+// The run's configuration (runs.config_json) with "gpus": each imported rank's GPU name, in rank
+// order, "" for a rank whose file names none (docs/formats/import-trace.md); a configuration that
+// is not a JSON object comes back as it was.
+[[nodiscard]] std::string configWithGpus(std::string_view config_json, const std::vector<ImportedRank>& ranks);
+
 // Whether an annotation's name marks a training iteration when a trace has no
 // ProfilerStep: it names a forward pass ("## forward ##", "DistributedDataParallel.forward"),
 // not a backward one.

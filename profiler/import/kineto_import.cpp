@@ -21,6 +21,7 @@
 
 #include "gz_source.h"
 #include "json_scanner.h"
+#include "kineto_devices.h"
 #include "kineto_keys.h"
 #include "kineto_stored.h"
 #include "kineto_values.h"
@@ -142,6 +143,8 @@ class KinetoReader {
         return sc_.skipValue(1);
       case TopKey::OtherData:
         return c == '{' ? otherData() : sc_.skipValue(1);
+      case TopKey::DeviceProperties:
+        return readDeviceProperties(sc_, info_.gpus);
       case TopKey::Other:
         break;
     }
@@ -266,7 +269,11 @@ class KinetoReader {
   bool pgConfig() {
     sc_.bump();
     int c = sc_.peek();
-    while (c != ']') {
+    if (c == ']') {
+      sc_.bump();
+      return true;
+    }
+    for (;;) {
       if (c == '{') {
         std::string name, ranks;
         const bool ok = members("',' or '}' after a member of a pg_config entry", [&](std::string_view k) {
@@ -286,12 +293,13 @@ class KinetoReader {
         return false;
       }
       c = sc_.peek();
-      if (c == ',') {
+      if (c == ',') {  // another entry must follow: "[{...},]" is not JSON
         sc_.bump();
         c = sc_.peek();
         continue;
       }
-      if (c != ']') return sc_.expected("',' or ']' after a pg_config entry");
+      if (c == ']') break;
+      return sc_.expected("',' or ']' after a pg_config entry");
     }
     sc_.bump();
     return true;

@@ -8,7 +8,7 @@
 
 namespace shardscope::profiler::kineto_detail {
 
-enum class TopKey { TraceEvents, DistributedInfo, BaseTime, OtherData, Other };
+enum class TopKey { TraceEvents, DistributedInfo, BaseTime, OtherData, DeviceProperties, Other };
 enum class EvKey { Name, Ph, Cat, Ts, Dur, Pid, Tid, Args, Other };
 // Args of PyTorch's events, then those of the rows a ShardScope Chrome export describes
 // (kineto_stored.h: read only in an export's events).
@@ -47,6 +47,7 @@ inline TopKey topKey(std::string_view k) {
   if (k == "distributedInfo"sv) return TopKey::DistributedInfo;
   if (k == "baseTimeNanoseconds"sv) return TopKey::BaseTime;
   if (k == "otherData"sv) return TopKey::OtherData;
+  if (k == "deviceProperties"sv) return TopKey::DeviceProperties;
   return TopKey::Other;
 }
 

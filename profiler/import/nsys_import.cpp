@@ -16,7 +16,9 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
+#include "import_gpus.h"
 #include "shardscope/core/store/sqlite.h"
 
 namespace shardscope::profiler {
@@ -156,6 +158,7 @@ class Importer {
   core::Result<std::unordered_set<std::string>> tables();
   core::Result<std::unordered_set<std::string>> columnsOf(const std::string& table);
   core::Status rankInfo(const std::unordered_set<std::string>& tables, ImportRankInfo& info);
+  void listGpus(const std::unordered_set<std::string>& tables, ImportRankInfo& info);
   core::Result<std::optional<std::string>> firstText(const std::string& sql, std::string_view what);
   // Advances `c` to its next usable row; has_row = false at the end.
   core::Status advance(Cursor& c);
@@ -269,9 +272,48 @@ core::Status Importer::rankInfo(const std::unordered_set<std::string>& tables, I
       if (*v) info.device = static_cast<int>(parseInt(**v).value_or(-1));
     }
   }
+  listGpus(tables, info);
   report_.rank = info.rank;
   report_.world_size = info.world_size;
   return core::Ok{};
+}
+
+// The GPUs the export lists: TARGET_INFO_GPU (its CUDA device id cuDevice, else id), or in exports
+// of early 2021 TARGET_INFO_CUDA_GPU (deviceId, else id). What is absent, of another type or cannot
+// be read leaves the GPU unknown: the events are the import, the GPU's name only labels them.
+void Importer::listGpus(const std::unordered_set<std::string>& tables, ImportRankInfo& info) {
+  static constexpr std::array<std::pair<const char*, std::array<const char*, 2>>, 2> kGpuTables{{
+      {"TARGET_INFO_GPU", {"cuDevice", "id"}},
+      {"TARGET_INFO_CUDA_GPU", {"deviceId", "id"}},
+  }};
+  for (const auto& [table, device_columns] : kGpuTables) {
+    if (tables.count(table) == 0 || !info.gpus.empty()) continue;
+    auto cols = columnsOf(table);
+    if (!cols || cols->count("name") == 0) continue;
+    std::vector<std::string> ids;
+    for (const char* c : device_columns)
+      if (cols->count(c) != 0) ids.push_back(sqlIdent(c));
+    const std::string device = ids.empty()       ? std::string("NULL")
+                               : ids.size() == 1 ? ids[0]
+                                                 : "COALESCE(" + ids[0] + ", " + ids[1] + ")";
+    // Rows past a node's GPUs would only be skipped: the scan stops early.
+    const std::string sql = "SELECT \"name\", " + device + " FROM " + sqlIdent(table) + " LIMIT " +
+                            std::to_string(import_detail::kMaxListedGpus * 16);
+    const std::string what = std::string("reading ") + table;
+    auto st = db_.prepare(sql, what);
+    int rc = SQLITE_DONE;
+    while (st && (rc = sqlite3_step(st->get())) == SQLITE_ROW) {
+      if (sqlite3_column_type(st->get(), 0) != SQLITE_TEXT) continue;
+      const bool has_id = sqlite3_column_type(st->get(), 1) == SQLITE_INTEGER;
+      const std::int64_t id = has_id ? sqlite3_column_int64(st->get(), 1) : -1;
+      const int gpu = id >= 0 && id <= (std::int64_t{1} << 24) ? static_cast<int>(id) : -1;
+      import_detail::listGpu(info.gpus, gpu, columnText(st->get(), 0));
+    }
+    if (!st || rc != SQLITE_DONE) {
+      info.gpus.clear();
+      report_.warnings.push_back((st ? db_.error(what, rc) : st.error()).message + ": the GPU is unknown");
+    }
+  }
 }
 
 core::Result<std::optional<std::string_view>> Importer::lookup(std::int64_t id) {

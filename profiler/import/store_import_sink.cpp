@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "import_checks.h"
+#include "import_gpus.h"
 #include "import_stored.h"
 #include "shardscope/core/summary.h"
 #include "shardscope/profiler/trace/engine_trace.h"
@@ -105,6 +106,7 @@ struct StoreImportSink::State {
   bool rank_accepted = false;  // the rank passed the duplicate and job checks
   std::int64_t offset = 0;
   std::vector<std::string>* warnings = nullptr;
+  std::string config;  // runs.config_json as begun; finish() adds the ranks' GPUs
   // Steps without ProfilerStep: an iteration annotation's occurrences, or the whole trace.
   StepSource step_source = StepSource::ProfilerStep;
   bool steps_decided = false;
@@ -592,6 +594,7 @@ core::Result<std::unique_ptr<StoreImportSink>> StoreImportSink::create(const std
   if (!w) return w.error();
   auto state = std::make_unique<State>(std::move(w).value());
   state->opts = options;
+  state->config = h.config_json;
   state->cls = std::move(classifier);
   return std::unique_ptr<StoreImportSink>(new StoreImportSink(std::move(state)));
 }
@@ -755,6 +758,7 @@ core::Status StoreImportSink::endRank() {
   r.rank = s.info.rank;
   r.host = s.info.host;
   r.device = s.info.device;
+  s.report.gpu = import_detail::rankGpuName(s.info.gpus, s.info.device);
   r.sharding_group = 0;  // one group of every imported rank (docs/formats/import-trace.md)
   r.replica_group = 0;
   if (auto a = s.writer.addRank(r); !a) return a;
@@ -786,6 +790,11 @@ core::Status StoreImportSink::finish() {
   if (done_.size() == 1)
     warnings_.push_back("one rank imported: no peer to compare with, so waits for peers are unknown");
   import_detail::warnMissingWork(done_, warnings_);
+  // The GPUs are known only once every file is read: the configuration is rewritten once, at the end.
+  if (auto c = s.writer.setConfig(import_detail::configWithGpus(s.config, done_)); !c) {
+    (void)fail(c.error().message);
+    return c;
+  }
   s.failed_or_done = true;
   return s.writer.finish();
 }

@@ -349,6 +349,7 @@ nlohmann::ordered_json importSummaryJson(const TraceImportOutcome& out, const Tr
   for (const auto& r : out.ranks)
     j["ranks"].push_back({{"rank", r.rank},
                           {"source", r.source},
+                          {"gpu", r.gpu},
                           {"events", r.events},
                           {"gpu_events", r.gpu_events},
                           {"steps", r.steps},

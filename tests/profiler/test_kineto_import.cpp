@@ -688,6 +688,10 @@ class TestKinetoImport : public QObject {
                22)
         << "byte 14: syntax error at line 1, column 15: expected the end of the input after the top-level object, "
            "found byte 0x00";
+    QTest::newRow("a comma after the last pg_config entry")
+        << QByteArray(R"({"distributedInfo": {"rank": 0, "pg_config": [{"pg_name": "0", "ranks": [0]},]}, )"
+                      R"("traceEvents": []})")
+        << "expected a value, found ']'";
     QTest::newRow("garbage after distributedInfo that follows the events")
         << QByteArray(R"({"traceEvents": [], "distributedInfo": {"rank": 0}} x)") << "expected the end of the input";
   }

@@ -16,6 +16,7 @@
 
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/profiler/analysis/run_analysis.h"
+#include "shardscope/profiler/trace/run_device.h"
 #include "shardscope/profiler/workflow/trace_import_job.h"
 #include "test_workflow_support.h"
 
@@ -192,6 +193,23 @@ class TestWorkflowImport : public QObject {
     QVERIFY(runs.front().kind == st::RunKind::ImportKineto);
     QCOMPARE(runs.front().label, std::string("kineto rank0.json (+1)"));
     QVERIFY(runs.front().config_json.find("\"mode\":\"import-kineto\"") != std::string::npos);
+  }
+
+  void theRunAndItsSummaryNameTheRanksGpus() {
+    QTemporaryDir dir;
+    const auto r = kinetoRequest(dir, {kImport + "rank0.json", kImport + "rank1.json.gz"});
+    auto out = profiler::importTraces(r, {}, nullptr);
+    QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+    const auto summary = profiler::importSummaryJson(*out, r);
+    for (const auto& rank : summary["ranks"]) QCOMPARE(rank.value("gpu", ""), std::string("NVIDIA H100 80GB HBM3"));
+    const auto runs = test::storedRuns(r.store);
+    QCOMPARE(runs.size(), std::size_t{1});
+    const auto config = nlohmann::json::parse(runs.front().config_json);
+    QCOMPARE(config["files"].size(), std::size_t{2});  // the workflow's own fields are kept
+    const core::DeviceInfo device = profiler::runDevice(config);
+    QVERIFY(device.kind == core::DeviceClass::Gpu);
+    QCOMPARE(device.name, std::string("NVIDIA H100 80GB HBM3"));
+    QCOMPARE(device.count, 2u);
   }
 
   void largeInputsReportProgress() {

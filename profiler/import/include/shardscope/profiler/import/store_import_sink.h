@@ -25,7 +25,8 @@ namespace shardscope::profiler {
 struct StoreImportOptions {
   core::store::RunKind kind = core::store::RunKind::ImportKineto;
   std::string label;
-  std::string config_json;  // runs.config_json; empty: a shardscope.import/1 stub naming the kind
+  // runs.config_json; empty: a shardscope.import/1 stub naming the kind. finish() adds the ranks' "gpus".
+  std::string config_json;
   // The model, cluster and plan the trainer ran, when the user gives them
   // (shardscope JSON; empty: unknown). report and calibrate then need no --plan.
   std::string model_json, cluster_json, plan_json;
@@ -58,6 +59,7 @@ struct ImportedRank {
   std::string clock_reference;       // "ProfilerStep#3 start", "baseTimeNanoseconds", "none"
   bool streamed = false;             // exceeded max_buffered_events
   std::uint64_t stored = 0;          // events that described their row (a ShardScope export), stored as they said
+  std::string gpu;                   // the GPU the file names for the rank (ImportRankInfo::gpus), "" when none
 };
 
 class StoreImportSink final : public TraceEventSink {
@@ -74,7 +76,8 @@ class StoreImportSink final : public TraceEventSink {
   core::Status endRank() override;
 
   // After every file imported: checks (world sizes, missing ranks become
-  // warnings) and marks the run complete. fail() marks it failed.
+  // warnings), writes the ranks' GPUs into the configuration and marks the
+  // run complete. fail() marks it failed.
   [[nodiscard]] core::Status finish();
   [[nodiscard]] core::Status fail(std::string_view reason);
 

@@ -17,6 +17,14 @@
 
 namespace shardscope::profiler {
 
+// A GPU a trace lists (Kineto deviceProperties, nsys TARGET_INFO_GPU): its device id as the
+// trace's GPU events give it (-1 when the list does not say) and its name, printable and at most
+// 256 bytes ("NVIDIA H100 80GB HBM3").
+struct ImportGpu {
+  int device = -1;
+  std::string name;
+};
+
 // What one imported file says about its rank.
 struct ImportRankInfo {
   int rank = -1;        // distributedInfo.rank (Kineto) or the one given on the command line
@@ -36,6 +44,9 @@ struct ImportRankInfo {
   // The job's process groups as the file lists them (Kineto
   // distributedInfo.pg_config): name -> its ranks as the trace writes them ("[0, 1]").
   std::vector<std::pair<std::string, std::string>> process_groups;
+  // The GPUs the file lists, in its order (empty when it lists none). The rank's own is the one
+  // with its GPU events' device, else the first (docs/formats/import-trace.md).
+  std::vector<ImportGpu> gpus;
 };
 
 enum class TraceEventKind {

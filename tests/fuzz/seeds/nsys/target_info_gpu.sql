@@ -1,0 +1,10 @@
+-- An export that names its GPUs (TARGET_INFO_GPU, cuDevice as the kernels' deviceId), one kernel on device 1.
+CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO StringIds VALUES (1, 'split_embedding_codegen_forward_unweighted_kernel');
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+  streamId INTEGER NOT NULL, correlationId INTEGER, demangledName INTEGER, shortName INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 1, 7, 3, 1, 1);
+CREATE TABLE TARGET_INFO_GPU (vmId INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT, busLocation TEXT,
+  totalMemory INTEGER, smCount INTEGER, chipName TEXT, cuDevice INTEGER, computeMajor INTEGER, computeMinor INTEGER);
+INSERT INTO TARGET_INFO_GPU VALUES (0, 10, 'NVIDIA A100-SXM4-80GB', '0000:07:00.0', 85899345920, 108, 'GA100', 0, 8, 0);
+INSERT INTO TARGET_INFO_GPU VALUES (0, 11, 'NVIDIA H100 80GB HBM3', '0000:0f:00.0', 85045559296, 132, 'GH100', 1, 9, 0);
