@@ -9,6 +9,12 @@ QColor rgb(std::uint32_t v) { return QColor(static_cast<int>((v >> 16) & 0xff), 
 
 QColor phaseColor(report::Phase phase) { return rgb(report::phaseStyle(phase).rgb); }
 
+QColor phaseGround(report::Phase phase) {
+  const report::PhaseStyle& style = report::phaseStyle(phase);
+  const QColor colour = rgb(style.rgb);
+  return style.hatch == report::Hatch::None ? colour : colour.lighter(135);
+}
+
 QBrush phaseBrush(report::Phase phase) {
   const report::PhaseStyle& style = report::phaseStyle(phase);
   const QColor colour = rgb(style.rgb);
@@ -16,7 +22,7 @@ QBrush phaseBrush(report::Phase phase) {
   // A tile of the pale colour with darker diagonal strokes: readable printed in grey too.
   constexpr int kTile = 8;
   QPixmap tile(kTile, kTile);
-  tile.fill(colour.lighter(135));
+  tile.fill(phaseGround(phase));
   QPainter p(&tile);
   p.setRenderHint(QPainter::Antialiasing, false);
   p.setPen(QPen(colour.darker(125), 1.6));

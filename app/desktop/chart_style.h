@@ -22,6 +22,8 @@ void styleBarChart(QCustomPlot* plot, int min_height, QCPTextElement* title = nu
 // sync and the dense all-reduce differ by pattern as well as hue.
 [[nodiscard]] QColor phaseColor(report::Phase phase);
 [[nodiscard]] QBrush phaseBrush(report::Phase phase);
+// What text is written on over the brush: the colour, or a hatched brush's pale ground.
+[[nodiscard]] QColor phaseGround(report::Phase phase);
 // A legend-sized swatch of the brush (tables, labels).
 [[nodiscard]] QPixmap phaseSwatch(report::Phase phase, int width = 14, int height = 10);
 [[nodiscard]] QColor problemColor();  // does not fit, straggler, error

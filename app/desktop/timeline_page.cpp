@@ -1,5 +1,6 @@
 #include "timeline_page.h"
 
+#include <QBuffer>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -15,6 +16,8 @@
 #include <limits>
 #include <map>
 
+#include "shardscope/profiler/analysis/timeline_details.h"
+#include "chart_style.h"
 #include "job_tracker.h"
 #include "timeline_view.h"
 
@@ -27,14 +30,24 @@ namespace {
 
 QString html(const QString& s) { return s.toHtmlEscaped(); }
 
+// A swatch of the phase's brush, inline in rich text.
+QString swatchHtml(report::Phase phase) {
+  QByteArray png;
+  QBuffer buffer(&png);
+  buffer.open(QIODevice::WriteOnly);
+  phaseSwatch(phase, 16, 11).save(&buffer, "PNG");
+  return QStringLiteral("<img src=\"data:image/png;base64,%1\" width=16 height=11>")
+      .arg(QString::fromLatin1(png.toBase64()));
+}
+
 QString legendHtml() {
   QString out;
   for (std::size_t c = 0; c < profiler::kSpanClassCount; ++c) {
     const auto cls = static_cast<SpanClass>(c);
-    out += QStringLiteral("<span style=\"color:%1\">&#9632;</span>&nbsp;%2&nbsp;&nbsp; ")
-               .arg(spanClassColor(cls).name(), html(QString::fromUtf8(profiler::toString(cls).data())));
+    out += QStringLiteral("<nobr>%1&nbsp;%2</nobr>&nbsp;&nbsp; ")
+               .arg(swatchHtml(phaseOf(cls)), html(QString::fromUtf8(profiler::toString(cls).data())));
   }
-  out += QStringLiteral("<span style=\"color:#d0d0d0\">&#9633;</span>&nbsp;idle (no span)");
+  out += QStringLiteral("<nobr><span style=\"color:#b0b0b0\">&#9633;</span>&nbsp;idle (no span)</nobr>");
   return out;
 }
 
@@ -42,7 +55,17 @@ bool isCollectiveClass(SpanClass cls) {
   return cls == SpanClass::AllToAll || cls == SpanClass::ReplicaSync || cls == SpanClass::AllReduce;
 }
 
-QString ms(std::int64_t ns) { return QString::number(static_cast<double>(ns) / 1e6, 'f', 3); }
+QString duration(std::int64_t ns) { return TimelineView::formatDuration(ns); }
+
+// A title in bold over a two-column table of the fields.
+QString detailsHtml(const profiler::Details& d) {
+  QString rows;
+  for (const auto& f : d.fields) {
+    rows += QStringLiteral("<tr><td>%1&nbsp;&nbsp;</td><td>%2</td></tr>")
+                .arg(html(QString::fromStdString(f.label)), html(QString::fromStdString(f.value)));
+  }
+  return QStringLiteral("<b>%1</b><table>%2</table>").arg(html(QString::fromStdString(d.title)), rows);
+}
 
 }  // namespace
 
@@ -217,7 +240,7 @@ void TimelinePage::onOpened(const TimelineOverview& overview) {
   title += tr(" · %n rank(s)", nullptr, static_cast<int>(overview.ranks.size()));
   title += tr(" · %1 spans · %2")
                .arg(QLocale().toString(static_cast<qlonglong>(overview.spans)),
-                    TimelineView::formatDuration(overview.t1_ns - overview.t0_ns));
+                    duration(overview.t1_ns - overview.t0_ns));
   header_->setText(title);
   view_->setStrings(overview.strings);
   view_->setRun(overview.ranks, overview.t0_ns, overview.t1_ns);
@@ -277,6 +300,7 @@ void TimelinePage::loadInspection() {
           return;
         }
         steps_ = std::move(*steps);
+        view_->setSteps(steps_);
         std::int64_t lo = std::numeric_limits<std::int64_t>::max();
         std::int64_t hi = -1;
         for (const auto& s : steps_) {
@@ -289,7 +313,7 @@ void TimelinePage::loadInspection() {
       });
 }
 
-QString TimelinePage::rel(std::int64_t t_ns) const { return TimelineView::formatDuration(t_ns - overview_.t0_ns); }
+QString TimelinePage::rel(std::int64_t t_ns) const { return duration(t_ns - overview_.t0_ns); }
 
 void TimelinePage::goToStep(qint64 step) {
   std::int64_t a = std::numeric_limits<std::int64_t>::max();
@@ -371,39 +395,14 @@ void TimelinePage::onSpanClicked(const TimelineHit& hit) {
 }
 
 void TimelinePage::showSpanDetails(const TimelineHit& hit) {
-  const auto* strings = view_->strings();
-  auto text = [strings](st::StringId id) {
-    return strings ? html(QString::fromStdString(std::string(strings->at(id)))) : QString();
-  };
   QString out;
   if (hit.block) {
-    const auto& b = hit.density;
-    out = tr("<b>%1 spans merged</b> (each narrower than a pixel)<table>"
-             "<tr><td>rank</td><td>%2</td></tr><tr><td>stream</td><td>%3</td></tr>"
-             "<tr><td>from</td><td>%4</td></tr><tr><td>to</td><td>%5</td></tr>"
-             "<tr><td>busy</td><td>%6</td></tr><tr><td>mostly</td><td>%7</td></tr></table>"
-             "<i>Zoom in to see them one by one.</i>")
-              .arg(b.count)
-              .arg(hit.rank)
-              .arg(hit.stream)
-              .arg(rel(b.start_ns), rel(b.end_ns), TimelineView::formatDuration(b.busy_ns),
-                   QString::fromUtf8(profiler::toString(b.dominant).data()));
+    out = detailsHtml(profiler::blockDetails(hit.density, hit.rank, hit.stream, overview_.t0_ns)) +
+          tr("<i>Each narrower than a pixel: zoom in to see them one by one.</i>");
   } else {
-    const auto& i = hit.item;
-    out = tr("<b>%1</b><table><tr><td>class</td><td>%2</td></tr><tr><td>kind</td><td>%3</td></tr>"
-             "<tr><td>rank</td><td>%4</td></tr><tr><td>stream</td><td>%5</td></tr>"
-             "<tr><td>start</td><td>%6 (%7 ns)</td></tr><tr><td>duration</td><td>%8</td></tr>"
-             "<tr><td>step</td><td>%9</td></tr><tr><td>bytes</td><td>%10</td></tr>"
-             "<tr><td>correlation</td><td>%11</td></tr></table>")
-              .arg(text(i.name), QString::fromUtf8(profiler::toString(i.cls).data()), text(i.kind))
-              .arg(hit.rank)
-              .arg(hit.stream)
-              .arg(rel(i.start_ns))
-              .arg(i.start_ns)
-              .arg(TimelineView::formatDuration(i.end_ns - i.start_ns))
-              .arg(i.step)
-              .arg(QLocale().toString(static_cast<qlonglong>(i.bytes)))
-              .arg(i.correlation);
+    const st::StringTable none;
+    const auto* strings = view_->strings();
+    out = detailsHtml(profiler::spanDetails(hit.item, hit.rank, hit.stream, overview_.t0_ns, strings ? *strings : none));
   }
   details_->setText(out);
   emit detailsChanged();
@@ -417,21 +416,14 @@ void TimelinePage::showCall(std::size_t index) {
   for (const auto& a : call.arrivals) first = std::min(first, a.start_ns);
   QString rows;
   for (const auto& a : call.arrivals) {
-    rows +=
-        QStringLiteral("<tr><td>%1%2</td><td align=right>+%3</td><td align=right>%4</td><td align=right>%5</td></tr>")
-            .arg(a.rank)
-            .arg(a.rank == call.last_rank ? QStringLiteral(" (last)") : QString())
-            .arg(ms(a.start_ns - first), ms(a.wait_ns), ms(a.end_ns - a.start_ns));
+    rows += QStringLiteral("<tr><td>%1%2</td><td align=right>+%3</td><td align=right>%4</td><td align=right>%5</td></tr>")
+                .arg(a.rank)
+                .arg(a.rank == call.last_rank && call.arrivals.size() > 1 ? tr(" (last)") : QString())
+                .arg(duration(a.start_ns - first), duration(a.wait_ns), duration(a.end_ns - a.start_ns));
   }
-  details_->setText(details_->text() +
-                    tr("<hr><b>Call %1 %2</b> step %3, seq %4, %5 bytes: last in rank %6, %7 ms after the median"
-                       "<table><tr><th>rank</th><th>arrival ms</th><th>wait ms</th><th>in call ms</th></tr>%8</table>")
-                        .arg(html(QString::fromStdString(call.op)), html(QString::fromStdString(call.process_group)))
-                        .arg(call.step)
-                        .arg(call.seq)
-                        .arg(QLocale().toString(static_cast<qlonglong>(call.bytes)))
-                        .arg(call.last_rank)
-                        .arg(ms(call.last_by_ns), rows));
+  details_->setText(details_->text() + QStringLiteral("<hr>") + detailsHtml(profiler::callDetails(call)) +
+                    tr("<table><tr><th>rank&nbsp;</th><th>arrival</th><th>wait</th><th>in call</th></tr>%1</table>")
+                        .arg(rows));
   emit detailsChanged();
 }
 
@@ -470,12 +462,12 @@ void TimelinePage::onRangeSelected(std::int64_t t0_ns, std::int64_t t1_ns) {
         for (const auto& r : *totals) {
           rows += QStringLiteral("<tr><td>%1</td>").arg(r.rank);
           for (std::size_t c = 0; c < used.size(); ++c) {
-            if (used[c]) rows += QStringLiteral("<td align=right>%1</td>").arg(ms(r.ns[c]));
+            if (used[c]) rows += QStringLiteral("<td align=right>%1</td>").arg(duration(r.ns[c]));
           }
           rows += QStringLiteral("</tr>");
         }
-        details_->setText(tr("<b>%1 … %2</b> (%3): ms per class<table>%4</tr>%5</table>")
-                              .arg(rel(t0_ns), rel(t1_ns), TimelineView::formatDuration(t1_ns - t0_ns), head, rows));
+        details_->setText(tr("<b>%1 … %2</b> (%3): time per class<table>%4</tr>%5</table>")
+                              .arg(rel(t0_ns), rel(t1_ns), duration(t1_ns - t0_ns), head, rows));
         emit detailsChanged();
       });
 }

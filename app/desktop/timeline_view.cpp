@@ -3,11 +3,15 @@
 
 #include <QKeyEvent>
 #include <QMouseEvent>
+#include <QPainter>
 #include <QScrollBar>
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
 #include <limits>
+
+#include "shardscope/core/time_text.h"
+#include "chart_style.h"
 
 namespace shardscope::app {
 
@@ -17,11 +21,57 @@ constexpr std::int64_t kMinWindowNs = 1'000;  // 1 us across the whole view
 constexpr double kWheelStep = 1.25;           // zoom per wheel notch
 constexpr double kKeyZoom = 1.5;
 constexpr double kKeyPan = 0.15;  // of the view per key press
-constexpr int kLaneHeight = 18;
 constexpr int kRankGap = 3;
-constexpr int kClickSlop = 4;  // pixels a press may move and still be a click
+constexpr int kClickSlop = 4;          // pixels a press may move and still be a click
+constexpr double kMarkerMinGap = 3.0;  // step markers closer than this to the previous one are not drawn
+constexpr double kBlockOpacity = 0.55;
+
+// A brush at `opacity`: a colour's alpha, or a hatch tile drawn translucent.
+QBrush translucent(const QBrush& brush, double opacity) {
+  if (brush.style() != Qt::TexturePattern) {
+    QColor c = brush.color();
+    c.setAlphaF(static_cast<float>(opacity));
+    return QBrush(c);
+  }
+  const QPixmap tile = brush.texture();
+  QPixmap faded(tile.size());
+  faded.fill(Qt::transparent);
+  QPainter p(&faded);
+  p.setOpacity(opacity);
+  p.drawPixmap(0, 0, tile);
+  p.end();
+  return QBrush(faded);
+}
 
 }  // namespace
+
+report::Phase phaseOf(profiler::SpanClass cls) {
+  using profiler::SpanClass;
+  using report::Phase;
+  switch (cls) {
+    case SpanClass::EmbeddingForward:
+      return Phase::EmbeddingForward;
+    case SpanClass::EmbeddingBackward:
+      return Phase::EmbeddingBackward;
+    case SpanClass::AllToAll:
+      return Phase::AllToAll;
+    case SpanClass::ReplicaSync:
+      return Phase::ReplicaSync;
+    case SpanClass::AllReduce:
+      return Phase::DenseAllReduce;
+    case SpanClass::Dense:
+      return Phase::Dense;
+    case SpanClass::Memcpy:
+      return Phase::Memcpy;
+    case SpanClass::Input:
+      return Phase::Input;
+    case SpanClass::Step:
+      return Phase::Step;
+    case SpanClass::Other:
+      break;
+  }
+  return Phase::Other;
+}
 
 TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
   setFocusPolicy(Qt::StrongFocus);
@@ -30,6 +80,17 @@ TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
   viewport()->setMouseTracking(false);
   viewport()->setAttribute(Qt::WA_OpaquePaintEvent);
   setMinimumSize(480, 200);
+  for (std::size_t c = 0; c < profiler::kSpanClassCount; ++c) {
+    const report::Phase phase = phaseOf(static_cast<profiler::SpanClass>(c));
+    const QColor colour = phaseColor(phase);
+    span_brush_[c] = phaseBrush(phase);
+    block_brush_[c] = translucent(span_brush_[c], kBlockOpacity);
+    outline_[c] = colour.darker(150);
+    label_fill_[c] = phaseGround(phase);
+    const QColor& g = label_fill_[c];
+    const int luma = (299 * g.red() + 587 * g.green() + 114 * g.blue()) / 1000;
+    label_pen_[c] = luma >= 128 ? QColor(Qt::black) : QColor(Qt::white);
+  }
   gesture_end_.setSingleShot(true);
   gesture_end_.setInterval(600);
   connect(&gesture_end_, &QTimer::timeout, this, &TimelineView::recordHistory);
@@ -49,6 +110,7 @@ void TimelineView::setRun(const std::vector<int>& ranks, std::int64_t t0_ns, std
   highlight_.reset();
   marks_.clear();
   max_mark_ns_ = 0;
+  steps_.clear();
   gesture_end_.stop();
   rebuildLanes();
   verticalScrollBar()->setValue(0);
@@ -233,9 +295,25 @@ void TimelineView::rebuildLanes() {
     }
     for (const int stream : it->second) lanes_.push_back({rank, stream, false});  // the step row (-1) first
   }
-  updateScrollRange();
+  layoutLanes();
   viewport()->update();
   emit viewChanged();
+}
+
+void TimelineView::layoutLanes() {
+  int gaps = 0;
+  for (std::size_t k = 0; k + 1 < lanes_.size(); ++k) gaps += lanes_[k + 1].rank != lanes_[k].rank ? kRankGap : 0;
+  const int visible = viewport()->height() - kRulerHeight - kStripHeight;
+  const int n = std::max<int>(1, static_cast<int>(lanes_.size()));
+  lane_height_ = std::clamp((visible - gaps) / n, kMinLaneHeight, kMaxLaneHeight);
+  lane_y_.assign(lanes_.size(), 0);
+  int y = 0;
+  for (std::size_t k = 0; k < lanes_.size(); ++k) {
+    if (k > 0 && lanes_[k].rank != lanes_[k - 1].rank) y += kRankGap;
+    lane_y_[k] = y;
+    y += lane_height_;
+  }
+  updateScrollRange();
 }
 
 void TimelineView::setExpanded(int rank, bool expanded) {
@@ -250,24 +328,23 @@ void TimelineView::setExpanded(int rank, bool expanded) {
 
 int TimelineView::laneHeight(std::size_t i) const {
   (void)i;
-  return kLaneHeight;
+  return lane_height_;
 }
 
 int TimelineView::laneTop(std::size_t i) const {
-  int y = kRulerHeight + kStripHeight - verticalScrollBar()->value();
-  for (std::size_t k = 0; k < i && k < lanes_.size(); ++k) {
-    y += laneHeight(k);
-    if (k + 1 < lanes_.size() && lanes_[k + 1].rank != lanes_[k].rank) y += kRankGap;
-  }
-  return y;
+  const int base = kRulerHeight + kStripHeight - verticalScrollBar()->value();
+  if (lane_y_.empty()) return base;
+  if (i < lane_y_.size()) return base + lane_y_[i];
+  return base + lane_y_.back() + lane_height_;
 }
 
 std::optional<std::size_t> TimelineView::laneAt(int y) const {
   if (y < kRulerHeight + kStripHeight) return std::nullopt;
-  for (std::size_t i = 0; i < lanes_.size(); ++i) {
-    const int top = laneTop(i);
-    if (y >= top && y < top + laneHeight(i)) return i;
-  }
+  const int content_y = y - laneTop(0);
+  const auto after = std::upper_bound(lane_y_.begin(), lane_y_.end(), content_y);
+  if (after == lane_y_.begin()) return std::nullopt;
+  const auto i = static_cast<std::size_t>(after - lane_y_.begin()) - 1;
+  if (content_y < lane_y_[i] + lane_height_) return i;
   return std::nullopt;
 }
 
@@ -278,7 +355,7 @@ void TimelineView::updateScrollRange() {
   const int visible = viewport()->height() - kRulerHeight - kStripHeight;
   verticalScrollBar()->setRange(0, std::max(0, content - visible));
   verticalScrollBar()->setPageStep(std::max(1, visible));
-  verticalScrollBar()->setSingleStep(kLaneHeight);
+  verticalScrollBar()->setSingleStep(lane_height_);
 }
 
 std::vector<const profiler::TimelineRow*> TimelineView::rowsOf(const TimelineLane& lane) const {
@@ -360,9 +437,52 @@ void TimelineView::setStragglerMarks(std::vector<profiler::StragglerMark> marks)
   viewport()->update();
 }
 
+void TimelineView::setSteps(const std::vector<profiler::StepStart>& steps) {
+  steps_.clear();
+  for (const auto& s : steps) steps_[s.rank].emplace_back(s.start_ns, s.step);
+  for (auto& [rank, list] : steps_) std::sort(list.begin(), list.end());
+  viewport()->update();
+}
+
+std::vector<StepMarker> TimelineView::stepMarkers(std::size_t lane) const {
+  std::vector<StepMarker> out;
+  if (lane >= lanes_.size() || !lanes_[lane].whole_rank) return out;
+  const int rank = lanes_[lane].rank;
+  const auto it = steps_.find(rank);
+  if (it == steps_.end()) return out;
+  const auto& list = it->second;
+  const std::int64_t off = offsetOf(rank);
+  auto first = std::lower_bound(list.begin(), list.end(), std::pair{t0_ + off, std::numeric_limits<std::int64_t>::min()});
+  const double width = dataWidth();
+  const int label_width = fontMetrics().horizontalAdvance(QStringLiteral("step 0000")) + 8;
+  double last_label = -1e9;
+  for (auto s = first; s != list.end(); ++s) {
+    const double column = columnOf(s->first, rank);
+    if (column > width) break;
+    if (!out.empty() && column - out.back().column < kMarkerMinGap) continue;
+    const bool labelled = column - last_label >= label_width;
+    if (labelled) last_label = column;
+    out.push_back({column, s->second, labelled});
+  }
+  return out;
+}
+
+QRectF TimelineView::labelBox(const profiler::TimelineItem& item, int rank, int lane_top, int lane_height) const {
+  constexpr double kMinLabelWidth = 48;  // an item this wide gets its name written in it
+  const double right = dataWidth();
+  const double x0 = std::max(columnOf(item.start_ns, rank), 0.0);
+  const double x1 = std::min(columnOf(item.end_ns, rank), right);
+  if (x1 - std::max(columnOf(item.start_ns, rank), -1.0) < kMinLabelWidth || !strings_) return {};
+  const QString name = QString::fromUtf8(strings_->at(item.name).data(), static_cast<qsizetype>(strings_->at(item.name).size()));
+  const double avail = x1 - x0 - 6;
+  const double w = std::min<double>(fontMetrics().horizontalAdvance(name), avail);
+  const double h = std::min(fontMetrics().height(), lane_height - 2);
+  return {kGutter + x0 + 3, lane_top + (lane_height - h) / 2.0, std::max(0.0, w), h};
+}
+
 void TimelineView::resizeEvent(QResizeEvent* event) {
   QAbstractScrollArea::resizeEvent(event);
-  updateScrollRange();
+  layoutLanes();
   if (!ranks_.empty()) emit windowRequested(request());
 }
 
@@ -377,7 +497,7 @@ void TimelineView::wheelEvent(QWheelEvent* event) {
   if (delta == 0) return;
   const QPoint at = event->position().toPoint();
   if (at.x() < kGutter) {  // over the labels: scroll the lanes
-    verticalScrollBar()->setValue(verticalScrollBar()->value() - delta / 120 * 3 * kLaneHeight);
+    verticalScrollBar()->setValue(verticalScrollBar()->value() - delta / 120 * 3 * lane_height_);
   } else if (event->modifiers() & Qt::ShiftModifier) {
     panPixels(delta / 120 * dataWidth() / 10);
   } else {
@@ -473,10 +593,10 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
       goBack();
       break;
     case Qt::Key_Up:
-      verticalScrollBar()->setValue(verticalScrollBar()->value() - kLaneHeight);
+      verticalScrollBar()->setValue(verticalScrollBar()->value() - lane_height_);
       break;
     case Qt::Key_Down:
-      verticalScrollBar()->setValue(verticalScrollBar()->value() + kLaneHeight);
+      verticalScrollBar()->setValue(verticalScrollBar()->value() + lane_height_);
       break;
     case Qt::Key_PageUp:
       verticalScrollBar()->triggerAction(QAbstractSlider::SliderPageStepSub);
@@ -501,14 +621,8 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
   event->accept();
 }
 
-QString TimelineView::formatDuration(std::int64_t ns, int digits) {
-  const double v = static_cast<double>(ns);
-  const double a = std::abs(v);
-  if (a >= 1e9) return QString::number(v / 1e9, 'g', digits) + " s";
-  if (a >= 1e6) return QString::number(v / 1e6, 'g', digits) + " ms";
-  if (a >= 1e3) return QString::number(v / 1e3, 'g', digits) + QString::fromUtf8(" µs");
-  if (ns == 0) return QStringLiteral("0");
-  return QString::number(ns) + " ns";
+QString TimelineView::formatDuration(std::int64_t ns, int significant) {
+  return QString::fromStdString(core::formatDurationNs(static_cast<double>(ns), significant));
 }
 
 }  // namespace shardscope::app

@@ -1,6 +1,8 @@
 // The timeline's drawing surface: a time ruler, the per-step straggler strip,
 // and one lane per rank (expandable to its step row and one lane per stream)
-// with spans coloured by class. It paints the newest window answer it was
+// with spans in the colours of the phase palette (report/phase_style.h) and
+// step boundaries marked on collapsed ranks. Lanes share the height there is
+// (between a readable minimum and a maximum; more lanes scroll). It paints the newest window answer it was
 // given, re-mapped to the current view, so panning and zooming never wait for
 // the store: every change of the view asks for a new window
 // (windowRequested) and the page's worker answers it.
@@ -15,8 +17,10 @@
 #pragma once
 
 #include <QAbstractScrollArea>
+#include <QBrush>
 #include <QColor>
 #include <QTimer>
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -26,17 +30,26 @@
 
 #include "shardscope/profiler/analysis/timeline_inspect.h"
 #include "shardscope/profiler/analysis/timeline_window.h"
+#include "shardscope/report/phase_style.h"
 
 namespace shardscope::app {
 
-// The colour of a span class (the view and its legend share it).
-[[nodiscard]] QColor spanClassColor(profiler::SpanClass cls);
+// The phase a span class is drawn as (the view and its legend share it): the
+// all-reduce class is the dense all-reduce's, hatched like the replica sync.
+[[nodiscard]] report::Phase phaseOf(profiler::SpanClass cls);
 
 struct TimelineLane {
   int rank = 0;
   int stream = 0;           // profiler::kStepRowStream for the step row
   bool whole_rank = false;  // a collapsed rank: every stream of it in one lane
   friend bool operator==(const TimelineLane&, const TimelineLane&) = default;
+};
+
+// A step boundary drawn on a collapsed rank's lane: the step's start on that rank.
+struct StepMarker {
+  double column = 0.0;  // data column (the rank's offset applied)
+  std::int64_t step = -1;
+  bool labelled = false;  // room for "step N" beside it
 };
 
 // What a click found: one span (an item) or a density block of merged spans.
@@ -110,15 +123,25 @@ class TimelineView : public QAbstractScrollArea {
   void setOffsets(std::vector<std::int64_t> offsets);
   [[nodiscard]] const std::vector<std::int64_t>& offsets() const { return offsets_; }
   void setStragglerMarks(std::vector<profiler::StragglerMark> marks);
+  // Every rank's steps (profiler::stepStarts), marked on collapsed lanes.
+  void setSteps(const std::vector<profiler::StepStart>& steps);
+  // The step boundaries drawn on lane i now (none on expanded lanes: their step row shows the steps); markers
+  // closer than a few pixels to the previous one are merged into it.
+  [[nodiscard]] std::vector<StepMarker> stepMarkers(std::size_t lane) const;
 
   // The request for what the view shows now.
   [[nodiscard]] profiler::TimelineRequest request() const;
-  // "12.5 ms", "3 µs", "0": `digits` significant digits.
-  [[nodiscard]] static QString formatDuration(std::int64_t ns, int digits = 6);
+  // "12.3 µs", "4.56 ms", "1.2 s" (core::formatDurationNs).
+  [[nodiscard]] static QString formatDuration(std::int64_t ns, int significant = 3);
+
+  // The box of a span's name written inside it on a lane, in viewport pixels (empty: too narrow for a name).
+  [[nodiscard]] QRectF labelBox(const profiler::TimelineItem& item, int rank, int lane_top, int lane_height) const;
 
   static constexpr int kGutter = 132;
   static constexpr int kRulerHeight = 24;
   static constexpr int kStripHeight = 18;
+  static constexpr int kMinLaneHeight = 18;   // more lanes than fit at this height scroll
+  static constexpr int kMaxLaneHeight = 120;  // few lanes grow to fill the view up to this
 
  signals:
   void windowRequested(const shardscope::profiler::TimelineRequest& request);
@@ -145,6 +168,7 @@ class TimelineView : public QAbstractScrollArea {
   void gestureMoved();                                                   // a wheel/drag/key step: history at its end
   void recordHistory();
   void rebuildLanes();
+  void layoutLanes();  // lane height and tops for the viewport's height, the scroll range
   void updateScrollRange();
   [[nodiscard]] std::int64_t offsetOf(int rank) const;
   [[nodiscard]] std::int64_t answerOffsetOf(int rank) const;
@@ -155,7 +179,9 @@ class TimelineView : public QAbstractScrollArea {
   void paintRuler(QPainter& p) const;
   void paintStrip(QPainter& p) const;
   void paintLanes(QPainter& p) const;
-  void paintLane(QPainter& p, const TimelineLane& lane, int top, int height) const;
+  void paintLane(QPainter& p, std::size_t lane_index, int top, int height) const;
+  void paintWait(QPainter& p, const TimelineLane& lane, int top, int height) const;
+  void paintStepMarkers(QPainter& p, std::size_t lane_index, int top, int height) const;
   void paintOverlays(QPainter& p) const;
 
   std::vector<int> ranks_;
@@ -167,6 +193,15 @@ class TimelineView : public QAbstractScrollArea {
   std::set<int> expanded_;
   std::map<int, std::set<int>> streams_;  // rank -> streams seen in answers (kStepRowStream included)
   std::vector<TimelineLane> lanes_;
+  std::vector<int> lane_y_;  // top of each lane in content pixels (before scrolling)
+  int lane_height_ = kMinLaneHeight;
+  std::map<int, std::vector<std::pair<std::int64_t, std::int64_t>>> steps_;  // rank -> (start, step) by start
+  // The phase palette's brushes per span class, built once: phaseBrush draws a hatch tile each call.
+  std::array<QBrush, profiler::kSpanClassCount> span_brush_;
+  std::array<QBrush, profiler::kSpanClassCount> block_brush_;  // translucent: merged spans
+  std::array<QColor, profiler::kSpanClassCount> outline_;
+  std::array<QColor, profiler::kSpanClassCount> label_fill_;  // behind a name: the brush's ground colour
+  std::array<QColor, profiler::kSpanClassCount> label_pen_;   // black or white, whichever reads on label_fill_
   std::shared_ptr<const profiler::TimelineWindow> answer_;
   std::vector<std::int64_t> answer_offsets_;                // the offsets the answer was asked with
   std::map<std::pair<int, int>, std::size_t> answer_rows_;  // (rank, stream) -> row of the answer

@@ -7,17 +7,17 @@
 #include <array>
 #include <cmath>
 
+#include "chart_style.h"
 #include "timeline_view.h"
 
 namespace shardscope::app {
 
 namespace {
 
-using profiler::SpanClass;
-
 constexpr int kLabelPad = 6;
-constexpr int kMinLabelWidth = 48;  // an item this wide gets its name written in it
-
+constexpr int kStepBand = 14;         // a collapsed lane this tall or more has a band for "step N" above its spans
+constexpr int kStepBandMinLane = 40;  // lanes shorter than this mark steps by lines only
+constexpr double kMinLabelRoom = 24;  // a name cut shorter than this by a nested span is left out
 // Ticks at 1, 2 and 5 times a power of ten, at least `min_px` apart.
 std::int64_t tickStep(std::int64_t span_ns, int width, int min_px) {
   const double raw = static_cast<double>(span_ns) * min_px / std::max(1, width);
@@ -34,32 +34,6 @@ std::int64_t tickStep(std::int64_t span_ns, int width, int min_px) {
 std::int64_t floorDiv(std::int64_t a, std::int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0); }
 
 }  // namespace
-
-QColor spanClassColor(SpanClass cls) {
-  switch (cls) {
-    case SpanClass::EmbeddingForward:
-      return {0x1f, 0x77, 0xb4};
-    case SpanClass::EmbeddingBackward:
-      return {0x6a, 0x3d, 0x9a};
-    case SpanClass::AllToAll:
-      return {0xff, 0x7f, 0x0e};
-    case SpanClass::ReplicaSync:
-      return {0xd6, 0x27, 0x28};
-    case SpanClass::AllReduce:
-      return {0x2c, 0xa0, 0x2c};
-    case SpanClass::Dense:
-      return {0x17, 0xbe, 0xcf};
-    case SpanClass::Memcpy:
-      return {0x8c, 0x56, 0x4b};
-    case SpanClass::Input:
-      return {0xbc, 0xbd, 0x22};
-    case SpanClass::Step:
-      return {0xc7, 0xc7, 0xc7};
-    case SpanClass::Other:
-      break;
-  }
-  return {0x7f, 0x7f, 0x7f};
-}
 
 void TimelineView::paintEvent(QPaintEvent* event) {
   (void)event;
@@ -86,7 +60,7 @@ void TimelineView::paintRuler(QPainter& p) const {
   p.drawLine(bar.bottomLeft(), bar.bottomRight());
   p.setPen(palette().color(QPalette::WindowText));
   p.drawText(QRect(kLabelPad, 0, kGutter - 2 * kLabelPad, kRulerHeight), Qt::AlignVCenter | Qt::AlignLeft,
-             QString::fromUtf8("↔ ") + formatDuration(t1_ - t0_, 4));
+             QString::fromUtf8("↔ ") + formatDuration(t1_ - t0_));
   const std::int64_t step = tickStep(t1_ - t0_, dataWidth(), 90);
   // Labels are times since the run's first span.
   for (std::int64_t k = floorDiv(t0_ - run_t0_, step);; ++k) {
@@ -97,7 +71,12 @@ void TimelineView::paintRuler(QPainter& p) const {
     p.setPen(palette().color(QPalette::Mid));
     p.drawLine(QPointF(x, kRulerHeight - 7), QPointF(x, kRulerHeight));
     p.setPen(palette().color(QPalette::WindowText));
-    p.drawText(QRectF(x + 3, 0, 120, kRulerHeight - 4), Qt::AlignBottom | Qt::AlignLeft, formatDuration(t - run_t0_));
+    // Enough digits to tell a tick from its neighbours far into the run (1.234567 s, 1.234568 s).
+    const std::int64_t since = t - run_t0_;
+    const int digits = since == 0 ? 3 : static_cast<int>(std::ceil(std::log10(std::abs(static_cast<double>(since)) /
+                                                                                static_cast<double>(step)))) + 1;
+    p.drawText(QRectF(x + 3, 0, 120, kRulerHeight - 4), Qt::AlignBottom | Qt::AlignLeft,
+               formatDuration(since, std::max(3, digits)));
   }
 }
 
@@ -113,7 +92,7 @@ void TimelineView::paintStrip(QPainter& p) const {
     if (x < kGutter || x > viewport()->width()) continue;
     const double share =
         max_mark_ns_ > 0 ? static_cast<double>(mark.last_by_ns) / static_cast<double>(max_mark_ns_) : 0.0;
-    QColor c = spanClassColor(SpanClass::ReplicaSync);
+    QColor c = problemColor();
     c.setAlphaF(static_cast<float>(0.25 + 0.75 * std::clamp(share, 0.0, 1.0)));
     p.fillRect(QRectF(x - 1, kRulerHeight + 2, 3, kStripHeight - 4), c);
   }
@@ -139,11 +118,12 @@ void TimelineView::paintLanes(QPainter& p) const {
     const int top = laneTop(i);
     const int h = laneHeight(i);
     if (top + h < kRulerHeight + kStripHeight || top > bottom) continue;
-    paintLane(p, lanes_[i], top, h);
+    paintLane(p, i, top, h);
   }
 }
 
-void TimelineView::paintLane(QPainter& p, const TimelineLane& lane, int top, int height) const {
+void TimelineView::paintLane(QPainter& p, std::size_t lane_index, int top, int height) const {
+  const TimelineLane& lane = lanes_[lane_index];
   const int width = viewport()->width();
   const bool odd = (std::lower_bound(ranks_.begin(), ranks_.end(), lane.rank) - ranks_.begin()) % 2 == 1;
   p.fillRect(QRect(kGutter, top, width - kGutter, height), odd ? palette().alternateBase() : palette().base());
@@ -159,8 +139,11 @@ void TimelineView::paintLane(QPainter& p, const TimelineLane& lane, int top, int
   p.fillRect(QRect(0, top, kGutter, height), palette().window());
   p.setPen(palette().color(QPalette::WindowText));
   p.drawText(QRect(kLabelPad, top, kGutter - 2 * kLabelPad, height), Qt::AlignVCenter | Qt::AlignLeft, label);
+  // A tall collapsed lane keeps a band at its top for the step numbers.
+  const int band = lane.whole_rank && height >= kStepBandMinLane && steps_.contains(lane.rank) ? kStepBand : 0;
+  const int span_top = top + band;
+  const int span_height = height - band;
   const auto rows = rowsOf(lane);
-  if (rows.empty()) return;
   // Blocks batched per class (translucent), then items, longest first so nested ones stay visible.
   std::array<QVector<QRectF>, profiler::kSpanClassCount> blocks;
   std::vector<const profiler::TimelineItem*> order;
@@ -169,8 +152,9 @@ void TimelineView::paintLane(QPainter& p, const TimelineLane& lane, int top, int
     for (const auto& block : row->blocks) {
       auto [x0, x1] = blockColumns(row->rank, block);
       if (x1 < 0 || x0 > right) continue;
-      blocks[static_cast<std::size_t>(block.dominant)].push_back(QRectF(
-          kGutter + std::max(x0, 0.0), top + 2, std::max(1.0, std::min(x1, right) - std::max(x0, 0.0)), height - 4));
+      blocks[static_cast<std::size_t>(block.dominant)].push_back(
+          QRectF(kGutter + std::max(x0, 0.0), span_top + 2, std::max(1.0, std::min(x1, right) - std::max(x0, 0.0)),
+                 span_height - 4));
     }
     for (const auto& item : row->items) order.push_back(&item);
   }
@@ -179,31 +163,84 @@ void TimelineView::paintLane(QPainter& p, const TimelineLane& lane, int top, int
   p.setPen(Qt::NoPen);
   for (std::size_t c = 0; c < blocks.size(); ++c) {
     if (blocks[c].isEmpty()) continue;
-    QColor color = spanClassColor(static_cast<SpanClass>(c));
-    color.setAlphaF(0.55f);
-    p.setBrush(color);
+    p.setBrush(block_brush_[c]);
     p.drawRects(blocks[c]);
   }
-  // Drawn in order (longest first): a nested span paints over its parent.
+  // Drawn in order (longest first): a nested span paints over its parent. Names come last, over the wait hatch.
+  std::vector<std::pair<const profiler::TimelineItem*, QRectF>> labels;
   for (const auto* item : order) {
     const double x0 = std::max(columnOf(item->start_ns, lane.rank), -1.0);
     const double x1 = std::min(columnOf(item->end_ns, lane.rank), right + 1);
     if (x1 < 0 || x0 > right) continue;
-    const QColor color = spanClassColor(item->cls);
-    p.setBrush(color);
+    const auto c = static_cast<std::size_t>(item->cls);
+    p.setBrush(span_brush_[c]);
     // Spans wide enough get an outline, so neighbours of one class stay apart.
-    p.setPen(x1 - x0 >= 4 ? QPen(color.darker(150), 1) : QPen(Qt::NoPen));
-    p.drawRect(QRectF(kGutter + x0, top + 1, std::max(1.0, x1 - x0), height - 2));
-    p.setPen(Qt::NoPen);
-    if (x1 - x0 >= kMinLabelWidth && strings_) {
-      const QString name = QString::fromStdString(std::string(strings_->at(item->name)));
-      const QRectF text(kGutter + std::max(x0, 0.0) + 3, top, std::min(x1, right) - std::max(x0, 0.0) - 6, height);
-      p.setPen(item->cls == SpanClass::Step || item->cls == SpanClass::Input ? Qt::black : Qt::white);
-      p.drawText(text, Qt::AlignVCenter | Qt::AlignLeft,
-                 p.fontMetrics().elidedText(name, Qt::ElideRight, static_cast<int>(text.width())));
-      p.setPen(Qt::NoPen);
+    p.setPen(x1 - x0 >= 4 ? QPen(outline_[c], 1) : QPen(Qt::NoPen));
+    const QRectF rect(kGutter + x0, span_top + 1, std::max(1.0, x1 - x0), span_height - 2);
+    p.drawRect(rect);
+    // A span drawn over an earlier one's name ends that name before it (or hides it when little would be left).
+    for (auto& [earlier, box] : labels) {
+      if (box.isEmpty() || rect.left() >= box.right() || rect.right() <= box.left()) continue;
+      box = rect.left() - box.left() >= kMinLabelRoom ? QRectF(box.left(), box.top(), rect.left() - 2 - box.left(),
+                                                               box.height())
+                                                      : QRectF();
+    }
+    if (const QRectF box = labelBox(*item, lane.rank, span_top, span_height); !box.isEmpty()) {
+      labels.emplace_back(item, box);
     }
   }
+  p.setPen(Qt::NoPen);
+  paintWait(p, lane, top, height);
+  paintStepMarkers(p, lane_index, top, height);
+  for (const auto& [item, box] : labels) {
+    if (box.isEmpty()) continue;
+    const auto c = static_cast<std::size_t>(item->cls);
+    // The name on its class's ground: neither a hatch nor the wait's pattern runs through the letters.
+    p.fillRect(box.adjusted(-2, 0, 2, 0), label_fill_[c]);
+    p.setPen(label_pen_[c]);
+    const std::string_view name = strings_->at(item->name);
+    p.drawText(box, Qt::AlignVCenter | Qt::AlignLeft,
+               p.fontMetrics().elidedText(QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size())),
+                                          Qt::ElideRight, static_cast<int>(std::ceil(box.width()))));
+  }
+  p.setPen(Qt::NoPen);
+}
+
+// The highlighted call's wait on this lane's rank: hatched from the rank's arrival to the last arrival.
+void TimelineView::paintWait(QPainter& p, const TimelineLane& lane, int top, int height) const {
+  if (!highlight_) return;
+  for (const auto& arrival : highlight_->arrivals) {
+    if (arrival.rank != lane.rank || arrival.wait_ns <= 0) continue;
+    const double x0 = std::max(columnOf(arrival.start_ns, arrival.rank), 0.0);
+    const double xw = std::min(columnOf(arrival.start_ns + arrival.wait_ns, arrival.rank), 1.0 * dataWidth());
+    if (xw < 0 || x0 > dataWidth()) continue;
+    p.fillRect(QRectF(kGutter + x0, top, std::max(1.0, xw - x0), height), QBrush(problemColor(), Qt::FDiagPattern));
+  }
+}
+
+void TimelineView::paintStepMarkers(QPainter& p, std::size_t lane_index, int top, int height) const {
+  const auto markers = stepMarkers(lane_index);
+  if (markers.empty()) return;
+  const bool band = height >= kStepBandMinLane;
+  QColor line = palette().color(QPalette::WindowText);
+  line.setAlphaF(0.45f);
+  p.setPen(QPen(line, 1, Qt::DashLine));
+  for (const auto& m : markers) {
+    const double x = std::round(kGutter + m.column) + 0.5;
+    p.drawLine(QPointF(x, top), QPointF(x, top + height));
+  }
+  if (!band) return;
+  QFont small = p.font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  p.save();
+  p.setFont(small);
+  p.setPen(palette().color(QPalette::WindowText));
+  for (const auto& m : markers) {
+    if (!m.labelled) continue;
+    p.drawText(QRectF(kGutter + m.column + 3, top, 80, kStepBand), Qt::AlignVCenter | Qt::AlignLeft,
+               tr("step %1").arg(m.step));
+  }
+  p.restore();
 }
 
 void TimelineView::paintOverlays(QPainter& p) const {
@@ -230,17 +267,15 @@ void TimelineView::paintOverlays(QPainter& p) const {
     }
     return e;
   };
+  // Outlines stay in the data area: a call that started left of the view does not cross the lane labels.
+  p.setClipRect(QRect(kGutter, top_lanes, dataWidth(), bottom - top_lanes));
   if (highlight_) {
-    const QColor wait_color = spanClassColor(SpanClass::ReplicaSync);
     for (const auto& arrival : highlight_->arrivals) {
       const auto extent = rankExtent(arrival.rank);
       if (!extent) continue;
       const double x0 = kGutter + columnOf(arrival.start_ns, arrival.rank);
       const double x1 = kGutter + columnOf(arrival.end_ns, arrival.rank);
-      const double xw = kGutter + columnOf(arrival.start_ns + arrival.wait_ns, arrival.rank);
       const QRectF box(x0, extent->first, std::max(2.0, x1 - x0), extent->second - extent->first);
-      if (arrival.wait_ns > 0)
-        p.fillRect(QRectF(x0, box.top(), std::max(1.0, xw - x0), box.height()), QBrush(wait_color, Qt::BDiagPattern));
       p.setPen(QPen(Qt::black, 2));
       p.setBrush(Qt::NoBrush);
       p.drawRect(box);
