@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "shardscope/core/device.h"
 #include "shardscope/core/store/store_types.h"
 
 namespace shardscope::app {
@@ -14,6 +15,11 @@ namespace shardscope::app {
 namespace {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+bool isNumber(int column) {
+  return column == RunListModel::Id || column == RunListModel::Batch || column == RunListModel::Ranks ||
+         column == RunListModel::Steps || column == RunListModel::StepTime;
+}
 
 // "2026-12-04 05:43" in local time, from the store's ISO 8601 UTC.
 QString localTime(const std::string& iso) {
@@ -69,29 +75,51 @@ int RunListModel::rowCount(const QModelIndex& parent) const {
 
 int RunListModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
+namespace {
+
+QString none() { return QStringLiteral("\u2014"); }
+
+QString layoutText(const profiler::RunRow& r) {
+  if (r.sharding_group_size == 0) return none();
+  QString text = QStringLiteral("M=%1 \u00d7 R=%2").arg(r.sharding_group_size).arg(r.replicas);
+  if (!r.layout.empty()) text += QLatin1Char(' ') + qs(r.layout);
+  return text;
+}
+
+QString ranksText(const profiler::RunRow& r) {
+  if (r.measured_ranks == 0) return none();
+  return r.world_size == 0 ? QString::number(r.measured_ranks)
+                           : QStringLiteral("%1/%2").arg(r.measured_ranks).arg(r.world_size);
+}
+
+}  // namespace
+
 QVariant RunListModel::display(const profiler::RunRow& r, int column) const {
   switch (column) {
     case Id:
       return QString::number(static_cast<qint64>(r.id));
     case Name:
       return qs(r.label);
-    case Kind:
+    case Source:
       return qs(r.kind);
     case Model:
-      return r.model.empty() ? QStringLiteral("\u2014") : qs(r.model);
-    case Grid:
-      return r.sharding_group_size == 0 ? QStringLiteral("\u2014")
-                                        : QStringLiteral("M=%1 \u00d7 R=%2").arg(r.sharding_group_size).arg(r.replicas);
-    case Mode:
-      return qs(r.mode);
+      return r.model.empty() ? none() : qs(r.model);
+    case Layout:
+      return layoutText(r);
+    case Batch:
+      return r.batch_size_per_gpu == 0 ? none() : QLocale().toString(r.batch_size_per_gpu);
+    case Device:
+      return qs(core::shortDeviceName(r.device));
+    case Ranks:
+      return ranksText(r);
     case Status:
       return qs(std::string(core::store::toText(r.status)));
     case Created:
       return localTime(r.created_at);
     case Steps:
       return QString::number(r.steps);
-    case MedianStep:
-      return r.median_step_ms ? QLocale().toString(*r.median_step_ms, 'f', 3) : QStringLiteral("\u2014");
+    case StepTime:
+      return r.step_ms ? QLocale().toString(*r.step_ms, 'f', 3) : none();
     default:
       return {};
   }
@@ -101,16 +129,38 @@ QVariant RunListModel::sortKey(const profiler::RunRow& r, int column) const {
   switch (column) {
     case Id:
       return static_cast<qint64>(r.id);
-    case Grid:
+    case Layout:
       return static_cast<qint64>(r.sharding_group_size) * 1'000'000 + r.replicas;
+    case Batch:
+      return static_cast<qint64>(r.batch_size_per_gpu);
+    case Ranks:
+      return static_cast<qint64>(r.measured_ranks) * 1'000'000 + r.world_size;
     case Created:
       return qs(r.created_at);
     case Steps:
       return static_cast<qint64>(r.steps);
-    case MedianStep:
-      return r.median_step_ms ? *r.median_step_ms : -1.0;
+    case StepTime:
+      return r.step_ms ? *r.step_ms : -1.0;
     default:
       return display(r, column);
+  }
+}
+
+QVariant RunListModel::toolTip(const profiler::RunRow& r, int column) const {
+  if (r.status == core::store::RunStatus::Failed && !r.error.empty()) return tr("Failed: %1").arg(qs(r.error));
+  switch (column) {
+    case Name:
+      return tr("%1 run; double-click to rename").arg(qs(r.kind));
+    case Device:
+      return qs(core::describeDevice(r.device));
+    case Ranks:
+      return r.world_size == 0
+                 ? tr("%n rank(s) measured; world size unknown", nullptr, static_cast<int>(r.measured_ranks))
+                 : tr("%1 of %2 ranks measured").arg(r.measured_ranks).arg(r.world_size);
+    case StepTime:
+      return tr("Per measured step the slowest rank's step, median over the steps");
+    default:
+      return {};
   }
 }
 
@@ -130,26 +180,28 @@ QVariant RunListModel::remoteData(const RemoteRow& r, int row, int column, int r
           return r.job;
         case Name:
           return r.label;
-        case Kind:
-          return r.kind;
-        case Model:
-          return r.model.isEmpty() ? QStringLiteral("\u2014") : r.model;
-        case Grid:
-          return r.grid.isEmpty() ? QStringLiteral("\u2014") : r.grid;
-        case Mode:
+        case Source:
           return r.mode;
+        case Model:
+          return r.model.isEmpty() ? none() : r.model;
+        case Layout:
+          return r.grid.isEmpty() ? none() : r.grid;
+        case Device:
+          return r.kind;
         case Status:
           return r.status;
         case Created:
           return localTime(r.created.toStdString());
+        case Batch:
+        case Ranks:
         case Steps:
-        case MedianStep:
-          return QStringLiteral("\u2014");
+        case StepTime:
+          return none();
         default:
           return {};
       }
     case Qt::TextAlignmentRole: {
-      const bool number = column == Id || column == Steps || column == MedianStep;
+      const bool number = isNumber(column);
       return QVariant::fromValue(Qt::AlignVCenter | (number ? Qt::AlignRight : Qt::AlignLeft));
     }
     case Qt::ForegroundRole:
@@ -184,29 +236,42 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
     case kSortRole:
       return sortKey(*r, index.column());
     case Qt::TextAlignmentRole: {
-      const bool number = index.column() == Id || index.column() == Steps || index.column() == MedianStep;
+      const bool number = isNumber(index.column());
       return QVariant::fromValue(Qt::AlignVCenter | (number ? Qt::AlignRight : Qt::AlignLeft));
     }
     case Qt::ForegroundRole:
       if (index.column() == Status && r->status == core::store::RunStatus::Failed) return QColor(0xc0, 0x20, 0x20);
       return {};
     case Qt::ToolTipRole:
-      if (r->status == core::store::RunStatus::Failed && !r->error.empty()) return tr("Failed: %1").arg(qs(r->error));
-      if (index.column() == Name) return tr("Double-click to rename");
-      return {};
+      return toolTip(*r, index.column());
     default:
       return {};
   }
 }
 
 QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* const kTitles[ColumnCount] = {QT_TR_NOOP("Run"),    QT_TR_NOOP("Name"),
-                                                   QT_TR_NOOP("Kind"),   QT_TR_NOOP("Model"),
-                                                   QT_TR_NOOP("Grid"),   QT_TR_NOOP("Mode"),
-                                                   QT_TR_NOOP("Status"), QT_TR_NOOP("Created"),
-                                                   QT_TR_NOOP("Steps"),  QT_TR_NOOP("Median step (ms)")};
-  return section >= 0 && section < ColumnCount ? tr(kTitles[section]) : QVariant();
+  if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
+  static const char* const kTitles[ColumnCount] = {
+      QT_TR_NOOP("Run"),    QT_TR_NOOP("Name"),    QT_TR_NOOP("Source"), QT_TR_NOOP("Model"),
+      QT_TR_NOOP("Layout"), QT_TR_NOOP("Batch"),   QT_TR_NOOP("Device"), QT_TR_NOOP("Ranks"),
+      QT_TR_NOOP("Status"), QT_TR_NOOP("Created"), QT_TR_NOOP("Steps"),  QT_TR_NOOP("Step (ms)")};
+  static const char* const kTips[ColumnCount] = {
+      nullptr,
+      nullptr,
+      QT_TR_NOOP("How the run was made: the engine (emulate, mpi, cuda) or an import (import-kineto, import-nsys, "
+                 "import-nccl)"),
+      nullptr,
+      QT_TR_NOOP("Sharding group size M \u00d7 replicas R, and the rank layout"),
+      QT_TR_NOOP("Samples per GPU per step"),
+      QT_TR_NOOP("What the run ran on (hover a cell for the whole name)"),
+      QT_TR_NOOP("Measured ranks / world size"),
+      nullptr,
+      nullptr,
+      QT_TR_NOOP("Measured steps"),
+      QT_TR_NOOP("The run's step time: per measured step the slowest rank's, median over the steps")};
+  if (role == Qt::DisplayRole) return tr(kTitles[section]);
+  if (role == Qt::ToolTipRole && kTips[section] != nullptr) return tr(kTips[section]);
+  return {};
 }
 
 Qt::ItemFlags RunListModel::flags(const QModelIndex& index) const {

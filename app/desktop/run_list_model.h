@@ -1,5 +1,6 @@
 // The runs of a trace store as a Qt item model (the Runs page's table): one
-// row per profiler::RunRow. The name column is editable; an edit asks for a
+// row per profiler::RunRow, the columns that tell runs apart (source, model,
+// layout, batch, device, ranks) and the run's step time. The name column is editable; an edit asks for a
 // rename (renameRequested) and shows the new name at once. Jobs on agents
 // that are not in the store yet follow as RemoteRows (setRemoteRows): the
 // job id, its label, "on <agent>", its state and progress; never editable.
@@ -19,11 +20,11 @@ struct RemoteRow {
   QString job;      // the agent's job id ("j3")
   QString label;
   QString model;    // the model's name ("" from an agent that does not say)
-  QString kind;     // "on gpu01 (cluster, 16 GPUs)"
-  QString mode;     // "emulate", "mpi"
+  QString kind;     // "on gpu01 (cluster, 16 GPUs)": where it runs, in the Device column
+  QString mode;     // "emulate", "mpi": the Source column
   QString status;   // "running 3/6", "fetching 40%", "failed"
   QString created;  // ISO 8601 UTC
-  QString grid;     // "M=2 × R=2" or ""
+  QString grid;     // "M=2 × R=2" or "": the Layout column
   QString detail;   // the tooltip: progress text, error, stderr tail
   int done = 0;     // progress (steps, or a fetch's thousandths)
   int total = 0;
@@ -35,7 +36,9 @@ class RunListModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
-  enum Column { Id, Name, Kind, Model, Grid, Mode, Status, Created, Steps, MedianStep, ColumnCount };
+  // Source: the run's kind as stored (emulate, mpi, cuda, import-kineto, ...);
+  // Layout: "M=4 × R=2 strided"; Batch: samples per GPU; Ranks: measured / world.
+  enum Column { Id, Name, Source, Model, Layout, Batch, Device, Ranks, Status, Created, Steps, StepTime, ColumnCount };
   // Numbers and times as numbers, for QSortFilterProxyModel::setSortRole.
   static constexpr int kSortRole = Qt::UserRole + 1;
 
@@ -67,6 +70,7 @@ class RunListModel : public QAbstractTableModel {
  private:
   [[nodiscard]] QVariant display(const profiler::RunRow& r, int column) const;
   [[nodiscard]] QVariant sortKey(const profiler::RunRow& r, int column) const;
+  [[nodiscard]] QVariant toolTip(const profiler::RunRow& r, int column) const;
   [[nodiscard]] QVariant remoteData(const RemoteRow& r, int row, int column, int role) const;
 
   std::vector<profiler::RunRow> rows_;

@@ -6,10 +6,10 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
-#include <QLocale>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
+#include <QSplitter>
 #include <QTableView>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -19,6 +19,7 @@
 
 #include "shardscope/core/json_io.h"
 #include "shardscope/profiler/workflow/stored_runs.h"
+#include "comparison_view.h"
 #include "job_tracker.h"
 #include "project_files.h"
 #include "remote_jobs.h"
@@ -49,8 +50,7 @@ RunsPage::RunsPage(QWidget* parent)
       export_access_(new QPushButton(tr("Export Access\u2026"))),
       cancel_import_(new QPushButton(tr("Cancel Import"))),
       remote_(new QPushButton(tr("Cancel Remote Job"))),
-      comparison_title_(new QLabel),
-      comparison_(new QTableWidget),
+      comparison_(new ComparisonView),
       list_jobs_(new JobTracker(planningPool(), this)),
       edit_jobs_(new JobTracker(planningPool(), this)),
       compare_jobs_(new JobTracker(planningPool(), this)),
@@ -70,19 +70,7 @@ RunsPage::RunsPage(QWidget* parent)
   open_->setToolTip(tr("Each rank's measured step beside the prediction of its plan (or double-click the run)"));
   setUpSecondaryWidgets();
 
-  proxy_->setSourceModel(model_);
-  proxy_->setSortRole(RunListModel::kSortRole);
-  table_->setObjectName(QStringLiteral("runsTable"));
-  table_->setModel(proxy_);
-  table_->setSortingEnabled(true);
-  table_->sortByColumn(RunListModel::Id, Qt::DescendingOrder);
-  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  table_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
-  table_->setAlternatingRowColors(true);
-  table_->verticalHeader()->hide();
-  table_->horizontalHeader()->setStretchLastSection(false);
-  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  table_->horizontalHeader()->setSectionResizeMode(RunListModel::Name, QHeaderView::Stretch);
+  setUpTable();
 
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(header_, 1);
@@ -97,11 +85,17 @@ RunsPage::RunsPage(QWidget* parent)
   buttons->addWidget(export_access_);
   buttons->addWidget(compare_);
   buttons->addWidget(delete_);
+  // The list above the comparison, the split movable: a long list or a close look at the charts.
+  auto* split = new QSplitter(Qt::Vertical);
+  split->setObjectName(QStringLiteral("runsSplit"));
+  split->setChildrenCollapsible(false);
+  split->addWidget(table_);
+  split->addWidget(comparison_);
+  split->setStretchFactor(0, 2);
+  split->setStretchFactor(1, 3);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(buttons);
-  layout->addWidget(table_, 2);
-  layout->addWidget(comparison_title_);
-  layout->addWidget(comparison_, 1);
+  layout->addWidget(split, 1);
   layout->addWidget(message_);
 
   connect(refresh_, &QPushButton::clicked, this, &RunsPage::refresh);
@@ -295,20 +289,6 @@ void RunsPage::onCompareClicked() {
   if (runs.size() == 2) compareRuns(std::min(runs[0], runs[1]), std::max(runs[0], runs[1]));
 }
 
-namespace {
-
-QTableWidgetItem* cell(const QString& text, bool number) {
-  auto* item = new QTableWidgetItem(text);
-  item->setTextAlignment(Qt::AlignVCenter | (number ? Qt::AlignRight : Qt::AlignLeft));
-  return item;
-}
-
-QString msText(const std::optional<double>& ms) {
-  return ms ? QLocale().toString(*ms, 'f', 3) : QStringLiteral("\u2014");
-}
-
-}  // namespace
-
 void RunsPage::compareRuns(qint64 a, qint64 b) {
   const std::string path = localPath(store_path_);
   showMessage(tr("Comparing runs %1 and %2\u2026").arg(a).arg(b), false);
@@ -318,35 +298,15 @@ void RunsPage::compareRuns(qint64 a, qint64 b) {
         if (!store) return store.error();
         return profiler::compareRuns(*store, st::RunId{a}, st::RunId{b});
       },
-      [this](profiler::RunComparison c) {
-        comparison_title_->setText(tr("<b>A</b> = %1, <b>B</b> = %2: ms per measured step (phases: mean over ranks; "
-                                      "ranks: embedding forward + backward)")
-                                       .arg(QString::fromStdString(c.a_name), QString::fromStdString(c.b_name)));
-        comparison_->clear();
-        comparison_->setHorizontalHeaderLabels({tr("Figure"), tr("A"), tr("B"), tr("B \u2212 A"), tr("B / A")});
-        std::vector<const profiler::ComparedValue*> values;
-        for (const auto& v : c.phases) values.push_back(&v);
-        for (const auto& v : c.ranks) values.push_back(&v);
-        comparison_->setRowCount(static_cast<int>(values.size()));
-        for (int row = 0; row < static_cast<int>(values.size()); ++row) {
-          const profiler::ComparedValue& v = *values[static_cast<std::size_t>(row)];
-          const auto diff = v.differenceMs();
-          comparison_->setItem(row, 0, cell(QString::fromStdString(v.name), false));
-          comparison_->setItem(row, 1, cell(msText(v.a_ms), true));
-          comparison_->setItem(row, 2, cell(msText(v.b_ms), true));
-          comparison_->setItem(row, 3, cell(diff ? QLocale().toString(*diff, 'f', 3) : QStringLiteral("\u2014"), true));
-          comparison_->setItem(
-              row, 4,
-              cell(v.a_ms && v.b_ms && *v.a_ms > 0 ? QStringLiteral("%1\u00d7").arg(*v.b_ms / *v.a_ms, 0, 'f', 2)
-                                                   : QStringLiteral("\u2014"),
-                   true));
-        }
-        comparison_title_->show();
+      [this](const profiler::RunComparison& c) {
+        comparison_->setComparison(c);
         comparison_->show();
         showMessage(c.warnings.empty() ? QString() : QString::fromStdString(c.warnings.front()), false);
         emit compared({});
       });
 }
+
+QTableWidget* RunsPage::comparisonTable() const { return comparison_->table(); }
 
 QString RunsPage::messageText() const { return message_->text(); }
 
@@ -355,15 +315,23 @@ void RunsPage::showMessage(const QString& text, bool error) {
   message_->setStyleSheet(error ? QStringLiteral("color: #c02020;") : QString());
 }
 
+void RunsPage::setUpTable() {
+  proxy_->setSourceModel(model_);
+  proxy_->setSortRole(RunListModel::kSortRole);
+  table_->setObjectName(QStringLiteral("runsTable"));
+  table_->setModel(proxy_);
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(RunListModel::Id, Qt::DescendingOrder);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
+  table_->setAlternatingRowColors(true);
+  table_->verticalHeader()->hide();
+  table_->horizontalHeader()->setStretchLastSection(false);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->horizontalHeader()->setSectionResizeMode(RunListModel::Name, QHeaderView::Stretch);
+}
+
 void RunsPage::setUpSecondaryWidgets() {
-  comparison_title_->setObjectName(QStringLiteral("runsComparisonTitle"));
-  comparison_->setObjectName(QStringLiteral("runsComparison"));
-  comparison_->setColumnCount(5);
-  comparison_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  comparison_->verticalHeader()->hide();
-  comparison_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  comparison_->horizontalHeader()->setMinimumSectionSize(90);
-  comparison_title_->hide();
   comparison_->hide();
   timeline_->setObjectName(QStringLiteral("runsTimeline"));
   timeline_->setToolTip(tr("Every rank's spans on one time axis"));

@@ -21,6 +21,7 @@ class QTableView;
 
 namespace shardscope::app {
 
+class ComparisonView;
 class JobTracker;
 class RunListModel;
 class RemoteJobs;
@@ -43,10 +44,11 @@ class RunsPage : public QWidget {
   // Without dialogs: the page's buttons ask first. Both refresh when done.
   void renameRun(qint64 run, const QString& label);
   void deleteRun(qint64 run);
-  // Shows runs `a` and `b` side by side below the list: per-phase step time
-  // and every rank's embedding load, A, B, B - A and B / A.
+  // Shows runs `a` and `b` side by side below the list (ComparisonView):
+  // the step by phase and every matched rank's embedding load as charts and a table.
   void compareRuns(qint64 a, qint64 b);
-  [[nodiscard]] QTableWidget* comparisonTable() const { return comparison_; }
+  [[nodiscard]] ComparisonView* comparisonView() const { return comparison_; }
+  [[nodiscard]] QTableWidget* comparisonTable() const;
   // Imports trace files (or folders of them) of one format as one run of the
   // store, with progress and a Cancel button on the page; errors name the file.
   // `format`: "kineto" (PyTorch profiler JSON, .json or .json.gz) or "nsys"
@@ -94,8 +96,8 @@ class RunsPage : public QWidget {
   void onDeleteClicked();
   void onCompareClicked();
   void connectExport();
-  void setUpSecondaryWidgets();  // the comparison table, the views' and the remote job's buttons  // the Export Access
-                                 // button and its job's errors
+  void setUpSecondaryWidgets();  // the views' and the remote job's buttons
+  void setUpTable();
   void showMessage(const QString& text, bool error);
   void updateButtons();
   void showRemoteRows();
@@ -118,8 +120,7 @@ class RunsPage : public QWidget {
   QPushButton* cancel_import_;
   QPushButton* remote_;
   RemoteJobs* remote_jobs_ = nullptr;
-  QLabel* comparison_title_;
-  QTableWidget* comparison_;
+  ComparisonView* comparison_;
   JobTracker* list_jobs_;
   JobTracker* edit_jobs_;
   JobTracker* compare_jobs_;

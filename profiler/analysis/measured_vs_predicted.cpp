@@ -16,32 +16,6 @@ namespace {
 
 using namespace analysis_detail;
 
-// The measured phases of one rank: collectives by span kind; without spans
-// (tracing off) the step summaries' collective total counts as all-to-all.
-PhaseMs measuredPhases(const RankAnalysis& r, bool& unsplit) {
-  PhaseMs p;
-  p.emb_fwd = r.emb_fwd_ms;
-  p.emb_bwd = r.emb_bwd_ms;
-  p.dense = r.dense_ms;
-  double by_kind = 0.0;
-  for (const auto& c : r.comm) {
-    by_kind += c.ms;
-    if (c.kind == span_kind::kReplicaSync)
-      p.replica_sync += c.ms;
-    else if (c.kind == span_kind::kDenseAllreduce)
-      p.dense += c.ms;
-    else
-      p.all_to_all += c.ms;
-  }
-  if (r.comm.empty() && r.comm_ms > 0.0) {
-    p.all_to_all = r.comm_ms;
-    unsplit = true;
-  } else if (r.comm_ms > by_kind) {
-    unsplit = unsplit || r.comm_ms - by_kind > 1e-3 * std::max(1.0, r.comm_ms);
-  }
-  return p;
-}
-
 // What the planner predicts for one group rank: its shards' compute, the
 // all-to-alls it pays (served + own bytes + latency), its replica sync, and
 // dense compute plus the part of the dense all-reduce its backward does not hide.
@@ -95,6 +69,30 @@ std::uint32_t runSyncInterval(const RunInputs& inputs) {
 }
 
 }  // namespace
+
+PhaseMs measuredPhases(const RankAnalysis& r, bool& unsplit) {
+  PhaseMs p;
+  p.emb_fwd = r.emb_fwd_ms;
+  p.emb_bwd = r.emb_bwd_ms;
+  p.dense = r.dense_ms;
+  double by_kind = 0.0;
+  for (const auto& c : r.comm) {
+    by_kind += c.ms;
+    if (c.kind == span_kind::kReplicaSync)
+      p.replica_sync += c.ms;
+    else if (c.kind == span_kind::kDenseAllreduce)
+      p.dense += c.ms;
+    else
+      p.all_to_all += c.ms;
+  }
+  if (r.comm.empty() && r.comm_ms > 0.0) {
+    p.all_to_all = r.comm_ms;
+    unsplit = true;
+  } else if (r.comm_ms > by_kind) {
+    unsplit = unsplit || r.comm_ms - by_kind > 1e-3 * std::max(1.0, r.comm_ms);
+  }
+  return p;
+}
 
 const char* phaseName(int phase) {
   static const char* const names[kPhases] = {"embedding fwd", "embedding bwd", "all-to-all", "replica sync", "dense"};

@@ -1,10 +1,14 @@
 #include "shardscope/profiler/workflow/run_catalog.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <type_traits>
 
 #include <nlohmann/json.hpp>
+
+#include "shardscope/profiler/analysis/step_time.h"
+#include "shardscope/profiler/trace/run_device.h"
 
 namespace shardscope::profiler {
 
@@ -30,37 +34,40 @@ T valueOr(const nlohmann::json& j, const char* key, T fallback) {
   }
 }
 
-// M and R from the engine's run configuration, else from the plan the run carries.
+// M and R from the engine's run configuration, else from the plan the run
+// carries; the layout from the plan (the configuration does not name it).
 void readGrid(const nlohmann::json& config, const st::RunRecord& record, RunRow& row) {
   if (const auto g = config.find("grid"); g != config.end() && g->is_object()) {
     row.sharding_group_size = valueOr<std::uint32_t>(*g, "sharding_group_size", 0);
     row.replicas = valueOr<std::uint32_t>(*g, "replicas", 0);
   }
-  if (row.sharding_group_size != 0 || record.plan_json.empty()) return;
+  row.world_size = valueOr<std::uint32_t>(config, "world_size", 0);
   const nlohmann::json plan = objectOf(record.plan_json);
   if (const auto g = plan.find("grid"); g != plan.end() && g->is_object()) {
-    row.sharding_group_size = valueOr<std::uint32_t>(*g, "sharding_group_size", 0);
-    row.replicas = valueOr<std::uint32_t>(*g, "replicas", 0);
+    if (row.sharding_group_size == 0) {
+      row.sharding_group_size = valueOr<std::uint32_t>(*g, "sharding_group_size", 0);
+      row.replicas = valueOr<std::uint32_t>(*g, "replicas", 0);
+    }
+    row.layout = valueOr<std::string>(*g, "layout", std::string());
   }
+  if (row.world_size == 0) row.world_size = valueOr<std::uint32_t>(plan, "world_size", 0);
+  if (row.world_size == 0)
+    row.world_size = static_cast<std::uint32_t>(std::min<std::uint64_t>(
+        std::uint64_t{row.sharding_group_size} * row.replicas, std::numeric_limits<std::uint32_t>::max()));
 }
 
 core::Status readSteps(const st::TraceStore& store, RunRow& row) {
   auto summaries = store.stepSummaries(row.id);
   if (!summaries) return summaries.error();
   std::set<std::int64_t> steps;
-  std::vector<double> totals;
-  totals.reserve(summaries->size());
+  std::set<int> ranks;
   for (const auto& s : *summaries) {
     steps.insert(s.step);
-    totals.push_back(static_cast<double>(s.total_ns) / 1e6);
+    ranks.insert(s.rank);
   }
   row.steps = static_cast<std::int64_t>(steps.size());
-  if (totals.empty()) return core::Ok{};
-  const auto mid = totals.begin() + static_cast<std::ptrdiff_t>(totals.size() / 2);
-  std::nth_element(totals.begin(), mid, totals.end());
-  double median = *mid;
-  if (totals.size() % 2 == 0) median = 0.5 * (median + *std::max_element(totals.begin(), mid));
-  row.median_step_ms = median;
+  row.measured_ranks = static_cast<std::uint32_t>(ranks.size());
+  row.step_ms = stepTimeMs(*summaries);
   return core::Ok{};
 }
 
@@ -73,7 +80,8 @@ core::Result<RunRow> rowOf(const st::TraceStore& store, const st::RunRecord& rec
   row.error = record.error;
   row.created_at = record.created_at;
   const nlohmann::json config = objectOf(record.config_json);
-  row.mode = valueOr<std::string>(config, "mode", record.kind_text);
+  row.batch_size_per_gpu = valueOr<std::uint32_t>(config, "batch_size_per_gpu", 0);
+  row.device = runDevice(config);
   row.model = valueOr<std::string>(objectOf(record.model_json), "name", std::string());
   readGrid(config, record, row);
   if (auto s = readSteps(store, row); !s) return s.error();

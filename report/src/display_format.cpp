@@ -30,6 +30,23 @@ std::string formatShort(double v) {
   return buf;
 }
 
+std::string formatChange(double a, double b) {
+  if (!(a > 0.0) || !std::isfinite(b)) return {};
+  const double ratio = b / a;
+  if (ratio > 11.0) return formatFixed(ratio, 0) + "\u00d7";
+  const double pct = (ratio - 1.0) * 100.0;
+  const std::string digits = formatFixed(std::abs(pct), std::abs(pct) < 9.95 ? 1 : 0);
+  if (digits == "0.0") return "0%";
+  return (pct < 0 ? "\u2212" : "+") + digits + "%";
+}
+
+std::string formatPointsDifference(double a, double b) {
+  const double pp = (b - a) * 100.0;
+  const std::string digits = formatFixed(std::abs(pp), 1);
+  if (digits == "0.0") return "0 pp";
+  return (pp < 0 ? "\u2212" : "+") + digits + " pp";
+}
+
 std::string formatGigabytes(std::uint64_t bytes) {
   if (bytes == 0) return "0";
   const double gb = static_cast<double>(bytes) / 1e9;

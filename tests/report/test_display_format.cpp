@@ -36,6 +36,23 @@ class TestDisplayFormat : public QObject {
     QCOMPARE(formatGigabytes(1536), std::string("< 0.01"));
     QCOMPARE(formatGigabytes(20'480'000'000ULL), std::string("20.48"));
   }
+  void aChangeReadsAsAPercentageUpToTenfoldThenAsAFactor() {
+    using shardscope::report::formatChange;
+    QCOMPARE(QString::fromStdString(formatChange(2.0, 2.7)), QStringLiteral("+35%"));
+    QCOMPARE(QString::fromStdString(formatChange(2.0, 0.4)), QStringLiteral("\u221280%"));
+    QCOMPARE(QString::fromStdString(formatChange(10.0, 10.35)), QStringLiteral("+3.5%"));
+    QCOMPARE(QString::fromStdString(formatChange(1.0, 1.0)), QStringLiteral("0%"));
+    QCOMPARE(QString::fromStdString(formatChange(1.0, 11.0)), QStringLiteral("+1000%"));
+    QCOMPARE(QString::fromStdString(formatChange(1.0, 12.0)), QStringLiteral("12\u00d7"));
+    QCOMPARE(QString::fromStdString(formatChange(0.01, 4.5)), QStringLiteral("450\u00d7"));
+    QCOMPARE(formatChange(0.0, 3.0), std::string());
+  }
+  void aDifferenceOfSharesReadsInPercentagePoints() {
+    using shardscope::report::formatPointsDifference;
+    QCOMPARE(QString::fromStdString(formatPointsDifference(0.25, 0.312)), QStringLiteral("+6.2 pp"));
+    QCOMPARE(QString::fromStdString(formatPointsDifference(0.5, 0.496)), QStringLiteral("\u22120.4 pp"));
+    QCOMPARE(QString::fromStdString(formatPointsDifference(0.5, 0.5)), QStringLiteral("0 pp"));
+  }
   void countsParseOnlyWhenWholeAndUnambiguous() {
     using shardscope::report::parseCount;
     QVERIFY(parseCount("40000000") == 40000000ull);

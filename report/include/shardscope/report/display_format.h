@@ -28,6 +28,12 @@ namespace shardscope::report {
 
 // How often the replicas sync: "every step", "every 4 steps".
 [[nodiscard]] std::string syncIntervalText(std::uint32_t steps);
+// B against A as a relative change: "+35%", "−80%", "+3.5%" (one decimal
+// below 10 %). Past +1,000 % a factor ("12×"): a four-digit percentage is
+// misread, a factor is not. "" when `a` is not positive.
+[[nodiscard]] std::string formatChange(double a, double b);
+// B - A of two fractions in percentage points: "+6.2 pp", "−0.4 pp".
+[[nodiscard]] std::string formatPointsDifference(double a, double b);
 
 // "fixed 3", "uniform 20 ± 5".
 [[nodiscard]] std::string poolingText(const core::PoolingSpec& p);

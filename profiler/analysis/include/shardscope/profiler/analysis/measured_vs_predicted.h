@@ -34,6 +34,12 @@ inline constexpr int kPhases = 5;
 [[nodiscard]] const char* phaseName(int phase);
 [[nodiscard]] double phaseValue(const PhaseMs& p, int phase);
 
+// One rank's measured phases: collectives by span kind (replica sync; the
+// dense all-reduce counts as dense; the rest as all-to-all). Without spans
+// (tracing off) the step summaries' collective total counts as all-to-all
+// and `unsplit` is set.
+[[nodiscard]] PhaseMs measuredPhases(const RankAnalysis& rank, bool& unsplit);
+
 struct RankVsPrediction {
   int rank = 0;            // global
   int sharding_group = 0;  // the plan's sharding group holding it

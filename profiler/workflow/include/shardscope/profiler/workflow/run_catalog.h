@@ -1,8 +1,8 @@
 // The runs of a trace store as a user browses them (the desktop's Runs page):
 // one row per run, engine runs and imported traces alike, with what tells runs
-// apart (kind, model, grid, mode, status, date) and what they measured (steps,
-// median step time). Read with a few queries per run, so a store of hundreds
-// of runs lists in well under a second.
+// apart (kind, model, grid and layout, batch, device, ranks, status, date) and
+// what they measured (steps, the run's step time). Read with a few queries per
+// run, so a store of hundreds of runs lists in well under a second.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "shardscope/core/device.h"
 #include "shardscope/core/result.h"
 #include "shardscope/core/store/store_types.h"
 #include "shardscope/core/store/trace_store.h"
@@ -18,17 +19,21 @@ namespace shardscope::profiler {
 
 struct RunRow {
   core::store::RunId id{};
-  std::string kind;                       // as stored: "emulate", "mpi", "import-kineto", ...
+  std::string kind;                       // as stored: "emulate", "mpi", "cuda", "import-kineto", ...
   std::string label;                      // the user's name for the run
   std::string model;                      // the model's name, "" when the run has none (an import)
   std::uint32_t sharding_group_size = 0;  // M; 0 when unknown
   std::uint32_t replicas = 0;             // R; 0 when unknown
-  std::string mode;                       // the engine's mode, else the kind
+  std::string layout;                     // "strided", "contiguous" (the run's plan); "" when unknown
+  std::uint32_t world_size = 0;           // N: the configuration's, else the plan's, else M x R; 0 when unknown
+  std::uint32_t measured_ranks = 0;       // ranks with step summaries
+  std::uint32_t batch_size_per_gpu = 0;   // the configuration's; 0 when unknown (an import)
+  core::DeviceInfo device;                // runDevice(config)
   core::store::RunStatus status = core::store::RunStatus::Running;
-  std::string error;                     // why a failed run failed
-  std::string created_at;                // ISO 8601 UTC
-  std::int64_t steps = 0;                // distinct measured steps
-  std::optional<double> median_step_ms;  // over every (rank, step); none without step summaries
+  std::string error;              // why a failed run failed
+  std::string created_at;         // ISO 8601 UTC
+  std::int64_t steps = 0;         // distinct measured steps
+  std::optional<double> step_ms;  // the run's step time (analysis/step_time.h); none without step summaries
 };
 
 // Every run of `store`, newest first. Fields a run's JSON lacks or cannot
