@@ -49,14 +49,8 @@ QString qs(const std::string& s) { return QString::fromStdString(s); }
 QString tablesText(std::size_t n) {
   return n == 1 ? ModelPage::tr("1 table") : ModelPage::tr("%1 tables").arg(qs(report::formatCount(n)));
 }
-// 3078299000000 -> "3,078.30 GB".
-QString gb(double bytes) {
-  const double rounded = std::round(bytes / 1e7);  // hundredths of a GB
-  const auto hundredths = static_cast<std::uint64_t>(rounded);
-  QString text = QString::fromStdString(report::formatCount(hundredths / 100));
-  text += QStringLiteral(".%1 GB").arg(hundredths % 100, 2, 10, QLatin1Char('0'));
-  return text;
-}
+// 3078299000000 -> "2,866.89 GiB".
+QString gib(std::uint64_t bytes) { return qs(report::formatGibibytes(bytes)) + QStringLiteral(" GiB"); }
 // Whole numbers in digit groups ("20,231"), others as they are ("2.5").
 QString number(double v) {
   if (v >= 0 && v < 1e15 && v == std::floor(v)) return qs(report::formatCount(static_cast<std::uint64_t>(v)));
@@ -306,8 +300,8 @@ QWidget* ModelPage::buildSidePanel() {
   const std::pair<const char*, QString> rows[] = {
       {"model.tables", tr("Embedding tables:")},
       {"model.lookups", tr("Lookups per sample:")},
-      {"model.embedding_gb", tr("Embedding weights:")},
-      {"model.state_gb", tr("With optimizer state:")},
+      {"model.embedding_size", tr("Embedding weights:")},
+      {"model.state_size", tr("With optimizer state:")},
       {"model.largest", tr("Largest table:")},
       {"model.dense_params", tr("Dense parameters:")},
       {"model.dense_flops", tr("Dense FLOPs per sample:")},
@@ -362,14 +356,12 @@ void ModelPage::fillSummary(const core::Project& project) {
   setSummary(QStringLiteral("model.tables"), qs(report::formatCount(m.tables.size())));
   setSummary(QStringLiteral("model.lookups"), number(m.lookupsPerSample()),
              tr("Ids per sample over all tables (the sum of their pooling)"));
-  setSummary(QStringLiteral("model.embedding_gb"), gb(static_cast<double>(weights)),
-             tr("%1 bytes; 1 GB = 10\u2079 bytes").arg(qs(report::formatCount(weights))));
+  setSummary(QStringLiteral("model.embedding_size"), gib(weights),
+             tr("%1 bytes; 1 GiB = 2\u00b3\u2070 bytes").arg(qs(report::formatCount(weights))));
   const std::uint64_t state = report::stateBytes(project);
-  setSummary(
-      QStringLiteral("model.state_gb"),
-      tr("%1 (+%2)").arg(gb(static_cast<double>(state)), gb(static_cast<double>(state - std::min(state, weights)))),
-      tr("Weights plus the %1 state kept with each row, as the planner counts them")
-          .arg(qs(report::optimizerText(m.optimizer))));
+  setSummary(QStringLiteral("model.state_size"), tr("%1 (+%2)").arg(gib(state), gib(state - std::min(state, weights))),
+             tr("Weights plus the %1 state kept with each row, as the planner counts them")
+                 .arg(qs(report::optimizerText(m.optimizer))));
   const auto largest = std::max_element(m.tables.begin(), m.tables.end(),
                                         [](const auto& a, const auto& b) { return a.weightBytes() < b.weightBytes(); });
   if (largest == m.tables.end()) {
@@ -377,10 +369,9 @@ void ModelPage::fillSummary(const core::Project& project) {
   } else {
     const double share =
         weights > 0 ? 100.0 * static_cast<double>(largest->weightBytes()) / static_cast<double>(weights) : 0.0;
-    setSummary(QStringLiteral("model.largest"),
-               tr("%1, %2 (%3%)")
-                   .arg(qs(largest->name), gb(static_cast<double>(largest->weightBytes())),
-                        qs(report::formatFixed(share, 0))));
+    setSummary(
+        QStringLiteral("model.largest"),
+        tr("%1, %2 (%3%)").arg(qs(largest->name), gib(largest->weightBytes()), qs(report::formatFixed(share, 0))));
   }
   setSummary(QStringLiteral("model.dense_params"),
              qs(report::formatScaledCount(static_cast<double>(m.dense.parameters))),

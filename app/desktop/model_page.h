@@ -70,7 +70,7 @@ class ModelPage : public QWidget {
   void selectRows(const QList<int>& rows);
 
   // Value shown in the summary panel, by key: "model.name", "model.batch",
-  // "model.optimizer", "model.tables", "model.embedding_gb", "model.state_gb",
+  // "model.optimizer", "model.tables", "model.embedding_size", "model.state_size",
   // "model.lookups", "model.largest", "model.dense_params", "model.dense_flops".
   [[nodiscard]] QString summaryValue(const QString& key) const;
   // The last message under the toolbar: a rejected edit, an import's warnings.

@@ -8,8 +8,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "shardscope/report/display_format.h"
 #include "shardscope/core/model_csv.h"
+#include "shardscope/core/summary.h"
+#include "shardscope/report/display_format.h"
 
 namespace shardscope::app {
 
@@ -99,7 +100,7 @@ int TableListModel::columnCount(const QModelIndex& parent) const { return parent
 Qt::ItemFlags TableListModel::flags(const QModelIndex& index) const {
   if (!index.isValid() || !checkIndex(index, CheckIndexOption::ParentIsInvalid)) return Qt::NoItemFlags;
   Qt::ItemFlags f = Qt::ItemIsSelectable | Qt::ItemIsEnabled | Qt::ItemNeverHasChildren;
-  if (index.column() != SizeGB) f |= Qt::ItemIsEditable;
+  if (index.column() != SizeGiB) f |= Qt::ItemIsEditable;
   return f;
 }
 
@@ -117,7 +118,7 @@ QVariant TableListModel::data(const QModelIndex& index, int role) const {
       switch (index.column()) {
         case Rows:
         case Dim:
-        case SizeGB:
+        case SizeGiB:
           return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
         default:
           return QVariant::fromValue(Qt::AlignLeft | Qt::AlignVCenter);
@@ -145,10 +146,9 @@ QVariant TableListModel::data(const QModelIndex& index, int role) const {
                      : tr("Assumed: %1 (in CSV: %2); attach a measured access file (File \u203a Attach Access "
                           "File\u2026) to price it from what a trainer looked up")
                            .arg(qs(report::accessText(t.access)), qs(core::accessToText(t.access)));
-        case SizeGB:
+        case SizeGiB:
           return tr("%1 bytes of weights (%2)")
-              .arg(qs(report::formatCount(t.weightBytes())),
-                   qs(report::formatBytesDecimal(static_cast<double>(t.weightBytes()))));
+              .arg(qs(report::formatCount(t.weightBytes())), qs(core::formatBytes(t.weightBytes())));
         default:
           return {};
       }
@@ -171,8 +171,8 @@ QVariant TableListModel::displayText(const core::TableSpec& t, int column) const
       return qs(report::poolingText(t.pooling));
     case Access:
       return qs(report::accessText(t.access));
-    case SizeGB:
-      return qs(report::formatGigabytes(t.weightBytes()));
+    case SizeGiB:
+      return qs(report::formatGibibytes(t.weightBytes()));
     default:
       return {};
   }
@@ -194,8 +194,8 @@ QVariant TableListModel::editValue(const core::TableSpec& t, int column) const {
       // Histograms have no short form; their exact shares are the text.
       return qs(t.access.kind == core::AccessKind::Histogram ? core::accessToText(t.access)
                                                              : report::accessText(t.access));
-    case SizeGB:
-      return static_cast<double>(t.weightBytes()) / 1e9;
+    case SizeGiB:
+      return std::ldexp(static_cast<double>(t.weightBytes()), -30);
     default:
       return {};
   }
@@ -224,7 +224,7 @@ QVariant TableListModel::sortValue(const core::TableSpec& t, int column) const {
           return 3.0;
       }
       return 0.0;
-    case SizeGB:
+    case SizeGiB:
       return QVariant::fromValue<qulonglong>(t.weightBytes());
     default:
       return displayText(t, column);
@@ -247,8 +247,8 @@ QVariant TableListModel::headerData(int section, Qt::Orientation orientation, in
         return tr("Pooling");
       case Access:
         return tr("Access");
-      case SizeGB:
-        return tr("Size (GB)");
+      case SizeGiB:
+        return tr("Size (GiB)");
       default:
         return {};
     }
@@ -269,8 +269,8 @@ QVariant TableListModel::headerData(int section, Qt::Orientation orientation, in
         return tr(
             "Which rows the ids hit: \"uniform\", \"zipf 1.05\", \"hot 10% \u2192 90%\" (10% of the rows get "
             "90% of the ids)");
-      case SizeGB:
-        return tr("Weight bytes (rows \u00d7 dim \u00d7 dtype size), 1 GB = 10\u2079 bytes; computed");
+      case SizeGiB:
+        return tr("Weight bytes (rows \u00d7 dim \u00d7 dtype size) in GiB, 1 GiB = 2\u00b3\u2070 bytes; computed");
       default:
         return {};
     }
@@ -292,7 +292,7 @@ QString TableListModel::columnName(int column) {
       return tr("pooling");
     case Access:
       return tr("access");
-    case SizeGB:
+    case SizeGiB:
       return tr("size");
     default:
       return {};

@@ -18,7 +18,7 @@ class TableListModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
-  enum Column { Name, Rows, Dim, DType, Pooling, Access, SizeGB, ColumnCount };
+  enum Column { Name, Rows, Dim, DType, Pooling, Access, SizeGiB, ColumnCount };
   enum Role { SortRole = Qt::UserRole + 1 };
 
   explicit TableListModel(QObject* parent = nullptr);

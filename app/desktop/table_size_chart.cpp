@@ -7,6 +7,7 @@
 #include <cmath>
 #include <qcustomplot.h>
 
+#include "shardscope/core/summary.h"
 #include "shardscope/report/display_format.h"
 #include "shardscope/report/table_size_histogram.h"
 
@@ -14,21 +15,26 @@ namespace shardscope::app {
 
 namespace {
 
-constexpr double kBarFill = 0.86;  // share of a bin's width the bar covers
+constexpr double kBarFill = 0.86;    // share of a bin's width the bar covers
+constexpr int kOctavesPerUnit = 10;  // 1 KiB -> 1 MiB -> 1 GiB
 
-// Ticks at whole decades of bytes, labelled in decimal units ("1 MB",
-// "10 GB"), with as many decades per tick as the axis has room for; sub-ticks
-// mark the half-decade bin edges.
-class ByteDecadeTicker : public QCPAxisTicker {
+// The x axis is in octaves (log2 of the bytes), so every tick sits on a power
+// of two and reads as a whole binary size ("4 MiB", "1 GiB", never "954 KiB").
+// Ticks at every bin edge (powers of 4) where the labels fit, else at every
+// 1, 2, 3, ... binary units (1 KiB, 1 MiB, 1 GiB); sub-ticks mark the bin
+// edges between them.
+class BinaryByteTicker : public QCPAxisTicker {
  protected:
   double getTickStep(const QCPRange& range) override {
-    return std::max(1.0, std::ceil(range.size() / std::max(1, tickCount())));
+    const int room = std::max(1, tickCount());
+    if (range.size() / TableSizeChart::kOctavesPerBin <= room) return TableSizeChart::kOctavesPerBin;
+    return kOctavesPerUnit * std::max(1.0, std::ceil(range.size() / kOctavesPerUnit / room));
   }
   int getSubTickCount(double tick_step) override {
-    return static_cast<int>(tick_step) * TableSizeChart::kBinsPerDecade - 1;
+    return static_cast<int>(std::lround(tick_step)) / TableSizeChart::kOctavesPerBin - 1;
   }
   QString getTickLabel(double tick, const QLocale& /*locale*/, QChar /*format_char*/, int /*precision*/) override {
-    return QString::fromStdString(report::formatBytesDecimal(std::pow(10.0, std::round(tick))));
+    return QString::fromStdString(report::formatPowerOfTwoBytes(static_cast<int>(std::lround(tick))));
   }
 };
 
@@ -43,10 +49,10 @@ TableSizeChart::TableSizeChart(QWidget* parent)
   plot_->setBackground(palette().base());
   plot_->setMouseTracking(true);
 
-  // Room on the right for half of the last tick label ("10 TB"): QCustomPlot
+  // Room on the right for half of the last tick label ("1 TiB"): QCustomPlot
   // drops a label the widget border would clip.
   plot_->axisRect()->setMinimumMargins(QMargins(0, 0, 30, 0));
-  plot_->xAxis->setTicker(QSharedPointer<ByteDecadeTicker>::create());
+  plot_->xAxis->setTicker(QSharedPointer<BinaryByteTicker>::create());
   plot_->xAxis->setLabel(tr("Table size (weights, log scale)"));
   plot_->xAxis->grid()->setVisible(false);
   plot_->xAxis->setTickLength(0, 5);
@@ -63,7 +69,7 @@ TableSizeChart::TableSizeChart(QWidget* parent)
   plot_->yAxis->grid()->setPen(QPen(QColor(0, 0, 0, 28), 1, Qt::DashLine));
 
   bars_->setWidthType(QCPBars::wtPlotCoords);
-  bars_->setWidth(kBarFill / kBinsPerDecade);
+  bars_->setWidth(kBarFill * kOctavesPerBin);
   bars_->setPen(QPen(QColor(0x2a, 0x5f, 0x9e), 1));
   bars_->setBrush(QColor(0x3a, 0x7c, 0xc2));
 
@@ -94,24 +100,19 @@ void TableSizeChart::rebuild() {
   QVector<double> counts;
   int most = 0;
   for (const Bin& b : bins_) {
-    keys.append((b.index + 0.5) / kBinsPerDecade);
+    keys.append(binCenter(b.index));
     counts.append(b.tables);
     most = std::max(most, b.tables);
   }
   bars_->setData(keys, counts, /*alreadySorted=*/true);
 
-  // Whole decades on both sides, at least three, so there are labelled ticks.
-  double lower = 6.0;  // 1 MB .. 10 GB when empty
-  double upper = 10.0;
+  // Whole binary units (1 KiB, 1 MiB, ...) on both sides, so both ends are labelled.
+  double lower = 20.0;  // 1 MiB .. 1 GiB when empty
+  double upper = 30.0;
   if (!bins_.empty()) {
-    lower = std::floor(static_cast<double>(bins_.front().index) / kBinsPerDecade);
-    upper = std::ceil(static_cast<double>(bins_.back().index + 1) / kBinsPerDecade);
-    while (upper - lower < 3.0) {
-      lower -= 0.5;
-      upper += 0.5;
-    }
-    lower = std::floor(lower);
-    upper = std::ceil(upper);
+    lower = kOctavesPerUnit * std::floor(static_cast<double>(bins_.front().index * kOctavesPerBin) / kOctavesPerUnit);
+    upper =
+        kOctavesPerUnit * std::ceil(static_cast<double>((bins_.back().index + 1) * kOctavesPerBin) / kOctavesPerUnit);
   }
   // A hair wider so the ticks at both ends are kept, not trimmed.
   plot_->xAxis->setRange(lower - 1e-6, upper + 1e-6);
@@ -124,7 +125,7 @@ void TableSizeChart::rebuild() {
     if (b.tables == 0) continue;
     auto* label = new QCPItemText(plot_);
     label->setClipToAxisRect(false);
-    label->position->setCoords((b.index + 0.5) / kBinsPerDecade, b.tables);
+    label->position->setCoords(binCenter(b.index), b.tables);
     label->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
     label->setPadding(QMargins(0, 0, 0, 2));
     label->setFont(small);
@@ -143,7 +144,7 @@ void TableSizeChart::rebuild() {
 }
 
 void TableSizeChart::updateTickDensity() {
-  // A label such as "100 MB" is ~50 px wide; one per 64 px keeps them apart.
+  // A label such as "256 KiB" is ~50 px wide; one per 64 px keeps them apart.
   // The widget's width, not the axis rect's: that is only laid out on replot.
   const int axis_width = width() - 80;  // less the y axis, its label and margins
   const int room = std::max(2, axis_width / 64);
@@ -156,7 +157,7 @@ void TableSizeChart::resizeEvent(QResizeEvent* event) {
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
-int TableSizeChart::tablesInBinOf(double bytes) const {
+int TableSizeChart::tablesInBinOf(std::uint64_t bytes) const {
   const int k = report::binIndexOf(bytes);
   for (const Bin& b : bins_) {
     if (b.index == k) return b.tables;
@@ -167,7 +168,7 @@ int TableSizeChart::tablesInBinOf(double bytes) const {
 int TableSizeChart::binAt(const QPoint& plot_position) const {
   if (bins_.empty() || !plot_->axisRect()->rect().contains(plot_position)) return -1;
   const double key = plot_->xAxis->pixelToCoord(plot_position.x());
-  const int k = static_cast<int>(std::floor(key * kBinsPerDecade));
+  const int k = static_cast<int>(std::floor(key / kOctavesPerBin));
   const int i = k - bins_.front().index;
   if (i < 0 || i >= static_cast<int>(bins_.size())) return -1;
   return i;
@@ -178,10 +179,11 @@ QString TableSizeChart::binToolTip(int bin) const {
   const Bin& b = bins_[static_cast<std::size_t>(bin)];
   const QString count = b.tables == 1 ? tr("1 table") : tr("%1 tables").arg(b.tables);
   QString text = tr("<b>%1</b> of %2 to %3")
-                     .arg(count, QString::fromStdString(report::formatBytesDecimal(b.low_bytes)),
-                          QString::fromStdString(report::formatBytesDecimal(b.high_bytes)));
+                     .arg(count, QString::fromStdString(report::formatPowerOfTwoBytes(b.index * kOctavesPerBin)),
+                          QString::fromStdString(report::formatPowerOfTwoBytes((b.index + 1) * kOctavesPerBin)));
   if (b.tables == 0) return text;
-  text += tr(", %1 in all").arg(QString::fromStdString(report::formatBytesDecimal(b.total_bytes)));
+  text += tr(", %1 in all")
+              .arg(QString::fromStdString(core::formatBytes(static_cast<std::uint64_t>(std::llround(b.total_bytes)))));
   QStringList names = b.names;
   for (QString& n : names) n = n.toHtmlEscaped();
   if (b.tables > names.size()) names << tr("\u2026 %1 more").arg(b.tables - names.size());

@@ -1,5 +1,5 @@
 // A histogram of embedding table sizes on a log scale: how many tables weigh
-// 1-3 MB, 3-10 MB, ... 10-30 GB (bins of half a decade of weight bytes), so
+// 1-4 MiB, 4-16 MiB, ... 16-64 GiB (bins of a factor of 4 of weight bytes), so
 // the few huge tables that decide sharding and the long tail of small ones
 // are visible at once. Hovering a bar lists its tables.
 #pragma once
@@ -7,6 +7,7 @@
 #include <QString>
 #include <QStringList>
 #include <QWidget>
+#include <cstdint>
 #include <vector>
 
 #include "shardscope/core/model.h"
@@ -21,8 +22,8 @@ class TableSizeChart : public QWidget {
   Q_OBJECT
 
  public:
-  // Bin k holds sizes in [10^(k/2), 10^((k+1)/2)) bytes.
-  static constexpr int kBinsPerDecade = report::kBinsPerDecade;
+  // Bin k holds sizes in [4^k, 4^(k+1)) bytes; the x axis is log2 of the bytes.
+  static constexpr int kOctavesPerBin = report::kOctavesPerBin;
 
   // A bin with the names of its largest tables, as the tooltip lists them.
   struct Bin : report::TableSizeBin {
@@ -38,7 +39,7 @@ class TableSizeChart : public QWidget {
   [[nodiscard]] const std::vector<Bin>& bins() const { return bins_; }
   [[nodiscard]] int tableCount() const { return table_count_; }
   // Tables whose weights fall in the bin holding `bytes` (0 outside the bins).
-  [[nodiscard]] int tablesInBinOf(double bytes) const;
+  [[nodiscard]] int tablesInBinOf(std::uint64_t bytes) const;
   // The bin under a point of the plot widget, or -1.
   [[nodiscard]] int binAt(const QPoint& plot_position) const;
   [[nodiscard]] QString binToolTip(int bin) const;
@@ -48,6 +49,8 @@ class TableSizeChart : public QWidget {
   void resizeEvent(QResizeEvent* event) override;
 
  private:
+  // Where bin k's bar stands on the x axis.
+  static double binCenter(int k) { return (k + 0.5) * kOctavesPerBin; }
   void rebuild();
   void updateTickDensity();
 

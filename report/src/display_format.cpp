@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 
 namespace shardscope::report {
 
@@ -47,11 +48,25 @@ std::string formatPointsDifference(double a, double b) {
   return (pp < 0 ? "\u2212" : "+") + digits + " pp";
 }
 
-std::string formatGigabytes(std::uint64_t bytes) {
+std::string formatGibibytes(std::uint64_t bytes) {
   if (bytes == 0) return "0";
-  const double gb = static_cast<double>(bytes) / 1e9;
-  if (gb < 0.005) return "< 0.01";
-  return formatFixed(gb, 2);
+  // Hundredths of a GiB, rounded once, so the digits shown are the rounding of the bytes.
+  const auto hundredths = static_cast<std::uint64_t>(std::llround(std::ldexp(static_cast<double>(bytes), -30) * 100.0));
+  if (hundredths == 0) return "< 0.01";
+  std::string s = formatCount(hundredths / 100);
+  s += '.';
+  s += static_cast<char>('0' + hundredths % 100 / 10);
+  s += static_cast<char>('0' + hundredths % 10);
+  return s;
+}
+
+std::string formatPowerOfTwoBytes(int log2_bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (log2_bytes < 0 || log2_bytes >= 10 * static_cast<int>(std::size(kUnits))) return "?";
+  std::string s = std::to_string(1u << (log2_bytes % 10));
+  s += ' ';
+  s += kUnits[log2_bytes / 10];
+  return s;
 }
 
 std::string formatScaledCount(double n) {
@@ -64,26 +79,6 @@ std::string formatScaledCount(double n) {
     if (n >= s.factor) return formatFixed(n / s.factor, n / s.factor >= 100 ? 0 : 1) + " " + s.suffix;
   }
   return formatShort(n);
-}
-
-std::string formatBytesDecimal(double bytes) {
-  struct Unit {
-    double factor;
-    const char* suffix;
-  };
-  static constexpr Unit kUnits[] = {{1e15, "PB"}, {1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "kB"}};
-  for (const Unit& u : kUnits) {
-    if (bytes >= u.factor * 0.9995) {
-      const double v = bytes / u.factor;
-      std::string s = v >= 99.95 || std::abs(v - std::round(v)) < 0.05 ? formatFixed(v, 0) : formatFixed(v, 1);
-      s += ' ';
-      s += u.suffix;
-      return s;
-    }
-  }
-  std::string s = formatFixed(bytes, 0);
-  s += " B";
-  return s;
 }
 
 std::string optimizerText(core::Optimizer o) {
@@ -246,7 +241,7 @@ std::vector<SummaryRow> modelSummaryRows(const core::ModelSpec& m) {
   return {
       {"name", "Name", m.name},
       {"tables", "Embedding tables", std::to_string(m.tables.size())},
-      {"embedding_gb", "Embedding size", formatGigabytes(m.totalWeightBytes()) + " GB"},
+      {"embedding_size", "Embedding size", formatGibibytes(m.totalWeightBytes()) + " GiB"},
       {"lookups", "Lookups per sample", formatShort(m.lookupsPerSample())},
       {"batch", "Batch per GPU", formatCount(m.batch_size_per_gpu)},
       {"optimizer", "Optimizer", core::toString(m.optimizer)},
@@ -265,10 +260,9 @@ std::vector<SummaryRow> clusterSummaryRows(const core::ClusterSpec& c) {
        std::to_string(c.nodes) + " nodes \u00d7 " + std::to_string(c.gpus_per_node) +
            " GPUs = " + std::to_string(c.worldSize())},
       {"gpu", "GPU", c.gpu.name},
-      // Capacity in GiB as vendors quote it ("80GB" is 80 GiB), bytes in GB too.
+      // Capacity in GiB as vendors quote it ("80GB" is 80 GiB).
       {"hbm", "HBM",
-       formatShort(std::round(static_cast<double>(c.gpu.hbm_bytes) / (1024.0 * 1024.0 * 1024.0) * 10.0) / 10.0) +
-           " GiB (" + formatFixed(static_cast<double>(c.gpu.hbm_bytes) / 1e9, 1) + " GB)"},
+       formatShort(std::round(std::ldexp(static_cast<double>(c.gpu.hbm_bytes), -30) * 10.0) / 10.0) + " GiB"},
       {"hbm_bandwidth", "HBM bandwidth", formatFixed(c.gpu.hbm_bandwidth_gbps / 1e3, 2) + " TB/s"},
       {"peak_tflops", "Peak dense", formatShort(c.gpu.peak_dense_tflops) + " TFLOP/s"},
       {"intra_node", "Intra-node link", link(c.intra_node)},

@@ -1,6 +1,7 @@
 #include "shardscope/report/table_size_histogram.h"
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -8,13 +9,13 @@
 
 namespace shardscope::report {
 
-int binIndexOf(double bytes) {
-  if (bytes < 1.0) return 0;
-  // The small epsilon keeps exact powers (1e6 -> log10 5.9999999) in their own bin.
-  return static_cast<int>(std::floor(std::log10(bytes) * kBinsPerDecade + 1e-9));
+int binIndexOf(std::uint64_t bytes) {
+  // floor(log2(bytes)) in integers: exact at every edge.
+  if (bytes == 0) return 0;
+  return (static_cast<int>(std::bit_width(bytes)) - 1) / kOctavesPerBin;
 }
 
-double binLowBytes(int k) { return std::pow(10.0, static_cast<double>(k) / kBinsPerDecade); }
+double binLowBytes(int k) { return std::ldexp(1.0, k * kOctavesPerBin); }
 
 std::vector<TableSizeBin> tableSizeBins(const std::vector<core::TableSpec>& tables) {
   std::vector<TableSizeBin> bins;
@@ -22,7 +23,7 @@ std::vector<TableSizeBin> tableSizeBins(const std::vector<core::TableSpec>& tabl
   int lo = INT_MAX;
   int hi = INT_MIN;
   for (const core::TableSpec& t : tables) {
-    const int k = binIndexOf(static_cast<double>(t.weightBytes()));
+    const int k = binIndexOf(t.weightBytes());
     lo = std::min(lo, k);
     hi = std::max(hi, k);
   }
@@ -36,7 +37,7 @@ std::vector<TableSizeBin> tableSizeBins(const std::vector<core::TableSpec>& tabl
   std::vector<std::vector<std::pair<std::uint64_t, std::size_t>>> members(bins.size());  // (bytes, table)
   for (std::size_t t = 0; t < tables.size(); ++t) {
     const std::uint64_t bytes = tables[t].weightBytes();
-    const auto i = static_cast<std::size_t>(binIndexOf(static_cast<double>(bytes)) - lo);
+    const auto i = static_cast<std::size_t>(binIndexOf(bytes) - lo);
     bins[i].tables += 1;
     bins[i].total_bytes += static_cast<double>(bytes);
     members[i].emplace_back(bytes, t);

@@ -1,6 +1,7 @@
 // How the desktop spells core values for people: counts, sizes, pooling and
 // access distributions, and the counts people type.
 #include <QtTest>
+#include <algorithm>
 
 #include "shardscope/report/display_format.h"
 
@@ -25,16 +26,23 @@ class TestDisplayFormat : public QObject {
     QCOMPARE(QString::fromStdString(shardscope::report::poolingText(uniform)),
              QString::fromUtf8("uniform 20 \u00b1 5"));
   }
-  void countsAndSizesAreFormattedForPeople() {
+  void countsAreFormattedInDigitGroups() {
     using shardscope::report::formatCount;
-    using shardscope::report::formatGigabytes;
     QCOMPARE(formatCount(0), std::string("0"));
     QCOMPARE(formatCount(999), std::string("999"));
     QCOMPARE(formatCount(1000), std::string("1,000"));
     QCOMPARE(formatCount(123456), std::string("123,456"));
-    QCOMPARE(formatGigabytes(0), std::string("0"));
-    QCOMPARE(formatGigabytes(1536), std::string("< 0.01"));
-    QCOMPARE(formatGigabytes(20'480'000'000ULL), std::string("20.48"));
+  }
+  void sizesInOneUnitAreGibibytes() {
+    using shardscope::report::formatGibibytes;
+    QCOMPARE(formatGibibytes(0), std::string("0"));
+    QCOMPARE(formatGibibytes(1536), std::string("< 0.01"));
+    QCOMPARE(formatGibibytes(5ull << 20), std::string("< 0.01"));  // 0.0049 GiB
+    QCOMPARE(formatGibibytes(6ull << 20), std::string("0.01"));    // 0.0059 GiB rounds up
+    QCOMPARE(formatGibibytes(1ull << 30), std::string("1.00"));
+    QCOMPARE(formatGibibytes(20'480'000'000ULL), std::string("19.07"));  // not "20.48": that is GB
+    QCOMPARE(formatGibibytes(1ull << 40), std::string("1,024.00"));
+    QCOMPARE(formatGibibytes((1ull << 30) - 1), std::string("1.00"));  // rounds into the next whole GiB
   }
   void aChangeReadsAsAPercentageUpToTenfoldThenAsAFactor() {
     using shardscope::report::formatChange;
@@ -66,14 +74,38 @@ class TestDisplayFormat : public QObject {
       QVERIFY2(!parseCount(bad).has_value(), bad);
     }
   }
-  void bytesReadInDecimalUnits() {
-    using shardscope::report::formatBytesDecimal;
-    QCOMPARE(formatBytesDecimal(512), std::string("512 B"));
-    QCOMPARE(formatBytesDecimal(1e6), std::string("1 MB"));
-    QCOMPARE(formatBytesDecimal(3.16e6), std::string("3.2 MB"));
-    QCOMPARE(formatBytesDecimal(1e10), std::string("10 GB"));
-    QCOMPARE(formatBytesDecimal(2.048e10), std::string("20.5 GB"));
-    QCOMPARE(formatBytesDecimal(3.162e11), std::string("316 GB"));
+  void powersOfTwoReadAsWholeBinaryUnits() {
+    using shardscope::report::formatPowerOfTwoBytes;
+    QCOMPARE(formatPowerOfTwoBytes(0), std::string("1 B"));
+    QCOMPARE(formatPowerOfTwoBytes(9), std::string("512 B"));
+    QCOMPARE(formatPowerOfTwoBytes(10), std::string("1 KiB"));
+    QCOMPARE(formatPowerOfTwoBytes(22), std::string("4 MiB"));
+    QCOMPARE(formatPowerOfTwoBytes(30), std::string("1 GiB"));
+    QCOMPARE(formatPowerOfTwoBytes(34), std::string("16 GiB"));
+    QCOMPARE(formatPowerOfTwoBytes(48), std::string("256 TiB"));
+    QCOMPARE(formatPowerOfTwoBytes(50), std::string("1 PiB"));
+    QCOMPARE(formatPowerOfTwoBytes(-1), std::string("?"));
+  }
+  void summaryRowsSpeakGibibytes() {
+    core::ModelSpec m;
+    core::TableSpec t;
+    t.name = "t";
+    t.rows = 40'000'000;
+    t.dim = 128;  // fp32: 20,480,000,000 bytes
+    m.tables = {t};
+    const auto model_rows = shardscope::report::modelSummaryRows(m);
+    const auto size =
+        std::find_if(model_rows.begin(), model_rows.end(), [](const auto& r) { return r.key == "embedding_size"; });
+    QVERIFY(size != model_rows.end());
+    QCOMPARE(size->value, std::string("19.07 GiB"));
+
+    core::ClusterSpec c;
+    c.gpu.hbm_bytes = 80ull << 30;
+    const auto cluster_rows = shardscope::report::clusterSummaryRows(c);
+    const auto hbm =
+        std::find_if(cluster_rows.begin(), cluster_rows.end(), [](const auto& r) { return r.key == "hbm"; });
+    QVERIFY(hbm != cluster_rows.end());
+    QCOMPARE(hbm->value, std::string("80 GiB"));  // no decimal GB beside it
   }
 };
 

@@ -70,6 +70,7 @@ class TestClusterPage : public QObject {
   void customValuesShowCustomAndRenameThePreset();
   void userNamedClusterKeepsItsName();
   void untouchedFieldDoesNotRoundTheProject();
+  void typedHbmInGibShowsBackAsTyped();
   void gridThatNoLongerDividesNIsCleared();
   void gridThatStillDividesNIsKept();
   void constraintsOnVanishedRanksAreKept();
@@ -253,6 +254,34 @@ void TestClusterPage::untouchedFieldDoesNotRoundTheProject() {
   }
   QCOMPARE(doc.undoStack()->count(), 0);
   QVERIFY(doc.project().cluster == odd);
+}
+
+void TestClusterPage::typedHbmInGibShowsBackAsTyped() {
+  ProjectDocument doc;
+  ClusterPage page(&doc);
+  page.show();
+  QDoubleSpinBox* hbm = page.doubleField(Field::HbmGib);
+  QCOMPARE(hbm->suffix(), QStringLiteral(" GiB"));
+  // Every value a user can type (two decimals) is stored as its bytes and shown back unchanged.
+  for (const char* typed : {"141", "79.16", "0.01", "96.5", "65536"}) {
+    hbm->setFocus();
+    hbm->selectAll();
+    QTest::keyClicks(hbm, QString::fromLatin1(typed));
+    QTest::keyClick(hbm, Qt::Key_Return);
+    const double value = QString::fromLatin1(typed).toDouble();
+    QCOMPARE(doc.project().cluster.gpu.hbm_bytes, static_cast<std::uint64_t>(std::llround(value * kGib)));
+    QCOMPARE(hbm->value(), value);
+    QVERIFY2(hbm->text().endsWith(QStringLiteral(" GiB")), qPrintable(hbm->text()));
+    QCOMPARE(hbm->valueFromText(hbm->cleanText()), value);
+  }
+  QCOMPARE(doc.undoStack()->count(), 5);
+  QCOMPARE(doc.undoStack()->text(1), QStringLiteral("Set HBM to 79.16 GiB"));
+  // Enter on what is shown is no edit: the shown text parses back to the same bytes.
+  const std::uint64_t bytes = doc.project().cluster.gpu.hbm_bytes;
+  hbm->setFocus();
+  QTest::keyClick(hbm, Qt::Key_Return);
+  QCOMPARE(doc.undoStack()->count(), 5);
+  QCOMPARE(doc.project().cluster.gpu.hbm_bytes, bytes);
 }
 
 void TestClusterPage::gridThatNoLongerDividesNIsCleared() {

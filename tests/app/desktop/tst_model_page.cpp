@@ -15,6 +15,7 @@
 #include <QUndoStack>
 #include <QtTest>
 #include <memory>
+#include <qcustomplot.h>
 
 #include "model_page.h"
 #include "project_document.h"
@@ -59,14 +60,16 @@ QString writeFile(const QTemporaryDir& dir, const QString& name, const QByteArra
   return path;
 }
 
-// Five tables of known weight: 1 MB, 2 MB, 5 MB and twice 1 GB (fp32, dim 4).
+// Five tables of known weight: 1 MiB, 2 MiB, 5 MiB and twice 1 GiB (fp32, dim 4).
 const QByteArray kFiveTables =
     "name,rows,dim,dtype,pooling,access\n"
-    "a,62500,4,fp32,1,uniform\n"
-    "b,125000,4,fp32,2,zipf:1.1\n"
-    "c,312500,4,fp32,1,hot:0.1:0.9\n"
-    "d,62500000,4,fp32,3,\n"
-    "e,62500000,4,fp32,1,\n";
+    "a,65536,4,fp32,1,uniform\n"
+    "b,131072,4,fp32,2,zipf:1.1\n"
+    "c,327680,4,fp32,1,hot:0.1:0.9\n"
+    "d,67108864,4,fp32,3,\n"
+    "e,67108864,4,fp32,1,\n";
+constexpr std::uint64_t kMiB = 1ull << 20;
+constexpr std::uint64_t kGiB = 1ull << 30;
 
 }  // namespace
 
@@ -81,7 +84,7 @@ class TestModelPage : public QObject {
     QCOMPARE(f.page.summaryValue("model.lookups"), QString("214"));
     QCOMPARE(f.page.summaryValue("model.batch"), QString("1,024"));
     QCOMPARE(f.page.summaryValue("model.optimizer"), QString("Row-wise Adagrad"));
-    QVERIFY2(f.page.summaryValue("model.largest").startsWith("cat_0, 20.48 GB"),
+    QVERIFY2(f.page.summaryValue("model.largest").startsWith("cat_0, 19.07 GiB"),
              qPrintable(f.page.summaryValue("model.largest")));
     QCOMPARE(f.page.filterSummary(), QString("26 tables"));
     QCOMPARE(f.page.sizeChart()->tableCount(), 26);
@@ -92,15 +95,16 @@ class TestModelPage : public QObject {
     // Row-wise Adagrad keeps one fp32 per row: 4 bytes x all rows on top of the weights.
     std::uint64_t rows = 0;
     for (const auto& t : f.tables()) rows += t.rows;
-    const QString state = f.page.summaryValue("model.state_gb");
-    const double expected_gb =
-        (static_cast<double>(f.document.project().model.totalWeightBytes()) + 4.0 * static_cast<double>(rows)) / 1e9;
-    QVERIFY2(state.startsWith(QString::number(expected_gb, 'f', 2) + " GB"), qPrintable(state));
+    const QString state = f.page.summaryValue("model.state_size");
+    const double expected_gib =
+        (static_cast<double>(f.document.project().model.totalWeightBytes()) + 4.0 * static_cast<double>(rows)) /
+        static_cast<double>(kGiB);
+    QVERIFY2(state.startsWith(QString::number(expected_gib, 'f', 2) + " GiB"), qPrintable(state));
   }
 
   void editingACellThroughTheViewIsOneUndoableStep() {
     Fixture f;
-    f.page.tablesView()->sortByColumn(TableListModel::SizeGB, Qt::DescendingOrder);  // view rows != model rows
+    f.page.tablesView()->sortByColumn(TableListModel::SizeGiB, Qt::DescendingOrder);  // view rows != model rows
     const core::Project before = f.document.project();
     const QModelIndex rows = f.cell("cat_3", TableListModel::Rows);
     QVERIFY(rows.isValid());
@@ -255,7 +259,7 @@ class TestModelPage : public QObject {
     QCOMPARE(f.undo()->undoText(), QString("Set dtype of 5 tables to fp16"));
     QCOMPARE(f.document.project().model.totalWeightBytes(), before - 5 * 10240000000ull);
     QVERIFY(f.tables()[1].dtype == core::DType::FP32);
-    QCOMPARE(f.cell("cat_9", TableListModel::SizeGB).data().toString(), QString("10.24"));
+    QCOMPARE(f.cell("cat_9", TableListModel::SizeGiB).data().toString(), QString("9.54"));  // 10.24e9 bytes
   }
 
   void filterMatchesNamesIgnoringCase() {
@@ -289,11 +293,11 @@ class TestModelPage : public QObject {
 
     const shardscope::app::TableSizeChart* chart = f.page.sizeChart();
     QCOMPARE(chart->tableCount(), 5);
-    QCOMPARE(chart->tablesInBinOf(1e6), 2);  // 1 MB and 2 MB share [1 MB, 3.16 MB)
-    QCOMPARE(chart->tablesInBinOf(5e6), 1);
-    QCOMPARE(chart->tablesInBinOf(1e9), 2);
-    QCOMPARE(chart->bins().size(), 7u);  // 1 MB .. 3.16 GB, empty bins kept
-    QCOMPARE(chart->bins().front().low_bytes, 1e6);
+    QCOMPARE(chart->tablesInBinOf(kMiB), 2);  // 1 MiB and 2 MiB share [1 MiB, 4 MiB)
+    QCOMPARE(chart->tablesInBinOf(5 * kMiB), 1);
+    QCOMPARE(chart->tablesInBinOf(kGiB), 2);
+    QCOMPARE(chart->bins().size(), 6u);  // 1 MiB .. 4 GiB, empty bins kept
+    QCOMPARE(chart->bins().front().low_bytes, static_cast<double>(kMiB));
     int counted = 0;
     for (const auto& bin : chart->bins()) counted += bin.tables;
     QCOMPARE(counted, 5);
@@ -302,6 +306,44 @@ class TestModelPage : public QObject {
     f.undo()->undo();
     QVERIFY(f.document.project().model == before);
     QCOMPARE(f.page.sizeChart()->tableCount(), 26);
+  }
+
+  void sizeChartTicksAreWholeBinarySizesThatDoNotOverlap() {
+    shardscope::app::TableSizeChart chart;
+    chart.setTables(core::defaultProject().model.tables);  // 1.5 KiB .. 19.1 GiB
+    chart.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&chart));
+    const QRegularExpression whole(QStringLiteral("^(1|4|16|64|256) (B|KiB|MiB|GiB|TiB)$"));
+    for (int width : {320, 640, 1000, 1400}) {
+      chart.resize(width, 260);
+      QCoreApplication::processEvents();
+      chart.plot()->replot();
+      QCPAxis* axis = chart.plot()->xAxis;
+      const QVector<QString> labels = axis->tickVectorLabels();
+      const QVector<double> ticks = axis->tickVector();
+      QVERIFY2(labels.size() >= 2, qPrintable(QString::number(width)));
+      QCOMPARE(labels.front(), QString("1 KiB"));  // the axis starts and ends on whole units
+      QCOMPARE(labels.back(), QString("1 TiB"));
+      const QFontMetrics metrics(axis->tickLabelFont());
+      for (qsizetype i = 0; i < labels.size(); ++i) {
+        QVERIFY2(whole.match(labels[i]).hasMatch(), qPrintable(labels[i]));
+        if (i == 0) continue;
+        const double gap = axis->coordToPixel(ticks[i]) - axis->coordToPixel(ticks[i - 1]);
+        const double needed = (metrics.horizontalAdvance(labels[i]) + metrics.horizontalAdvance(labels[i - 1])) / 2.0;
+        QVERIFY2(gap > needed, qPrintable(QStringLiteral("%1 px: %2 and %3").arg(width).arg(labels[i - 1], labels[i])));
+      }
+      if (width == 1400) QVERIFY(labels.contains(QString("256 MiB")));  // room for every bin edge
+    }
+  }
+
+  void sizeChartToolTipNamesBinaryEdges() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    Fixture f;
+    QVERIFY(f.page.importTables(writeFile(dir, "tables.csv", kFiveTables)).ok());
+    const shardscope::app::TableSizeChart* chart = f.page.sizeChart();
+    QCOMPARE(chart->binToolTip(0), QString("<b>2 tables</b> of 1 MiB to 4 MiB, 3.0 MiB in all<br>b, a"));
+    QCOMPARE(chart->binToolTip(2), QString("<b>0 tables</b> of 16 MiB to 64 MiB"));
   }
 
   void csvImportCanAppendWhenNamesDoNotClash() {

@@ -37,7 +37,7 @@ class TestTableListModel : public QObject {
     TableListModel model;
     QStringList headers;
     for (int c = 0; c < model.columnCount(); ++c) headers << model.headerData(c, Qt::Horizontal).toString();
-    QCOMPARE(headers, (QStringList{"Name", "Rows", "Dim", "DType", "Pooling", "Access", "Size (GB)"}));
+    QCOMPARE(headers, (QStringList{"Name", "Rows", "Dim", "DType", "Pooling", "Access", "Size (GiB)"}));
   }
 
   void firstTableShowsItsDisplayStrings() {
@@ -50,8 +50,23 @@ class TestTableListModel : public QObject {
     QCOMPARE(text(model, 0, TableListModel::DType), QString::fromLatin1(core::toString(core::DType::FP32)));
     QCOMPARE(text(model, 0, TableListModel::Pooling), QString("fixed 3"));
     QCOMPARE(text(model, 0, TableListModel::Access), QString("zipf 1.05"));
-    // 40e6 rows x 128 x 4 bytes = 20.48e9 bytes.
-    QCOMPARE(text(model, 0, TableListModel::SizeGB), QString("20.48"));
+    // 40e6 rows x 128 x 4 bytes = 20.48e9 bytes = 19.07 GiB.
+    QCOMPARE(text(model, 0, TableListModel::SizeGiB), QString("19.07"));
+  }
+
+  void sizeIsInGibibytesWithExactBytesInTheToolTip() {
+    TableListModel model;
+    std::vector<core::TableSpec> tables = core::defaultProject().model.tables;
+    tables.resize(2);
+    tables[1].rows = 12;  // 12 x 128 x 4 = 6,144 bytes: below a hundredth of a GiB
+    model.setTables(tables);
+    QCOMPARE(text(model, 1, TableListModel::SizeGiB), QString("< 0.01"));
+    QCOMPARE(model.index(1, TableListModel::SizeGiB).data(Qt::ToolTipRole).toString(),
+             QString("6,144 bytes of weights (6.0 KiB)"));
+    QCOMPARE(model.index(0, TableListModel::SizeGiB).data(Qt::EditRole).toDouble(), 20'480'000'000.0 / (1ull << 30));
+    QVERIFY(model.headerData(TableListModel::SizeGiB, Qt::Horizontal, Qt::ToolTipRole)
+                .toString()
+                .contains(QString::fromUtf8("1 GiB = 2\u00b3\u2070 bytes")));
   }
 
   void sortingBySizeThroughProxyIsNumeric() {
@@ -62,10 +77,10 @@ class TestTableListModel : public QObject {
     proxy.setSourceModel(&model);
     proxy.setSortRole(TableListModel::SortRole);
 
-    proxy.sort(TableListModel::SizeGB, Qt::DescendingOrder);
+    proxy.sort(TableListModel::SizeGiB, Qt::DescendingOrder);
     quint64 previous = UINT64_MAX;
     for (int r = 0; r < proxy.rowCount(); ++r) {
-      const quint64 bytes = proxy.index(r, TableListModel::SizeGB).data(TableListModel::SortRole).toULongLong();
+      const quint64 bytes = proxy.index(r, TableListModel::SizeGiB).data(TableListModel::SortRole).toULongLong();
       QVERIFY2(bytes <= previous, qPrintable(QString("row %1 out of order").arg(r)));
       previous = bytes;
     }
@@ -77,11 +92,11 @@ class TestTableListModel : public QObject {
       smallest = std::min<quint64>(smallest, t.weightBytes());
     }
     const auto bytesAt = [&proxy](int row) {
-      return proxy.index(row, TableListModel::SizeGB).data(TableListModel::SortRole).toULongLong();
+      return proxy.index(row, TableListModel::SizeGiB).data(TableListModel::SortRole).toULongLong();
     };
     QCOMPARE(bytesAt(0), largest);
 
-    proxy.sort(TableListModel::SizeGB, Qt::AscendingOrder);
+    proxy.sort(TableListModel::SizeGiB, Qt::AscendingOrder);
     QCOMPARE(bytesAt(0), smallest);
     QCOMPARE(bytesAt(proxy.rowCount() - 1), largest);
   }
@@ -157,7 +172,7 @@ class TestTableListModel : public QObject {
     model.setTables(core::defaultProject().model.tables);
     for (int c = 0; c < TableListModel::ColumnCount; ++c) {
       const bool editable = model.flags(model.index(0, c)).testFlag(Qt::ItemIsEditable);
-      QVERIFY2(editable == (c != TableListModel::SizeGB), qPrintable(QString::number(c)));
+      QVERIFY2(editable == (c != TableListModel::SizeGiB), qPrintable(QString::number(c)));
     }
   }
 
@@ -222,7 +237,7 @@ class TestTableListModel : public QObject {
         {TableListModel::Pooling, QString("2 \u00b1 5")},
         {TableListModel::Access, QString("zipf 12")},
         {TableListModel::Access, QString("hot 10%")},
-        {TableListModel::SizeGB, 3.0},
+        {TableListModel::SizeGiB, 3.0},
     };
     for (const auto& [column, value] : bad) {
       QVERIFY2(!model.setData(model.index(0, column), value), qPrintable(value.toString()));
@@ -243,7 +258,7 @@ class TestTableListModel : public QObject {
     model.setTables(core::defaultProject().model.tables);
     QVERIFY(model.setData(model.index(0, TableListModel::DType), QString("FP16")));
     QVERIFY(model.tables()[0].dtype == core::DType::FP16);
-    QCOMPARE(text(model, 0, TableListModel::SizeGB), QString("10.24"));  // half the bytes
+    QCOMPARE(text(model, 0, TableListModel::SizeGiB), QString("9.54"));  // half the bytes
     QVERIFY(model.setData(model.index(0, TableListModel::Pooling), QString("20 \u00b1 5")));
     QVERIFY(model.tables()[0].pooling == (core::PoolingSpec{core::PoolingKind::Uniform, 20.0, 5.0}));
     QVERIFY(model.setData(model.index(0, TableListModel::Pooling), QString("8")));  // keeps uniform, spread 5

@@ -1,6 +1,9 @@
 // How the desktop app spells core values for people: byte sizes, counts,
 // pooling and access distributions, and the rows of the summary panels.
 // Qt-free so the wording is tested without a window and shared by all pages.
+// Byte sizes are binary everywhere (1 KiB = 2^10 bytes, 1 GiB = 2^30), as in
+// the planner's memory figures; a size in its own unit is core::formatBytes
+// ("1.5 KiB", "19.1 GiB"). Bandwidths stay decimal GB/s, as links are quoted.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +19,14 @@ namespace shardscope::report {
 
 // 40000000 -> "40,000,000".
 [[nodiscard]] std::string formatCount(std::uint64_t n);
-// Decimal gigabytes (1e9 bytes, like GB/s): 20480000000 -> "20.48",
-// tiny non-zero sizes -> "< 0.01".
-[[nodiscard]] std::string formatGigabytes(std::uint64_t bytes);
+// Gibibytes (2^30 bytes) with two decimals and digit groups, for a column or
+// a total in one unit: 20480000000 -> "19.07", 2^40 -> "1,024.00", tiny
+// non-zero sizes -> "< 0.01", 0 -> "0".
+[[nodiscard]] std::string formatGibibytes(std::uint64_t bytes);
+// An exact power of two of bytes, as axis ticks and bin edges read:
+// 9 -> "512 B", 10 -> "1 KiB", 22 -> "4 MiB", 34 -> "16 GiB". Exponents
+// from 0 to 69.
+[[nodiscard]] std::string formatPowerOfTwoBytes(int log2_bytes);
 // A number with `decimals` digits after the point, trailing zeros kept.
 [[nodiscard]] std::string formatFixed(double v, int decimals);
 // Shortest form of a double: 1.05 -> "1.05", 3.0 -> "3".
@@ -40,9 +48,6 @@ namespace shardscope::report {
 // "uniform", "zipf 1.05", "hot 10% → 90%", "histogram (64 buckets)".
 [[nodiscard]] std::string accessText(const core::AccessSpec& a);
 
-// Decimal byte sizes with a unit, as the Model page and its histogram show
-// them: 1e6 -> "1 MB", 20480000000 -> "20.5 GB", 512 -> "512 B".
-[[nodiscard]] std::string formatBytesDecimal(double bytes);
 // "Row-wise Adagrad", "Adam", "SGD".
 [[nodiscard]] std::string optimizerText(core::Optimizer o);
 
