@@ -21,11 +21,11 @@ void printSweep(std::ostream& out, const planner::SweepResult& result, const cor
       << core::formatBytes(project.model.totalWeightBytes()) << ") on " << c.name << ": N = " << c.worldSize() << " ("
       << c.nodes << " x " << c.gpus_per_node << " " << c.gpu.name << "), batch " << project.model.batch_size_per_gpu
       << " per GPU"
-      << (project.calibration ? ", " + core::calibratedOnText(&*project.calibration) : std::string(", default constants"))
+      << (project.calibration ? ", " + core::calibratedOnText(&*project.calibration)
+                              : std::string(", default constants"))
       << "\n";
   // A calibration of another kind of device prices for that device: said once, above the figures it changes.
-  if (const std::string mismatch =
-          core::calibrationMismatch(c, project.calibration ? &*project.calibration : nullptr);
+  if (const std::string mismatch = core::calibrationMismatch(c, project.calibration ? &*project.calibration : nullptr);
       !mismatch.empty())
     out << "warning: " << mismatch << ": the predicted times are for that device\n";
   out << "\n";

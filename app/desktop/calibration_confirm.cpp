@@ -16,14 +16,14 @@ void confirmCalibration(QWidget* parent, const core::ClusterSpec& cluster, const
   }
   const QString fitted = QString::fromStdString(core::describeDevice(calibration.device));
   const QString gpu = QString::fromStdString(core::shortDeviceName(core::clusterDevice(cluster)));
-  auto* box = new QMessageBox(QMessageBox::Warning, QObject::tr("Calibration for Another Device"),
-                              calibration.device.kind == core::DeviceClass::Unknown
-                                  ? QObject::tr("This calibration does not say which device it was fitted on. "
-                                                "Plan the %1 cluster with it?")
-                                        .arg(gpu)
-                                  : QObject::tr("This calibration was fitted on %1. Plan the %2 cluster with it?")
-                                        .arg(fitted, gpu),
-                              QMessageBox::NoButton, parent);
+  auto* box = new QMessageBox(
+      QMessageBox::Warning, QObject::tr("Calibration for Another Device"),
+      calibration.device.kind == core::DeviceClass::Unknown
+          ? QObject::tr("This calibration does not say which device it was fitted on. "
+                        "Plan the %1 cluster with it?")
+                .arg(gpu)
+          : QObject::tr("This calibration was fitted on %1. Plan the %2 cluster with it?").arg(fitted, gpu),
+      QMessageBox::NoButton, parent);
   box->setObjectName(QStringLiteral("calibrationDeviceConfirm"));
   box->setInformativeText(
       QObject::tr("Its constants describe that device: the predicted times will be for it, not for %1, and every "

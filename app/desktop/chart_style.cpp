@@ -3,8 +3,9 @@
 namespace shardscope::app {
 
 namespace {
-QColor rgb(std::uint32_t v) { return QColor(static_cast<int>((v >> 16) & 0xff), static_cast<int>((v >> 8) & 0xff),
-                                           static_cast<int>(v & 0xff)); }
+QColor rgb(std::uint32_t v) {
+  return QColor(static_cast<int>((v >> 16) & 0xff), static_cast<int>((v >> 8) & 0xff), static_cast<int>(v & 0xff));
+}
 }  // namespace
 
 QColor phaseColor(report::Phase phase) { return rgb(report::phaseStyle(phase).rgb); }
@@ -48,6 +49,7 @@ QPixmap phaseSwatch(report::Phase phase, int width, int height) {
 
 QColor problemColor() { return rgb(report::kProblemRgb); }
 QColor chosenColor() { return rgb(report::kChosenRgb); }
+QColor quantityColor() { return {0x4c, 0x6a, 0x92}; }
 QColor bestColor() { return rgb(report::kBestRgb); }
 
 QColor seriesColor(int i) {

@@ -28,7 +28,9 @@ void styleBarChart(QCustomPlot* plot, int min_height, QCPTextElement* title = nu
 [[nodiscard]] QPixmap phaseSwatch(report::Phase phase, int width = 14, int height = 10);
 [[nodiscard]] QColor problemColor();  // does not fit, straggler, error
 [[nodiscard]] QColor chosenColor();   // the chosen grid's outline
-[[nodiscard]] QColor bestColor();     // the best grid's label
+// A quantity that is not a phase (memory, imbalance): a muted blue that no phase uses.
+[[nodiscard]] QColor quantityColor();
+[[nodiscard]] QColor bestColor();  // the best grid's label
 
 // Ten distinct series colours (Tableau 10, its grey swapped for cyan so that
 // grey stays free for "other"); `i` wraps around.

@@ -33,8 +33,13 @@ class CategoryTicker : public QCPAxisTicker {
     for (const QString& label : labels_)
       for (const QString& line : label.split(QLatin1Char('\n')))
         widest = std::max(widest, metrics.horizontalAdvance(line));
-    const double per_label = widest + metrics.horizontalAdvance(QStringLiteral("00"));
-    const double per_unit = std::max(60, axis_->axisRect()->width()) / std::max(1.0, range.size());
+    const double per_label = widest + metrics.horizontalAdvance(QStringLiteral("0"));
+    // Ticks are made before the layout of this replot: the axis rect may still have an old width,
+    // but the plot's own width is current and the margins change little.
+    const QCPAxisRect* rect = axis_->axisRect();
+    const int margins = rect->outerRect().width() - rect->width();
+    const int width = std::max(60, axis_->parentPlot()->width() - std::max(0, margins));
+    const double per_unit = width / std::max(1.0, range.size());
     double step = 1;
     while (step * per_unit < per_label && step < 1e6) step *= 2;
     return step;

@@ -26,8 +26,8 @@ namespace shardscope::app {
 namespace {
 
 constexpr int kWaitMs = 120000;
-const char* const kPageNames[] = {"model",    "cluster",  "grid",     "plan",       "export",
-                                  "runs",     "measured", "timeline", "collectives"};
+const char* const kPageNames[] = {"model", "cluster",  "grid",     "plan",       "export",
+                                  "runs",  "measured", "timeline", "collectives"};
 
 bool isRunPage(MainWindow::Page p) {
   return p == MainWindow::Page::Measured || p == MainWindow::Page::Timeline || p == MainWindow::Page::Collectives;
@@ -53,8 +53,7 @@ QStringList elidedLabels(const QTableView* table) {
     const int rows = std::min(model->rowCount(), 50);
     for (int r = 0; r < rows; ++r) {
       const QString text = model->index(r, c).data(Qt::DisplayRole).toString();
-      if (cell_metrics.horizontalAdvance(text) + 6 > width)
-        cut << QStringLiteral("row %1 \"%2\"").arg(r + 1).arg(text);
+      if (cell_metrics.horizontalAdvance(text) + 6 > width) cut << QStringLiteral("row %1 \"%2\"").arg(r + 1).arg(text);
     }
   }
   return cut;
@@ -74,11 +73,15 @@ void checkPage(MainWindow& window, MainWindow::Page page, QSize size, qint64 run
     const double px = window.gridExplorerPage()->stepPlot()->bestBarPixels();
     check(report, px >= 10.0, QStringLiteral("%1: the best grid's bar is %2 px tall").arg(where).arg(px, 0, 'f', 0));
     const QStringList cut = elidedLabels(window.gridExplorerPage()->gridTable());
-    check(report, cut.isEmpty(), QStringLiteral("%1: grid table labels not cut%2").arg(where, cut.isEmpty() ? QString() : QStringLiteral(": ") + cut.join(QStringLiteral(", "))));
+    check(report, cut.isEmpty(),
+          QStringLiteral("%1: grid table labels not cut%2")
+              .arg(where, cut.isEmpty() ? QString() : QStringLiteral(": ") + cut.join(QStringLiteral(", "))));
   }
   if (page == MainWindow::Page::Measured) {
     const QStringList cut = elidedLabels(window.measuredPage()->rankTable());
-    check(report, cut.isEmpty(), QStringLiteral("%1: rank table labels not cut%2").arg(where, cut.isEmpty() ? QString() : QStringLiteral(": ") + cut.join(QStringLiteral(", "))));
+    check(report, cut.isEmpty(),
+          QStringLiteral("%1: rank table labels not cut%2")
+              .arg(where, cut.isEmpty() ? QString() : QStringLiteral(": ") + cut.join(QStringLiteral(", "))));
   }
   if (isRunPage(page) && run > 0)
     check(report, window.currentRun() == run, QStringLiteral("%1: shows run %2").arg(where).arg(run));
@@ -92,7 +95,9 @@ core::Status shoot(QWidget& widget, const QString& path, QSize size, GalleryRepo
 
 // The dialogs at their own size: Profile (with a store), Connections, About, and the calibration device confirmation.
 core::Status shootDialogs(MainWindow& window, const QString& dir, const QString& prefix, GalleryReport& report) {
-  const auto file = [&](const char* name) { return QDir(dir).filePath(prefix + QStringLiteral("-dialog-%1.png").arg(QLatin1String(name))); };
+  const auto file = [&](const char* name) {
+    return QDir(dir).filePath(prefix + QStringLiteral("-dialog-%1.png").arg(QLatin1String(name)));
+  };
   if (!window.storePath().isEmpty()) {
     if (ProfileDialog* profile = window.showProfileDialog()) {
       const core::Status s = shoot(*profile, file("profile"), profile->sizeHint().expandedTo(QSize(640, 480)), report);
@@ -123,7 +128,8 @@ core::Status shootDialogs(MainWindow& window, const QString& dir, const QString&
 }  // namespace
 
 bool GalleryReport::failed() const {
-  return std::any_of(checks.begin(), checks.end(), [](const QString& c) { return c.startsWith(QLatin1String("FAIL")); });
+  return std::any_of(checks.begin(), checks.end(),
+                     [](const QString& c) { return c.startsWith(QLatin1String("FAIL")); });
 }
 
 core::Result<GalleryReport> renderGallery(MainWindow& window, const QString& dir, const QString& prefix,
@@ -138,11 +144,11 @@ core::Result<GalleryReport> renderGallery(MainWindow& window, const QString& dir
       if (!window.waitUntilRunShown(kWaitMs))
         return core::Error{"run " + std::to_string(window.currentRun()) + " was not shown within 120 s"};
       for (const QSize size : kGallerySizes) {
-        const QString name = QStringLiteral("%1-%2%3-%4x%5.png")
-                                 .arg(prefix, QLatin1String(kPageNames[p]),
-                                      run > 0 ? QStringLiteral("-run%1").arg(run) : QString())
-                                 .arg(size.width())
-                                 .arg(size.height());
+        const QString name =
+            QStringLiteral("%1-%2%3-%4x%5.png")
+                .arg(prefix, QLatin1String(kPageNames[p]), run > 0 ? QStringLiteral("-run%1").arg(run) : QString())
+                .arg(size.width())
+                .arg(size.height());
         if (auto s = shoot(window, QDir(dir).filePath(name), size, report); !s) return s.error();
         checkPage(window, page, size, run > 0 ? run : window.currentRun(), report);
       }

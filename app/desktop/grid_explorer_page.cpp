@@ -248,7 +248,7 @@ void GridExplorerPage::buildMemoryPlot() {
     bars->setWidth(0.7);
     bars->setPen(Qt::NoPen);
   }
-  memory_bars_->setBrush(QColor(0x56, 0x6b, 0x80));
+  memory_bars_->setBrush(quantityColor());
   memory_over_bars_->setBrush(problemColor());
   hbm_line_ = new QCPItemStraightLine(memory_plot_);
   hbm_line_->setPen(QPen(problemColor(), 1.5, Qt::DashLine));
@@ -271,7 +271,7 @@ void GridExplorerPage::buildImbalancePlot() {
   imbalance_bars_->setWidthType(QCPBars::wtPlotCoords);
   imbalance_bars_->setWidth(0.7);
   imbalance_bars_->setPen(Qt::NoPen);
-  imbalance_bars_->setBrush(QColor(0x56, 0x6b, 0x80));
+  imbalance_bars_->setBrush(quantityColor());
   imbalance_bars_->setBaseValue(1.0);
   imbalance_plot_->yAxis->setLabel(tr("imbalance (max / mean load)"));
   imbalance_plot_->xAxis->setLabel(tr("every grid: M = sharding group size, R = replicas"));
@@ -345,8 +345,8 @@ void GridExplorerPage::buildTable() {
   table_->horizontalHeader()->setStretchLastSection(false);
   // The step and its parts first, so the breakdown is in view without
   // scrolling at 1280x800 (the model's column order stays the enum's).
-  const Column visual_order[] = {ColRank,     ColM,           ColR,     ColLayout,  ColStep,   ColEmbedding, ColAllToAll,
-                                 ColReplicaSync, ColDense, ColSamples, ColMemory, ColFits,    ColMaxMean, ColGap};
+  const Column visual_order[] = {ColRank,        ColM,     ColR,       ColLayout, ColStep, ColEmbedding, ColAllToAll,
+                                 ColReplicaSync, ColDense, ColSamples, ColMemory, ColFits, ColMaxMean,   ColGap};
   static_assert(std::size(visual_order) == ColumnCount);
   for (int i = 0; i < ColumnCount; ++i)
     table_->horizontalHeader()->moveSection(table_->horizontalHeader()->visualIndex(visual_order[i]), i);
@@ -485,12 +485,10 @@ void GridExplorerPage::markCalibratedColumns() {
     int column;
     QString title;
     bool calibrated;
-  } columns[] = {{ColStep, tr("Step (ms)"), changed.any()},
-                 {ColEmbedding, tr("Embed (ms)"), changed.embedding},
-                 {ColAllToAll, tr("A2A (ms)"), changed.all_to_all},
-                 {ColReplicaSync, tr("Sync (ms)"), changed.replica_sync},
-                 {ColDense, tr("Dense (ms)"), changed.dense},
-                 {ColSamples, tr("Samples/s"), changed.any()}};
+  } columns[] = {
+      {ColStep, tr("Step (ms)"), changed.any()},         {ColEmbedding, tr("Embed (ms)"), changed.embedding},
+      {ColAllToAll, tr("A2A (ms)"), changed.all_to_all}, {ColReplicaSync, tr("Sync (ms)"), changed.replica_sync},
+      {ColDense, tr("Dense (ms)"), changed.dense},       {ColSamples, tr("Samples/s"), changed.any()}};
   for (const auto& c : columns) {
     QStandardItem* header = model_->horizontalHeaderItem(c.column);
     header->setText(c.calibrated ? c.title + mark : c.title);

@@ -25,7 +25,8 @@ QString turnedLabel(const planner::GridResult& g) {
 
 }  // namespace
 
-GridTickLabels::GridTickLabels(QCustomPlot* plot, QString title) : QObject(plot), plot_(plot), title_(std::move(title)) {
+GridTickLabels::GridTickLabels(QCustomPlot* plot, QString title)
+    : QObject(plot), plot_(plot), title_(std::move(title)) {
   plot_->installEventFilter(this);
 }
 

@@ -111,7 +111,8 @@ Options parseOptions(const QApplication& app) {
     bool ok_h = false;
     if (wh.size() == 2) o.screenshot_size = QSize(wh[0].toInt(&ok_w), wh[1].toInt(&ok_h));
     if (!ok_w || !ok_h || o.screenshot_size.width() < 200 || o.screenshot_size.height() < 200)
-      usage(QStringLiteral("--screenshot-size wants WxH (at least 200x200), got '%1'").arg(parser.value(screenshot_size)));
+      usage(QStringLiteral("--screenshot-size wants WxH (at least 200x200), got '%1'")
+                .arg(parser.value(screenshot_size)));
   }
   const std::optional<MainWindow::Page> shown = MainWindow::pageFromName(parser.value(page));
   if (!shown)

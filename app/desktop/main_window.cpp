@@ -99,7 +99,8 @@ MainWindow::MainWindow(QWidget* parent)
   connect(runs_page_, &RunsPage::timelineRequested, this, &MainWindow::openTimeline);
   connect(runs_page_, &RunsPage::collectivesRequested, this, &MainWindow::openCollectives);
   // A measured page opened from the sidebar shows the current run (read when first shown, not before).
-  connect(sidebar_, &QListWidget::currentRowChanged, this, [this](int row) { followCurrentRun(static_cast<Page>(row)); });
+  connect(sidebar_, &QListWidget::currentRowChanged, this,
+          [this](int row) { followCurrentRun(static_cast<Page>(row)); });
   // Every listing of the store: its newest complete run, unless the user picked one.
   connect(runs_page_, &RunsPage::listed, this, &MainWindow::findNewestRun);
   trackShownRuns();

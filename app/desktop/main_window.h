@@ -172,10 +172,10 @@ class MainWindow : public QMainWindow {
   MeasuredPage* measured_page_;
   TimelinePage* timeline_page_;
   CollectivesPage* collectives_page_;
-  qint64 current_run_ = 0;    // the run the measured pages show (0: none yet)
-  bool run_chosen_ = false;   // the user picked current_run_ (else it is the store's newest complete run)
-  QString run_store_;         // the store current_run_ belongs to
-  JobTracker* run_jobs_;      // the newest complete run, read off the GUI thread
+  qint64 current_run_ = 0;     // the run the measured pages show (0: none yet)
+  bool run_chosen_ = false;    // the user picked current_run_ (else it is the store's newest complete run)
+  QString run_store_;          // the store current_run_ belongs to
+  JobTracker* run_jobs_;       // the newest complete run, read off the GUI thread
   bool store_listed_ = false;  // the Runs page listed the store (or failed to)
   qint64 measured_shown_ = 0;  // the run each page last showed (or failed to)
   qint64 timeline_shown_ = 0;

@@ -46,7 +46,7 @@ void MainWindow::findNewestRun() {
   }
   if (run_chosen_ || store.isEmpty()) return;
   run_jobs_->start(
-      [path = localPath(store).toStdString()](JobContext&) -> core::Result<qint64> {
+      [path = localPath(store)](JobContext&) -> core::Result<qint64> {
         auto opened = st::openStore(path, st::OpenMode::ReadOnly);
         if (!opened) return opened.error();
         auto newest = profiler::newestCompleteRun(*opened);

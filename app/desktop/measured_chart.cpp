@@ -17,8 +17,8 @@ namespace {
 
 report::Phase reportPhase(int p) {
   static const report::Phase kPhases[profiler::kPhases] = {report::Phase::EmbeddingForward,
-                                                          report::Phase::EmbeddingBackward, report::Phase::AllToAll,
-                                                          report::Phase::ReplicaSync, report::Phase::Dense};
+                                                           report::Phase::EmbeddingBackward, report::Phase::AllToAll,
+                                                           report::Phase::ReplicaSync, report::Phase::Dense};
   return kPhases[std::clamp(p, 0, profiler::kPhases - 1)];
 }
 
@@ -156,8 +156,8 @@ void MeasuredChart::showShares(const profiler::MeasuredVsPredicted& v) {
                       .arg(QString::fromStdString(v.plan_summary))
                       .arg(v.share_gap >= 0 ? v.share_gap * 100.0 : 0.0, 0, 'f', 1));
   yAxis->setRange(0, top > 0 ? top * 1.22 : 1.0);
-  const auto widest = std::find_if(v.ranks.begin(), v.ranks.end(),
-                                   [&v](const auto& r) { return r.rank == v.widest_share_gap_rank; });
+  const auto widest =
+      std::find_if(v.ranks.begin(), v.ranks.end(), [&v](const auto& r) { return r.rank == v.widest_share_gap_rank; });
   slowest_->setVisible(widest != v.ranks.end());
   if (widest == v.ranks.end()) return;
   slowest_->position->setCoords(widest->rank, std::max(widest->measured_share, widest->predicted_share) * 100.0);

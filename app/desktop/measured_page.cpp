@@ -71,8 +71,6 @@ QTableWidgetItem* number(double v, int decimals = 3) {
   return item;
 }
 
-QString percent(double fraction) { return QStringLiteral("%1%").arg(fraction * 100.0, 0, 'f', 1); }
-
 QTableWidgetItem* text(const std::string& s) {
   auto* item = new QTableWidgetItem(QString::fromStdString(s));
   item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
@@ -331,8 +329,8 @@ void MeasuredPage::fillRankTable(const profiler::MeasuredVsPredicted& v) {
       ranks_->setItem(i, 3, number(r.measured.embedding()));
       ranks_->setItem(i, 4, text(shareText(r.measured_share)));
       ranks_->setItem(i, 5, text(shareText(r.predicted_share)));
-      ranks_->setItem(i, 6, text(both ? core::formatf("%+.1f", (r.measured_share - r.predicted_share) * 100.0)
-                                      : std::string("-")));
+      ranks_->setItem(
+          i, 6, text(both ? core::formatf("%+.1f", (r.measured_share - r.predicted_share) * 100.0) : std::string("-")));
     }
   }
 }
@@ -345,10 +343,10 @@ void MeasuredPage::fillStats(const profiler::RunVsPlan& r) {
       QStringList phases;
       for (int p = 0; p < profiler::kPhases; ++p)
         if (v.measured_phases[static_cast<std::size_t>(p)]) phases << QString::fromUtf8(profiler::phaseName(p));
-      html += tr("<b>Error</b> %1 mean |error| over ranks (embedding %2), over the measured phases: %3.<br>")
-                  .arg(QString::fromStdString(core::formatErrorSize(v.mape)),
-                       QString::fromStdString(core::formatErrorSize(v.embedding_mape)),
-                       phases.join(QStringLiteral(", ")));
+      html +=
+          tr("<b>Error</b> %1 mean |error| over ranks (embedding %2), over the measured phases: %3.<br>")
+              .arg(QString::fromStdString(core::formatErrorSize(v.mape)),
+                   QString::fromStdString(core::formatErrorSize(v.embedding_mape)), phases.join(QStringLiteral(", ")));
       html += tr("Priced with %1 for %2.<br>")
                   .arg(QString::fromStdString(v.constants).toHtmlEscaped(),
                        QString::fromStdString(core::describeDevice(v.devices.priced)).toHtmlEscaped());
@@ -358,11 +356,11 @@ void MeasuredPage::fillStats(const profiler::RunVsPlan& r) {
                   .arg(QString::fromStdString(report::syncIntervalText(v.sync_interval)))
                   .arg(v.measured_step_ms, 0, 'f', 3);
     } else {
-      html += tr("<b>Share gap</b> %1 percentage points on average between each rank's measured and predicted share "
-                 "of its group's embedding work%2.<br>")
-                  .arg(v.share_gap >= 0 ? v.share_gap * 100.0 : 0.0, 0, 'f', 2)
-                  .arg(v.widest_share_gap_rank >= 0 ? tr(" (widest: rank %1)").arg(v.widest_share_gap_rank)
-                                                    : QString());
+      html +=
+          tr("<b>Share gap</b> %1 percentage points on average between each rank's measured and predicted share "
+             "of its group's embedding work%2.<br>")
+              .arg(v.share_gap >= 0 ? v.share_gap * 100.0 : 0.0, 0, 'f', 2)
+              .arg(v.widest_share_gap_rank >= 0 ? tr(" (widest: rank %1)").arg(v.widest_share_gap_rank) : QString());
       html += tr("Measured step %1 ms on %2 (median of the measured steps); predictions are priced for %3.<br>")
                   .arg(v.measured_step_ms, 0, 'f', 3)
                   .arg(QString::fromStdString(core::shortDeviceName(v.devices.run)).toHtmlEscaped(),
@@ -468,8 +466,9 @@ void MeasuredPage::showCalibration(const profiler::CalibrationReport& report) {
     auto* note = new QTableWidgetItem(undetermined ? tr("not determined by the run") : QString());
     if (undetermined) {
       note->setForeground(problemColor());
-      note->setToolTip(tr("Its standard error exceeds its value: the run does not pin it down. Fit runs that vary "
-                          "what it describes (batch sizes, tables)."));
+      note->setToolTip(
+          tr("Its standard error exceeds its value: the run does not pin it down. Fit runs that vary "
+             "what it describes (batch sizes, tables)."));
     }
     terms_->setItem(i, 2, note);
     ++i;

@@ -381,15 +381,16 @@ void PlanPage::refreshMeasured() {
       },
       [this](std::optional<profiler::MeasuredPlanLoad> load) {
         if (!load) {
-          showMeasuredNote(tr("Measured overlay: none, no complete run of this plan in the store (Run \u203a Profile "
-                              "runs it)."));
+          showMeasuredNote(
+              tr("Measured overlay: none, no complete run of this plan in the store (Run \u203a Profile "
+                 "runs it)."));
           emit measuredShown(0);
           return;
         }
         const auto run = static_cast<qint64>(load->run);
         const core::Project& project = session_->plannedProject();
-        const core::DeviceComparison devices = core::compareDevices(
-            load->device, project.cluster, project.calibration ? &*project.calibration : nullptr);
+        const core::DeviceComparison devices =
+            core::compareDevices(load->device, project.cluster, project.calibration ? &*project.calibration : nullptr);
         if (devices.absolute) {
           rank_chart_->setMeasured(std::move(load->compute_ms), tr("measured embedding, run %1").arg(run));
           showMeasuredNote(tr("Measured overlay: run %1's embedding compute per group rank, on %2.")

@@ -63,8 +63,8 @@ class PlanPage : public QWidget {
 
   // What is shown (nullptr: nothing planned yet, or nothing to plan).
   [[nodiscard]] std::shared_ptr<const report::PlanSnapshot> snapshot() const { return shown_; }
-  [[nodiscard]] QString headerText() const;     // plain text of the header and its problems
-  [[nodiscard]] QString imbalanceText() const;  // plain text of the statistics
+  [[nodiscard]] QString headerText() const;        // plain text of the header and its problems
+  [[nodiscard]] QString imbalanceText() const;     // plain text of the statistics
   [[nodiscard]] QString measuredNoteText() const;  // what the measured overlay shows, or why there is none
   // A breakdown is being computed off the GUI thread.
   [[nodiscard]] bool isPricing() const { return pricing_; }

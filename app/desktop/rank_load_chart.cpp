@@ -285,10 +285,9 @@ std::optional<RankLoadChart::Hit> RankLoadChart::hitAtPixel(const QPointF& pixel
 QString RankLoadChart::hoverText(double key, double value) const {
   const std::optional<Hit> hit = hitAt(key, value);
   if (!hit) return {};
-  QString text = QString::fromStdString(
-      hit->sync    ? report::syncOnRankText(*snapshot_, hit->group_rank)
-      : hit->table ? report::tableOnRankText(*snapshot_, *hit->table, hit->group_rank)
-                   : report::otherTablesOnRankText(*snapshot_, hit->group_rank));
+  QString text = QString::fromStdString(hit->sync    ? report::syncOnRankText(*snapshot_, hit->group_rank)
+                                        : hit->table ? report::tableOnRankText(*snapshot_, *hit->table, hit->group_rank)
+                                                     : report::otherTablesOnRankText(*snapshot_, hit->group_rank));
   if (ranks_per_bar_ > 1) {
     const std::uint32_t first = hit->group_rank / ranks_per_bar_ * ranks_per_bar_;
     const std::uint32_t last = std::min<std::uint32_t>(first + ranks_per_bar_, snapshot_->groupSize()) - 1;

@@ -27,8 +27,10 @@ class BinaryByteTicker : public QCPAxisTicker {
  protected:
   double getTickStep(const QCPRange& range) override {
     const int room = std::max(1, tickCount());
-    if (range.size() / TableSizeChart::kOctavesPerBin <= room) return TableSizeChart::kOctavesPerBin;
-    return kOctavesPerUnit * std::max(1.0, std::ceil(range.size() / kOctavesPerUnit / room));
+    // The range is a hair wider than its whole units (rebuild()): that hair must not cost a tick.
+    const double octaves = range.size() - 1e-3;
+    if (octaves / TableSizeChart::kOctavesPerBin <= room) return TableSizeChart::kOctavesPerBin;
+    return kOctavesPerUnit * std::max(1.0, std::ceil(octaves / kOctavesPerUnit / room));
   }
   int getSubTickCount(double tick_step) override {
     return static_cast<int>(std::lround(tick_step)) / TableSizeChart::kOctavesPerBin - 1;

@@ -238,9 +238,9 @@ void TimelinePage::onOpened(const TimelineOverview& overview) {
   QString title = tr("Run %1 · %2").arg(static_cast<qint64>(r.id)).arg(QString::fromUtf8(st::toText(r.kind).data()));
   if (!r.label.empty()) title += QStringLiteral(" · ") + QString::fromStdString(r.label);
   title += tr(" · %n rank(s)", nullptr, static_cast<int>(overview.ranks.size()));
-  title += tr(" · %1 spans · %2")
-               .arg(QLocale().toString(static_cast<qlonglong>(overview.spans)),
-                    duration(overview.t1_ns - overview.t0_ns));
+  title +=
+      tr(" · %1 spans · %2")
+          .arg(QLocale().toString(static_cast<qlonglong>(overview.spans)), duration(overview.t1_ns - overview.t0_ns));
   header_->setText(title);
   view_->setStrings(overview.strings);
   view_->setRun(overview.ranks, overview.t0_ns, overview.t1_ns);
@@ -402,7 +402,8 @@ void TimelinePage::showSpanDetails(const TimelineHit& hit) {
   } else {
     const st::StringTable none;
     const auto* strings = view_->strings();
-    out = detailsHtml(profiler::spanDetails(hit.item, hit.rank, hit.stream, overview_.t0_ns, strings ? *strings : none));
+    out =
+        detailsHtml(profiler::spanDetails(hit.item, hit.rank, hit.stream, overview_.t0_ns, strings ? *strings : none));
   }
   details_->setText(out);
   emit detailsChanged();
@@ -416,14 +417,15 @@ void TimelinePage::showCall(std::size_t index) {
   for (const auto& a : call.arrivals) first = std::min(first, a.start_ns);
   QString rows;
   for (const auto& a : call.arrivals) {
-    rows += QStringLiteral("<tr><td>%1%2</td><td align=right>+%3</td><td align=right>%4</td><td align=right>%5</td></tr>")
-                .arg(a.rank)
-                .arg(a.rank == call.last_rank && call.arrivals.size() > 1 ? tr(" (last)") : QString())
-                .arg(duration(a.start_ns - first), duration(a.wait_ns), duration(a.end_ns - a.start_ns));
+    rows +=
+        QStringLiteral("<tr><td>%1%2</td><td align=right>+%3</td><td align=right>%4</td><td align=right>%5</td></tr>")
+            .arg(a.rank)
+            .arg(a.rank == call.last_rank && call.arrivals.size() > 1 ? tr(" (last)") : QString())
+            .arg(duration(a.start_ns - first), duration(a.wait_ns), duration(a.end_ns - a.start_ns));
   }
-  details_->setText(details_->text() + QStringLiteral("<hr>") + detailsHtml(profiler::callDetails(call)) +
-                    tr("<table><tr><th>rank&nbsp;</th><th>arrival</th><th>wait</th><th>in call</th></tr>%1</table>")
-                        .arg(rows));
+  details_->setText(
+      details_->text() + QStringLiteral("<hr>") + detailsHtml(profiler::callDetails(call)) +
+      tr("<table><tr><th>rank&nbsp;</th><th>arrival</th><th>wait</th><th>in call</th></tr>%1</table>").arg(rows));
   emit detailsChanged();
 }
 

@@ -452,7 +452,8 @@ std::vector<StepMarker> TimelineView::stepMarkers(std::size_t lane) const {
   if (it == steps_.end()) return out;
   const auto& list = it->second;
   const std::int64_t off = offsetOf(rank);
-  auto first = std::lower_bound(list.begin(), list.end(), std::pair{t0_ + off, std::numeric_limits<std::int64_t>::min()});
+  auto first =
+      std::lower_bound(list.begin(), list.end(), std::pair{t0_ + off, std::numeric_limits<std::int64_t>::min()});
   const double width = dataWidth();
   const int label_width = fontMetrics().horizontalAdvance(QStringLiteral("step 0000")) + 8;
   double last_label = -1e9;
@@ -473,7 +474,8 @@ QRectF TimelineView::labelBox(const profiler::TimelineItem& item, int rank, int 
   const double x0 = std::max(columnOf(item.start_ns, rank), 0.0);
   const double x1 = std::min(columnOf(item.end_ns, rank), right);
   if (x1 - std::max(columnOf(item.start_ns, rank), -1.0) < kMinLabelWidth || !strings_) return {};
-  const QString name = QString::fromUtf8(strings_->at(item.name).data(), static_cast<qsizetype>(strings_->at(item.name).size()));
+  const QString name =
+      QString::fromUtf8(strings_->at(item.name).data(), static_cast<qsizetype>(strings_->at(item.name).size()));
   const double avail = x1 - x0 - 6;
   const double w = std::min<double>(fontMetrics().horizontalAdvance(name), avail);
   const double h = std::min(fontMetrics().height(), lane_height - 2);

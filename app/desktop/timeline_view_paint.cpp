@@ -73,8 +73,10 @@ void TimelineView::paintRuler(QPainter& p) const {
     p.setPen(palette().color(QPalette::WindowText));
     // Enough digits to tell a tick from its neighbours far into the run (1.234567 s, 1.234568 s).
     const std::int64_t since = t - run_t0_;
-    const int digits = since == 0 ? 3 : static_cast<int>(std::ceil(std::log10(std::abs(static_cast<double>(since)) /
-                                                                                static_cast<double>(step)))) + 1;
+    const int digits = since == 0 ? 3
+                                  : static_cast<int>(std::ceil(
+                                        std::log10(std::abs(static_cast<double>(since)) / static_cast<double>(step)))) +
+                                        1;
     p.drawText(QRectF(x + 3, 0, 120, kRulerHeight - 4), Qt::AlignBottom | Qt::AlignLeft,
                formatDuration(since, std::max(3, digits)));
   }
@@ -181,9 +183,9 @@ void TimelineView::paintLane(QPainter& p, std::size_t lane_index, int top, int h
     // A span drawn over an earlier one's name ends that name before it (or hides it when little would be left).
     for (auto& [earlier, box] : labels) {
       if (box.isEmpty() || rect.left() >= box.right() || rect.right() <= box.left()) continue;
-      box = rect.left() - box.left() >= kMinLabelRoom ? QRectF(box.left(), box.top(), rect.left() - 2 - box.left(),
-                                                               box.height())
-                                                      : QRectF();
+      box = rect.left() - box.left() >= kMinLabelRoom
+                ? QRectF(box.left(), box.top(), rect.left() - 2 - box.left(), box.height())
+                : QRectF();
     }
     if (const QRectF box = labelBox(*item, lane.rank, span_top, span_height); !box.isEmpty()) {
       labels.emplace_back(item, box);

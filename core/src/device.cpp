@@ -75,7 +75,8 @@ std::string gpuModel(std::string_view name) {
     while (i < name.size() && !isWordChar(name[i])) ++i;
     std::size_t j = i;
     bool digit = false;
-    for (; j < name.size() && isWordChar(name[j]); ++j) digit = digit || std::isdigit(static_cast<unsigned char>(name[j])) != 0;
+    for (; j < name.size() && isWordChar(name[j]); ++j)
+      digit = digit || std::isdigit(static_cast<unsigned char>(name[j])) != 0;
     const std::string_view word = name.substr(i, j - i);
     // "80GB" is a memory size, not a model.
     const std::string w = upper(word);
@@ -159,8 +160,8 @@ DeviceComparison compareDevices(const DeviceInfo& run, const ClusterSpec& cluste
   if (run.kind == DeviceClass::Unknown)
     c.reason = "the run does not say which device it ran on; predictions are for " + priced;
   else if (calibration && calibration->device.kind == DeviceClass::Unknown)
-    c.reason = "this run ran on " + describeDevice(run) +
-               "; the calibration does not say which device it was fitted on";
+    c.reason =
+        "this run ran on " + describeDevice(run) + "; the calibration does not say which device it was fitted on";
   else
     c.reason = "this run ran on " + describeDevice(run) + "; predictions are for " + priced;
   return c;

@@ -70,10 +70,13 @@ void writeAbsoluteRanks(std::ostream& o, const RunAnalysis& a) {
            r.straggler ? "<- straggler" : ""});
   }
   t.print(o);
-  o << "  plan = the plan file's predicted compute (for " << core::shortDeviceName(a.plan_devices.priced)
+  const bool has_plan =
+      std::any_of(a.ranks.begin(), a.ranks.end(), [](const RankAnalysis& r) { return r.predicted_plan_ms > 0; });
+  o << "  plan = the plan file's predicted compute ("
+    << (has_plan ? "for " + core::shortDeviceName(a.plan_devices.priced) : std::string("not available"))
     << "); model = the cost model now ("
-    << (a.model_constants.empty() ? "not available" : a.model_constants + ", for " +
-                                                          core::shortDeviceName(a.model_devices.priced))
+    << (a.model_constants.empty() ? "not available"
+                                  : a.model_constants + ", for " + core::shortDeviceName(a.model_devices.priced))
     << ")\n";
   for (const core::DeviceComparison* c : {&a.plan_devices, &a.model_devices})
     if (!c->absolute && !c->reason.empty() && (c == &a.plan_devices || c->reason != a.plan_devices.reason))
@@ -91,8 +94,8 @@ void writeShareRanks(std::ostream& o, const RunAnalysis& a) {
     << ".\nCompared instead: each rank's share of its sharding group's embedding compute.\n";
   o << "\nPer rank, ms per step (compute = embedding forward + backward; share = of its sharding group's compute;\n"
        "  gap = measured share - predicted share, percentage points):\n";
-  TextTable t({"rank", "group", "g.rank", "fwd", "bwd", "compute", "share", "predicted", "gap", "dense", "comm",
-               "wait", "step", ""});
+  TextTable t({"rank", "group", "g.rank", "fwd", "bwd", "compute", "share", "predicted", "gap", "dense", "comm", "wait",
+               "step", ""});
   for (const auto& r : a.ranks) {
     const bool both = r.share >= 0 && r.predicted_share >= 0;
     t.add({std::to_string(r.rank), r.sharding_group >= 0 ? std::to_string(r.sharding_group) : "-",
@@ -103,8 +106,8 @@ void writeShareRanks(std::ostream& o, const RunAnalysis& a) {
            r.straggler ? "<- straggler" : ""});
   }
   t.print(o);
-  o << "  predicted = the cost model's shares ("
-    << (a.model_constants.empty() ? "the plan file's" : a.model_constants) << ")\n";
+  o << "  predicted = the cost model's shares (" << (a.model_constants.empty() ? "the plan file's" : a.model_constants)
+    << ")\n";
   if (a.share_mae >= 0) o << "  mean share gap over ranks: " << fmt(a.share_mae * 100, 2) << " percentage points\n";
 }
 
@@ -266,8 +269,11 @@ nlohmann::ordered_json reportJson(const RunAnalysis& a) {
   j["plan"] = a.plan_summary.empty() ? J(nullptr) : J(a.plan_summary);
   j["model_constants"] = a.model_constants.empty() ? J(nullptr) : J(a.model_constants);
   const auto device = [](const core::DeviceInfo& d) {
-    return J{{"kind", std::string(core::toString(d.kind))}, {"name", d.name}, {"threads", d.threads},
-             {"count", d.count}, {"text", core::describeDevice(d)}};
+    return J{{"kind", std::string(core::toString(d.kind))},
+             {"name", d.name},
+             {"threads", d.threads},
+             {"count", d.count},
+             {"text", core::describeDevice(d)}};
   };
   j["device"] = device(a.device);
   const auto comparison = [&](const core::DeviceComparison& c) {

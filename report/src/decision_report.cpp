@@ -40,8 +40,9 @@ std::string phaseBackground(Phase phase) {
     case Hatch::Diagonal:
       return "repeating-linear-gradient(45deg," + colour + " 0 2px,#ffffff80 2px 5px)," + colour;
     case Hatch::CrossDiagonal:
-      return "repeating-linear-gradient(45deg," + colour + " 0 2px,transparent 2px 5px),repeating-linear-gradient(-45deg," +
-             colour + " 0 2px,#ffffff80 2px 5px)," + colour;
+      return "repeating-linear-gradient(45deg," + colour +
+             " 0 2px,transparent 2px 5px),repeating-linear-gradient(-45deg," + colour + " 0 2px,#ffffff80 2px 5px)," +
+             colour;
     case Hatch::None:
       break;
   }
@@ -137,11 +138,11 @@ std::string summaryTable(const std::vector<SummaryRow>& rows) {
 
 // The mark beside a figure the project's calibration changed (see the footnote).
 const char* calibratedMark(const CalibratedFigures& changed, Phase phase) {
-  const bool yes = phase == Phase::Embedding      ? changed.embedding
-                   : phase == Phase::AllToAll     ? changed.all_to_all
-                   : phase == Phase::ReplicaSync  ? changed.replica_sync
-                   : phase == Phase::Dense        ? changed.dense
-                                                  : changed.any();
+  const bool yes = phase == Phase::Embedding     ? changed.embedding
+                   : phase == Phase::AllToAll    ? changed.all_to_all
+                   : phase == Phase::ReplicaSync ? changed.replica_sync
+                   : phase == Phase::Dense       ? changed.dense
+                                                 : changed.any();
   return yes ? "\u2020" : "";
 }
 
@@ -503,8 +504,7 @@ void appendAlternatives(std::string& h, const DecisionReportInput& in, const Gri
       "<p class=\"sub\">The %zu best ranked grids and the best grid of each group size M, of %zu "
       "planned; grids that do not fit in memory are in red.</p>\n",
       std::min<std::size_t>(5, grids.size()), grids.size());
-  const CalibratedFigures changed =
-      calibratedFigures(in.project.calibration ? &*in.project.calibration : nullptr);
+  const CalibratedFigures changed = calibratedFigures(in.project.calibration ? &*in.project.calibration : nullptr);
   h += "<table class=\"grid\" id=\"alternatives\">\n<tr><th>#</th><th>M</th><th>R</th><th class=\"l\">layout</th>";
   h += std::string("<th>step (ms)") + calibratedMark(changed, Phase::Step) + "</th><th>embedding" +
        calibratedMark(changed, Phase::Embedding) + "</th><th>all-to-all" + calibratedMark(changed, Phase::AllToAll) +
@@ -647,8 +647,9 @@ std::string decisionSentence(const DecisionReportInput& in) {
   if (!in.decision || *in.decision >= grids.size()) return noDecisionReason(in);
   const GridResult& d = grids[*in.decision];
   const GridResult* best = in.sweep.best();
-  std::string s = (in.chosen ? "Chosen: " : "Best: ") + gridName(d) + core::formatf(" at %.2f ms per step", d.step.step_ms) +
-                  ", " + formatScaledCount(d.samples_per_second) + " samples/s";
+  std::string s = (in.chosen ? "Chosen: " : "Best: ") + gridName(d) +
+                  core::formatf(" at %.2f ms per step", d.step.step_ms) + ", " +
+                  formatScaledCount(d.samples_per_second) + " samples/s";
   if (!d.fits) {
     s += "; it does not fit in memory";
   } else if (best != nullptr && best != &d) {

@@ -149,8 +149,8 @@ std::string syncOnRankText(const PlanSnapshot& s, std::uint32_t group_rank) {
   out += core::formatf("\nall-reduce of its shards' weights and optimizer state (%s) across the %u replicas, %s",
                        core::formatBytes(bytes).c_str(), s.grid.grid.replicas,
                        syncIntervalText(s.grid.plan.sync_interval).c_str());
-  out += core::formatf("\n%.1f%% of the rank's %.3f ms load", rank_load > 0 ? sync / rank_load * 100.0 : 0.0,
-                       rank_load);
+  out +=
+      core::formatf("\n%.1f%% of the rank's %.3f ms load", rank_load > 0 ? sync / rank_load * 100.0 : 0.0, rank_load);
   return out;
 }
 

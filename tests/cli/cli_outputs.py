@@ -81,6 +81,8 @@ def masked(text: str, mask: str) -> str:
         text = re.sub(r"(Stragglers \(.*?\)): .*", r"\1: <ranks>", text.replace("<- straggler", ""))
         # An ETA shows once the steps have run for 2 s: whether it does depends on the machine's speed too.
         text = re.sub(r"\beta (?:-|\S+)", "eta <eta>", text)
+        # The CPU a run ran on is the machine's: its model name goes, the threads stay.
+        text = re.sub(r"\bCPU \([^,()]*(?:\([^()]*\)[^,()]*)*, ", "CPU (<cpu>, ", text)
         lines = [re.sub(r" +", " ", NUMBER.sub("N", DURATION.sub("<t>", line))).rstrip() for line in text.splitlines()]
         text = "\n".join(sorted(lines)) + ("\n" if lines else "")
     return text

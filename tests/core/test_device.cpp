@@ -136,7 +136,8 @@ class TestDevice : public QObject {
   }
 
   void anOldCalibrationFileReadsWithAnUnknownDevice() {
-    const auto j = nlohmann::json::parse(R"({"schema": "shardscope.calibration/1", "source": "x", "coefficients": {}})");
+    const auto j =
+        nlohmann::json::parse(R"({"schema": "shardscope.calibration/1", "source": "x", "coefficients": {}})");
     auto back = calibrationFromJson(j, "cal.json");
     QVERIFY(back);
     QVERIFY(back->device.kind == DeviceClass::Unknown);

@@ -56,6 +56,8 @@ core::ModelSpec mixedModel(std::uint32_t batch) {
 }
 
 using test::cpu4;
+using test::h100ImportConfig;
+using test::h100Ranks4;
 
 core::ShardPlan planFor(const core::ModelSpec& model, std::uint32_t M) {
   planner::SweepOptions o;
@@ -172,6 +174,7 @@ st::RunId writeImportedRun(const std::filesystem::path& path, const core::ModelS
   st::RunHeader h;
   h.kind = st::RunKind::ImportKineto;
   h.label = "kineto rank0.json";
+  h.config_json = h100ImportConfig(plan.world_size);
   auto w = st::RunWriter::begin(path, h);
   if (!w) qFatal("%s", w.error().message.c_str());
   const planner::CostModel cm(model, cluster, planner::CostConstants::from(cluster, &truth));
@@ -434,7 +437,7 @@ class TestCalibrationFit : public QObject {
 
     profiler::RunInputs in;
     in.model = model;
-    in.cluster = cpu4();
+    in.cluster = h100Ranks4();
     in.plan = plan4;
     auto r = profiler::calibrateFromRuns(f.path, fit, {}, &in);
     if (!r) QFAIL(r.error().message.c_str());

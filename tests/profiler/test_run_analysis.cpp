@@ -50,6 +50,8 @@ core::ModelSpec twoTables() {
 }
 
 using test::cpu4;
+using test::h100ImportConfig;
+using test::h100Ranks4;
 
 // M = 2, R = 2, strided: groups [0,2] and [1,3]; table a on group rank 0, b on 1.
 core::ShardPlan plan2x2() {
@@ -486,6 +488,7 @@ class TestRunAnalysis : public QObject {
       st::RunHeader h;
       h.kind = st::RunKind::ImportKineto;
       h.label = "kineto rank0.json (+3)";
+      h.config_json = h100ImportConfig(4);
       auto w = st::RunWriter::begin(f.path, h);
       QVERIFY(w.ok());
       for (int rank = 0; rank < 4; ++rank) {
@@ -505,7 +508,7 @@ class TestRunAnalysis : public QObject {
     QCOMPARE(rankOf(bare, 0).predicted_model_ms, -1.0);
     profiler::RunInputs in;
     in.model = twoTables();
-    in.cluster = cpu4();
+    in.cluster = h100Ranks4();
     in.plan = plan2x2();
     profiler::AnalysisOptions o;
     o.supplied = &in;

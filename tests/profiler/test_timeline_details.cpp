@@ -18,8 +18,8 @@ namespace {
 constexpr std::int64_t kRunStart = 1'700'000'000'000'000'000;  // epoch-scale nanoseconds
 
 const st::StringTable& strings() {
-  static const st::StringTable table(std::unordered_map<std::int64_t, std::string>{
-      {1, "emb_fwd"}, {2, "table_3"}, {3, "step"}, {4, "a2a_pooled"}});
+  static const st::StringTable table(
+      std::unordered_map<std::int64_t, std::string>{{1, "emb_fwd"}, {2, "table_3"}, {3, "step"}, {4, "a2a_pooled"}});
   return table;
 }
 
@@ -35,8 +35,14 @@ class TestTimelineDetails : public QObject {
   Q_OBJECT
  private slots:
   void aSpanShowsEveryFieldThatHasAValue() {
-    profiler::TimelineItem item{kRunStart + 4'560'000, kRunStart + 4'572'345, profiler::SpanClass::EmbeddingForward,
-                                st::StringId{1}, st::StringId{2}, 3, 1536, 77};
+    profiler::TimelineItem item{kRunStart + 4'560'000,
+                                kRunStart + 4'572'345,
+                                profiler::SpanClass::EmbeddingForward,
+                                st::StringId{1},
+                                st::StringId{2},
+                                3,
+                                1536,
+                                77};
     const Details d = profiler::spanDetails(item, 2, 0, kRunStart, strings());
     QCOMPARE(d.title, std::string("table_3"));
     QCOMPARE(d.value("class"), std::string("embedding forward"));
@@ -52,8 +58,8 @@ class TestTimelineDetails : public QObject {
 
   void aSpanLeavesOutTheStoresPlaceholders() {
     // A step-row span outside a step, without bytes or a CUPTI correlation.
-    profiler::TimelineItem item{kRunStart, kRunStart + 1'200'000'000, profiler::SpanClass::Step, st::StringId{3},
-                                st::StringId{3}, -1, 0, 0};
+    profiler::TimelineItem item{
+        kRunStart, kRunStart + 1'200'000'000, profiler::SpanClass::Step, st::StringId{3}, st::StringId{3}, -1, 0, 0};
     const Details d = profiler::spanDetails(item, 0, profiler::kStepRowStream, kRunStart, strings());
     QCOMPARE(d.title, std::string("step"));
     for (const char* label : {"stream", "step", "size", "CUPTI correlation", "kind"})
@@ -79,8 +85,8 @@ class TestTimelineDetails : public QObject {
   }
 
   void aBlockSaysHowManySpansAndWhenInTheRun() {
-    profiler::DensityBlock block{10, 12, kRunStart + 2'000'000, kRunStart + 2'500'000, 42, 350'000,
-                                 profiler::SpanClass::EmbeddingBackward};
+    profiler::DensityBlock block{
+        10, 12, kRunStart + 2'000'000, kRunStart + 2'500'000, 42, 350'000, profiler::SpanClass::EmbeddingBackward};
     const Details d = profiler::blockDetails(block, 1, profiler::kStepRowStream, kRunStart);
     QCOMPARE(d.title, std::string("42 spans merged"));
     QVERIFY(!hasLabel(d, "stream"));

@@ -89,6 +89,8 @@ TrainerJob writeTrainerJob(const QTemporaryDir& dir) {
     }
     nlohmann::json trace = {{"schemaVersion", 1},
                             {"distributedInfo", {{"backend", "nccl"}, {"rank", r}, {"world_size", 4}}},
+                            // The GPU the trainer ran on: its times compare with predictions for H100s.
+                            {"deviceProperties", {{{"id", 0}, {"name", "NVIDIA H100 80GB HBM3"}}}},
                             {"traceEvents", events}};
     job.traces[r] = dir.filePath(QString("rank%1.json").arg(r));
     writeText(job.traces[r], trace.dump());

@@ -337,11 +337,12 @@ class TestMeasuredLoop : public QObject {
     // No error figure at all, let alone one above 1,000 %.
     const QRegularExpression percent(QStringLiteral("([0-9][0-9,.]*)\\s*%"));
     for (auto it = percent.globalMatch(page->statsText() + page->chart()->titleText()); it.hasNext();) {
-      const QString number = it.next().captured(1);
+      QString number = it.next().captured(1);
       QVERIFY2(number.remove(QLatin1Char(',')).toDouble() <= 100.0, qPrintable(number));
     }
     QVERIFY(!page->statsText().contains(QStringLiteral("mean |error|")));
-    QVERIFY(saveScreenshot(window, QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/page_measured_shares_1280x800.png"),
+    QVERIFY(saveScreenshot(window,
+                           QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/page_measured_shares_1280x800.png"),
                            QSize(1280, 800))
                 .ok());
 

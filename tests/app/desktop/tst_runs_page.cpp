@@ -282,7 +282,8 @@ class TestRunsPage : public QObject {
     QHeaderView* header = view->horizontalHeader();
     QTRY_VERIFY(header->length() > 0);
     for (int c = 0; c < RunListModel::ColumnCount; ++c) {
-      const int needed = std::max(view->sizeHintForColumn(c), header->sectionSizeHint(c));
+      const int needed =
+          std::max(static_cast<QAbstractItemView*>(view)->sizeHintForColumn(c), header->sectionSizeHint(c));
       QVERIFY2(header->sectionSize(c) >= needed,
                qPrintable(QStringLiteral("%1: %2 px for %3 px of text")
                               .arg(page.model()->headerData(c, Qt::Horizontal).toString())

@@ -118,7 +118,8 @@ core::ClusterSpec cpuCluster() {
   c.name = "cpu4";
   c.nodes = 1;
   c.gpus_per_node = 4;
-  c.gpu = {"CPU rank", 4ull << 30, 10.0, 0.05, core::DeviceClass::Cpu};  // the default embedding bandwidth the uncalibrated model uses
+  c.gpu = {"CPU rank", 4ull << 30, 10.0, 0.05,
+           core::DeviceClass::Cpu};  // the default embedding bandwidth the uncalibrated model uses
   c.intra_node = {5.0, 5.0};
   c.inter_node = {1.0, 50.0};
   return c;

@@ -29,9 +29,9 @@ struct FitQuality {
 };
 
 struct Calibration {
-  std::string source;                                     // what was measured: run id, trace files, machine
-  std::string created;                                    // ISO 8601 UTC
-  DeviceInfo device;  // what the runs ran on (unknown in files written before calibrations named it)
+  std::string source;   // what was measured: run id, trace files, machine
+  std::string created;  // ISO 8601 UTC
+  DeviceInfo device;    // what the runs ran on (unknown in files written before calibrations named it)
   std::map<std::string, FittedCoefficient> coefficients;  // names from knownCalibrationCoefficients()
   std::vector<CollectiveCurve> collectives;
   FitQuality fit;

@@ -10,13 +10,13 @@
 namespace shardscope::report {
 
 enum class Phase : std::uint8_t {
-  Embedding,          // forward + backward, where one bar stands for both
+  Embedding,  // forward + backward, where one bar stands for both
   EmbeddingForward,
   EmbeddingBackward,
   AllToAll,
-  ReplicaSync,        // weight + optimizer all-reduce across replicas
-  Dense,              // dense compute (+ the exposed dense all-reduce where one bar stands for both)
-  DenseAllReduce,     // the dense gradient all-reduce on its own
+  ReplicaSync,     // weight + optimizer all-reduce across replicas
+  Dense,           // dense compute (+ the exposed dense all-reduce where one bar stands for both)
+  DenseAllReduce,  // the dense gradient all-reduce on its own
   Memcpy,
   Input,
   Step,

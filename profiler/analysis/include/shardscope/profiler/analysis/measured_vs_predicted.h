@@ -74,7 +74,7 @@ struct MeasuredVsPredicted {
   std::array<bool, kPhases> measured_phases{};
   double mape = -1.0;  // mean |error| over ranks (fraction); < 0 when not like for like
   double embedding_mape = -1.0;
-  double share_gap = -1.0;      // mean |measured_share - predicted_share| over ranks (fraction); < 0: none
+  double share_gap = -1.0;         // mean |measured_share - predicted_share| over ranks (fraction); < 0: none
   int widest_share_gap_rank = -1;  // the rank whose share is furthest from its prediction
   double predicted_step_ms = 0.0;  // the planner's step time for the plan (critical rank + dense + sync)
   double measured_step_ms = 0.0;   // median over ranks of the measured step

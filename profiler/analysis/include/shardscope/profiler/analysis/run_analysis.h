@@ -167,7 +167,7 @@ struct RunAnalysis {
   core::DeviceComparison plan_devices;
   double plan_mape = -1.0;  // fractions; < 0 when not available or not comparable
   double model_mape = -1.0;
-  double share_mae = -1.0;  // mean |share - predicted_share| over ranks (fraction); < 0 when not available
+  double share_mae = -1.0;               // mean |share - predicted_share| over ranks (fraction); < 0 when not available
   std::vector<TableAnalysis> tables;     // heaviest first
   std::vector<CollectiveBin> bandwidth;  // by op, group size, size
   std::string bandwidth_note;            // why `bandwidth` is empty ("" when it is not)
