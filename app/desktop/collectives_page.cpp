@@ -65,6 +65,8 @@ CollectivesPage::CollectivesPage(ProjectDocument* document, QWidget* parent)
   op_box_->setObjectName(QStringLiteral("collectivesOp"));
   op_box_->setToolTip(tr("Show the calls of one collective op"));
   group_box_->setObjectName(QStringLiteral("collectivesGroup"));
+  // The widest entry sets the width: "All groups" and group names are never cut.
+  for (QComboBox* box : {op_box_, group_box_}) box->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   group_box_->setToolTip(
       tr("Show the calls of one process group: sharding (the all-to-alls), replica (the weight sync), world (the "
          "dense all-reduce), or other"));

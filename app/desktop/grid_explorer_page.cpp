@@ -214,25 +214,34 @@ void GridExplorerPage::buildControls() {
 }
 
 QCPItemRect* GridExplorerPage::addChosenMarker(QCustomPlot* plot) {
-  // A full-height outline around the chosen grid's bar (x in bar keys, y the axis rect).
+  // An outline around the chosen grid's own bar, in plot coordinates: a taller
+  // frame would read as a bar of its own (a memory "over HBM" that is not).
   auto* marker = new QCPItemRect(plot);
-  marker->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
-  marker->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
   marker->setPen(QPen(chosenColor(), 2.0, Qt::DashLine));
-  marker->setBrush(QColor(chosenColor().red(), chosenColor().green(), chosenColor().blue(), 14));
+  marker->setBrush(Qt::NoBrush);
   marker->setSelectable(false);
   marker->setVisible(false);
   chosen_markers_.push_back(marker);
   return marker;
 }
 
-void GridExplorerPage::markChosen(QCPItemRect* marker, const std::vector<int>& keys, int chosen) {
+void GridExplorerPage::markChosen(QCPItemRect* marker, const std::vector<QCPBars*>& bars, const std::vector<int>& keys,
+                                  int chosen) {
   const auto it = std::find(keys.begin(), keys.end(), chosen);
   marker->setVisible(chosen >= 0 && it != keys.end());
   if (!marker->visible()) return;
   const auto key = static_cast<double>(it - keys.begin());
-  marker->topLeft->setCoords(key - 0.46, 0.0);
-  marker->bottomRight->setCoords(key + 0.46, 1.0);
+  double base = 0.0;
+  double top = 0.0;
+  for (const QCPBars* b : bars) {
+    const auto found = b->data()->findBegin(key, false);
+    if (found == b->data()->constEnd() || std::abs(found->key - key) > 1e-9) continue;
+    base = b->baseValue();
+    top = std::max(top, base + found->value);
+  }
+  const double half = 0.7 / 2.0 + 0.06;  // the bars' width is 0.7
+  marker->topLeft->setCoords(key - half, top);
+  marker->bottomRight->setCoords(key + half, base);
 }
 
 void GridExplorerPage::buildMemoryPlot() {
@@ -662,8 +671,8 @@ void GridExplorerPage::showChosen() {
   heatmap_marker_->setVisible(marked);
   heatmap_plot_->replot(QCustomPlot::rpQueuedReplot);
   step_plot_->setChosen(chosen);
-  markChosen(chosen_markers_[1], memory_keys_, chosen);
-  markChosen(chosen_markers_[2], memory_keys_, chosen);
+  markChosen(chosen_markers_[1], {memory_bars_, memory_over_bars_}, memory_keys_, chosen);
+  markChosen(chosen_markers_[2], {imbalance_bars_}, memory_keys_, chosen);
   for (QCustomPlot* plot : {memory_plot_, imbalance_plot_}) plot->replot(QCustomPlot::rpQueuedReplot);
   showDecision(chosen);
   sync_plot_->setGrid(session_->planGrid());

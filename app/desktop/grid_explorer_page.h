@@ -114,7 +114,8 @@ class GridExplorerPage : public QWidget {
   void buildImbalancePlot();
   void buildHeatmap();
   QCPItemRect* addChosenMarker(QCustomPlot* plot);
-  static void markChosen(QCPItemRect* marker, const std::vector<int>& keys, int chosen);
+  static void markChosen(QCPItemRect* marker, const std::vector<QCPBars*>& bars, const std::vector<int>& keys,
+                         int chosen);
   void buildTable();
   void onSweepStarted();
   void onProgress(int done, int total);

@@ -61,8 +61,22 @@ void GridTickLabels::apply(int plot_width) {
     ticker->addTick(static_cast<double>(k), turned_ ? turnedLabel(*grids_[k]) : uprightLabel(*grids_[k]));
   plot_->xAxis->setTicker(ticker);
   plot_->xAxis->setTickLabelRotation(turned_ ? -90 : 0);
-  plot_->xAxis->setLabel(turned_ ? tr("%1: M \u00d7 R (s strided, c contiguous)").arg(title_)
-                                 : tr("%1: M = sharding group size, R = replicas").arg(title_));
+  // The longest reading of the ticks that fits under the plot: a cut axis label is no label.
+  const QFontMetrics label_metrics(plot_->xAxis->labelFont());
+  const QStringList readings =
+      turned_ ? QStringList{tr("%1: M \u00d7 R (s strided, c contiguous)").arg(title_),
+                            tr("M \u00d7 R (s strided, c contiguous)"), tr("M \u00d7 R, s/c: strided/contiguous"),
+                            tr("M \u00d7 R")}
+              : QStringList{tr("%1: M = sharding group size, R = replicas").arg(title_),
+                            tr("M = sharding group size, R = replicas"), tr("M = group size, R = replicas")};
+  QString label = readings.back();
+  for (const QString& reading : readings) {
+    if (label_metrics.horizontalAdvance(reading) + 12 <= plot_width) {
+      label = reading;
+      break;
+    }
+  }
+  plot_->xAxis->setLabel(label);
 }
 
 }  // namespace shardscope::app

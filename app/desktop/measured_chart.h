@@ -11,7 +11,9 @@
 
 #include <vector>
 
+#include "rank_ticker.h"
 #include "shardscope/profiler/analysis/measured_vs_predicted.h"
+#include "shardscope/profiler/analysis/run_analysis.h"
 
 namespace shardscope::app {
 
@@ -23,6 +25,9 @@ class MeasuredChart : public QCustomPlot {
 
   // Draws `v` (nullptr: empty, `message` in the title).
   void setComparison(const profiler::MeasuredVsPredicted* v, const QString& message = {});
+  // Without a prediction: what the run measured per rank (embedding forward and
+  // backward, ms), `why` in the title. Nothing to compare, so nothing else.
+  void setMeasuredOnly(const profiler::RunAnalysis& a, const QString& why);
 
   // Per phase: the measured and the predicted series.
   [[nodiscard]] const std::vector<QCPBars*>& measuredSeries() const { return measured_; }
@@ -40,6 +45,7 @@ class MeasuredChart : public QCustomPlot {
   std::vector<QCPBars*> measured_;
   std::vector<QCPBars*> predicted_;
   QCPItemText* slowest_;
+  QSharedPointer<RankTicker> ticker_;
   bool shares_ = false;
 };
 

@@ -281,9 +281,11 @@ void MeasuredPage::show(std::shared_ptr<const profiler::RunVsPlan> result) {
                                                       : QString());
     showMessage(lines.join(QLatin1Char('\n')), false);
   } else {
-    chart_->setComparison(nullptr, tr("No prediction: %1").arg(QString::fromStdString(r.no_prediction)));
-    ranks_->setRowCount(0);
-    showMessage(QString::fromStdString(r.no_prediction), true);
+    // Nothing to compare with, but what the run measured is still the answer to "which rank is slow".
+    chart_->setMeasuredOnly(r.analysis, tr("no prediction"));
+    fillMeasuredTable(r.analysis);
+    showMessage(tr("No prediction: %1. Choose a plan above to compare.").arg(QString::fromStdString(r.no_prediction)),
+                true);
   }
   fillStats(r);
   emit runShown(run_, {});
@@ -302,8 +304,9 @@ void MeasuredPage::fillRankTable(const profiler::MeasuredVsPredicted& v) {
     ranks_->horizontalHeaderItem(6)->setToolTip(tr("The prediction of the same phases, ms per step"));
   } else {
     ranks_->setColumnCount(7);
-    ranks_->setHorizontalHeaderLabels({tr("Rank"), tr("Group"), tr("Group\nrank"), tr("Embedding\nmeasured (ms)"),
+    ranks_->setHorizontalHeaderLabels({tr("Rank"), tr("Group"), tr("Group\nrank"), tr("Embedding\nms"),
                                        tr("Share\nmeasured"), tr("Share\npredicted"), tr("Gap\n(points)")});
+    ranks_->horizontalHeaderItem(3)->setToolTip(tr("Measured embedding forward + backward, ms per step"));
     ranks_->horizontalHeaderItem(4)->setToolTip(tr("The rank's share of its sharding group's embedding work"));
     ranks_->horizontalHeaderItem(6)->setToolTip(tr("Measured share - predicted share, in percentage points"));
   }
@@ -332,6 +335,26 @@ void MeasuredPage::fillRankTable(const profiler::MeasuredVsPredicted& v) {
       ranks_->setItem(
           i, 6, text(both ? core::formatf("%+.1f", (r.measured_share - r.predicted_share) * 100.0) : std::string("-")));
     }
+  }
+}
+
+void MeasuredPage::fillMeasuredTable(const profiler::RunAnalysis& a) {
+  ranks_->setSortingEnabled(false);
+  ranks_->setColumnCount(6);
+  ranks_->setHorizontalHeaderLabels(
+      {tr("Rank"), tr("Group\nrank"), tr("Forward\nms"), tr("Backward\nms"), tr("Embedding\nms"), tr("Step\nms")});
+  ranks_->setRowCount(static_cast<int>(a.ranks.size()));
+  for (int i = 0; i < static_cast<int>(a.ranks.size()); ++i) {
+    const auto& r = a.ranks[static_cast<std::size_t>(i)];
+    auto* rank = new QTableWidgetItem(r.straggler ? tr("%1 straggler").arg(r.rank) : QString::number(r.rank));
+    rank->setData(Qt::UserRole, r.rank);
+    if (r.straggler) rank->setForeground(problemColor());
+    ranks_->setItem(i, 0, rank);
+    ranks_->setItem(i, 1, r.group_rank >= 0 ? number(r.group_rank, 0) : text("-"));
+    ranks_->setItem(i, 2, number(r.emb_fwd_ms));
+    ranks_->setItem(i, 3, number(r.emb_bwd_ms));
+    ranks_->setItem(i, 4, number(r.compute_ms));
+    ranks_->setItem(i, 5, number(r.step_ms));
   }
 }
 

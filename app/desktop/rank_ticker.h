@@ -13,6 +13,9 @@ class RankTicker : public QCPAxisTicker {
   // `reserved_pixels`: the viewport width that is not the axis (labels, legend, colour scale).
   RankTicker(QCPAxis* axis, int reserved_pixels) : axis_(axis), reserved_(reserved_pixels) {}
   void setReservedPixels(int pixels) { reserved_ = pixels; }
+  // Bars at positions 0, 1, 2, ... that stand for these ranks (only the ranks a run measured):
+  // tick i reads ranks[i]. Empty: a tick reads its own position.
+  void setRanks(QVector<int> ranks) { ranks_ = std::move(ranks); }
 
  protected:
   double getTickStep(const QCPRange& range) override;
@@ -22,6 +25,7 @@ class RankTicker : public QCPAxisTicker {
  private:
   QCPAxis* axis_;
   int reserved_;
+  QVector<int> ranks_;
 };
 
 }  // namespace shardscope::app

@@ -77,8 +77,10 @@ void TimelineView::paintRuler(QPainter& p) const {
                                   : static_cast<int>(std::ceil(
                                         std::log10(std::abs(static_cast<double>(since)) / static_cast<double>(step)))) +
                                         1;
-    p.drawText(QRectF(x + 3, 0, 120, kRulerHeight - 4), Qt::AlignBottom | Qt::AlignLeft,
-               formatDuration(since, std::max(3, digits)));
+    const QString label = formatDuration(since, std::max(3, digits));
+    // A label the viewport would cut is left out: its tick still marks the time.
+    if (x + 3 + p.fontMetrics().horizontalAdvance(label) > viewport()->width()) continue;
+    p.drawText(QRectF(x + 3, 0, 120, kRulerHeight - 4), Qt::AlignBottom | Qt::AlignLeft, label);
   }
 }
 

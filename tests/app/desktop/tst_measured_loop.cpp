@@ -39,6 +39,7 @@
 #include "shardscope/profiler/analysis/measured_vs_predicted.h"
 #include "shardscope/profiler/workflow/profile_run.h"
 #include "shardscope/profiler/workflow/stored_runs.h"
+#include "shardscope/profiler/workflow/trace_import_job.h"
 
 using namespace shardscope;
 using namespace shardscope::app;
@@ -328,6 +329,9 @@ class TestMeasuredLoop : public QObject {
              qPrintable(page->messageText()));
     QVERIFY(page->findChild<QLabel*>(QStringLiteral("measuredHeader"))->text().contains(QStringLiteral("ran on CPU")));
     QVERIFY(page->chart()->showsShares());
+    // One position per measured rank, in order: no empty slot stands for a rank the run did not measure.
+    const QCPBars* shares = page->chart()->measuredSeries().front();
+    for (int i = 0; i < shares->dataCount(); ++i) QCOMPARE(std::lround(shares->data()->at(i)->key + 0.2), long{i});
     QCOMPARE(page->rankTable()->columnCount(), 7);
     for (int row = 0; row < page->rankTable()->rowCount(); ++row) {
       const auto& want = v.ranks[static_cast<std::size_t>(row)];
@@ -375,6 +379,29 @@ class TestMeasuredLoop : public QObject {
 
   // A run compared with another plan: the Plan page's, then a plan file
   // (what an imported trace is compared with).
+  // An imported trace without the trainer's plan has nothing to be compared
+  // with, but its ranks' measured work still shows, and the page says what to choose.
+  void anImportWithoutAPlanShowsWhatItMeasured() {
+    QTemporaryDir dir;
+    MainWindow window;
+    QVERIFY(openTinyProject(window, dir));
+    profiler::TraceImportRequest request;
+    request.inputs = {SHARDSCOPE_TEST_DATA_DIR "/import/rank0.json", SHARDSCOPE_TEST_DATA_DIR "/import/rank1.json.gz"};
+    request.store = window.storePath().toStdString();
+    auto imported = profiler::importTraces(request, {}, nullptr);
+    QVERIFY2(imported.ok(), imported.ok() ? "" : imported.error().message.c_str());
+    MeasuredPage* page = window.measuredPage();
+    QSignalSpy shown(page, &MeasuredPage::runShown);
+    window.openRun(static_cast<qint64>(imported->run));
+    QVERIFY(shown.wait(kTimeoutMs));
+    QVERIFY(page->shown() && !page->shown()->prediction);
+    QVERIFY2(page->messageText().contains(QStringLiteral("No prediction")), qPrintable(page->messageText()));
+    QCOMPARE(page->chart()->measuredSeries().front()->dataCount(), 2);
+    QVERIFY(page->chart()->predictedSeries().front()->dataCount() == 0);
+    QCOMPARE(page->rankTable()->rowCount(), 2);
+    QCOMPARE(page->rankTable()->item(1, 4)->data(Qt::UserRole).toDouble(), page->shown()->analysis.ranks[1].compute_ms);
+  }
+
   void aRunIsComparedWithThePlanTheUserPicks() {
     QTemporaryDir dir;
     MainWindow window;
