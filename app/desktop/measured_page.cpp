@@ -373,8 +373,8 @@ void MeasuredPage::fillStats(const profiler::RunVsPlan& r) {
       html += tr("Priced with %1 for %2.<br>")
                   .arg(QString::fromStdString(v.constants).toHtmlEscaped(),
                        QString::fromStdString(core::describeDevice(v.devices.priced)).toHtmlEscaped());
-      html += tr("Predicted step %1 ms (replica sync %2); measured step %3 ms (median of the measured "
-                 "steps).<br>")
+      html += tr("Predicted step %1 ms (replica sync %2); measured step %3 ms (the slowest rank's step, median "
+                 "over the measured steps).<br>")
                   .arg(v.predicted_step_ms, 0, 'f', 3)
                   .arg(QString::fromStdString(report::syncIntervalText(v.sync_interval)))
                   .arg(v.measured_step_ms, 0, 'f', 3);
@@ -384,7 +384,8 @@ void MeasuredPage::fillStats(const profiler::RunVsPlan& r) {
              "of its group's embedding work%2.<br>")
               .arg(v.share_gap >= 0 ? v.share_gap * 100.0 : 0.0, 0, 'f', 2)
               .arg(v.widest_share_gap_rank >= 0 ? tr(" (widest: rank %1)").arg(v.widest_share_gap_rank) : QString());
-      html += tr("Measured step %1 ms on %2 (median of the measured steps); predictions are priced for %3.<br>")
+      html += tr("Measured step %1 ms on %2 (the slowest rank's step, median over the measured steps); predictions "
+                 "are priced for %3.<br>")
                   .arg(v.measured_step_ms, 0, 'f', 3)
                   .arg(QString::fromStdString(core::shortDeviceName(v.devices.run)).toHtmlEscaped(),
                        QString::fromStdString(core::shortDeviceName(v.devices.priced)).toHtmlEscaped());

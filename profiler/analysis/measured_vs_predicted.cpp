@@ -197,7 +197,8 @@ core::Result<MeasuredVsPredicted> measuredVsPredicted(const RunAnalysis& analysi
     out.embedding_mape = embedding_error_sum / n;
   }
   compareShares(measured_load, predicted_load, groups, out);
-  out.measured_step_ms = median(steps);
+  // The run's one step time (step_time.h), as the Runs page and report show it.
+  out.measured_step_ms = analysis.step_time_ms >= 0 ? analysis.step_time_ms : median(steps);
   out.measured_imbalance = planner::imbalanceOf(measured_load);
   out.predicted_imbalance = planner::imbalanceOf(predicted_load);
   out.stragglers = analysis.stragglers;

@@ -1,6 +1,7 @@
 // Analysis of one engine run; definitions of every number in docs/analysis.md,
 // the conventions read here in docs/formats/engine-trace.md.
 #include "shardscope/profiler/analysis/run_analysis.h"
+#include "shardscope/profiler/analysis/step_time.h"
 
 #include <algorithm>
 #include <cmath>
@@ -527,6 +528,7 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
     for (const auto& p : in.problems) a.warnings.push_back(p);
   }
 
+  a.step_time_ms = stepTimeMs(*summaries).value_or(-1.0);
   auto ranks = rankMeans(*summaries, a);
   auto infos = store.ranks(id);
   if (!infos) return infos.error();

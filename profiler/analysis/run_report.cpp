@@ -46,7 +46,10 @@ void writeRunLine(std::ostream& o, const RunAnalysis& a) {
   if (a.run.status == st::RunStatus::Running) o << " (not complete)";
   o << ", " << a.steps << " measured step(s), " << a.ranks.size() << " measured rank(s)";
   if (!a.plan_summary.empty()) o << ", plan " << a.plan_summary;
-  o << "\nRan on " << core::describeDevice(a.device) << "\n";
+  o << "\nRan on " << core::describeDevice(a.device);
+  if (a.step_time_ms >= 0)
+    o << "; step time " << fmt(a.step_time_ms) << " ms (the slowest rank's step, median over steps)";
+  o << "\n";
   for (const auto& w : a.warnings) o << "warning: " << w << "\n";
 }
 
@@ -265,6 +268,7 @@ nlohmann::ordered_json reportJson(const RunAnalysis& a) {
               {"error", a.run.error}};
   j["mode"] = a.mode;
   j["steps"] = a.steps;
+  if (a.step_time_ms >= 0) j["step_time_ms"] = a.step_time_ms;
   j["has_spans"] = a.has_spans;
   j["plan"] = a.plan_summary.empty() ? J(nullptr) : J(a.plan_summary);
   j["model_constants"] = a.model_constants.empty() ? J(nullptr) : J(a.model_constants);

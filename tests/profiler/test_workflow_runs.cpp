@@ -114,6 +114,11 @@ class TestWorkflowRuns : public QObject {
     QVERIFY(rows.ok());
     QCOMPARE(rows->front().step_ms.value(), 9.0);
     QCOMPARE(rows->front().step_ms, profiler::stepTimeMs(*store->stepSummaries(rows->front().id)));
+    // The analysis behind the Measured page and report states the same number.
+    auto analysis = profiler::analyzeRun(*store, rows->front().id, {});
+    QVERIFY(analysis.ok());
+    QCOMPARE(analysis->step_time_ms, 9.0);
+    QCOMPARE(profiler::reportJson(*analysis)["step_time_ms"].get<double>(), 9.0);
   }
 
   void ranksWithPlansArePairedBySharingGroupAndGroupRank() {

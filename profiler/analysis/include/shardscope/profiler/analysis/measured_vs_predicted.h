@@ -77,7 +77,7 @@ struct MeasuredVsPredicted {
   double share_gap = -1.0;         // mean |measured_share - predicted_share| over ranks (fraction); < 0: none
   int widest_share_gap_rank = -1;  // the rank whose share is furthest from its prediction
   double predicted_step_ms = 0.0;  // the planner's step time for the plan (critical rank + dense + sync)
-  double measured_step_ms = 0.0;   // median over ranks of the measured step
+  double measured_step_ms = 0.0;   // the run's step time (step_time.h)
   // TorchRec's four statistics plus max/mean, over each rank's embedding compute.
   planner::ImbalanceStats measured_imbalance;
   planner::ImbalanceStats predicted_imbalance;

@@ -147,6 +147,8 @@ struct RunAnalysis {
   std::string store;  // path
   std::string mode;   // config_json mode, else the run's kind
   std::int64_t steps = 0;
+  // The run's step time (step_time.h: median over steps of the slowest rank's step), ms; < 0 when unknown.
+  double step_time_ms = -1.0;
   bool has_spans = false;
   std::vector<RankAnalysis> ranks;  // by global rank
   ComputeImbalance overall;
