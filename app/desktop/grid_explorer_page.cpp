@@ -324,8 +324,8 @@ void GridExplorerPage::buildHeatmap() {
 void GridExplorerPage::buildTable() {
   // The table of every grid, in ranked order until a header is clicked.
   model_->setColumnCount(ColumnCount);
-  model_->setHorizontalHeaderLabels({tr("Rank"), tr("M"), tr("R"), tr("Layout"), tr("Step (ms)"), tr("Embed (ms)"),
-                                     tr("A2A (ms)"), tr("Sync (ms)"), tr("Dense (ms)"), tr("Samples/s"),
+  model_->setHorizontalHeaderLabels({tr("Rank"), tr("M"), tr("R"), tr("Layout"), tr("Step\n(ms)"), tr("Embed\n(ms)"),
+                                     tr("A2A\n(ms)"), tr("Sync\n(ms)"), tr("Dense\n(ms)"), tr("Samples/s"),
                                      tr("Mem (GiB)"), tr("Max/mean"), tr("Gap (%)"), tr("Fits")});
   const QStringList header_tips = {tr("Rank by predicted step time (fitting grids first)"),
                                    tr("Sharding group size"),
@@ -495,9 +495,9 @@ void GridExplorerPage::markCalibratedColumns() {
     QString title;
     bool calibrated;
   } columns[] = {
-      {ColStep, tr("Step (ms)"), changed.any()},         {ColEmbedding, tr("Embed (ms)"), changed.embedding},
-      {ColAllToAll, tr("A2A (ms)"), changed.all_to_all}, {ColReplicaSync, tr("Sync (ms)"), changed.replica_sync},
-      {ColDense, tr("Dense (ms)"), changed.dense},       {ColSamples, tr("Samples/s"), changed.any()}};
+      {ColStep, tr("Step\n(ms)"), changed.any()},         {ColEmbedding, tr("Embed\n(ms)"), changed.embedding},
+      {ColAllToAll, tr("A2A\n(ms)"), changed.all_to_all}, {ColReplicaSync, tr("Sync\n(ms)"), changed.replica_sync},
+      {ColDense, tr("Dense\n(ms)"), changed.dense},       {ColSamples, tr("Samples/s"), changed.any()}};
   for (const auto& c : columns) {
     QStandardItem* header = model_->horizontalHeaderItem(c.column);
     header->setText(c.calibrated ? c.title + mark : c.title);

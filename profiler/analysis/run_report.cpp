@@ -30,12 +30,6 @@ std::string bytesText(double b) {
   return buf;
 }
 
-std::string pct(double fraction) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", fraction * 100.0);
-  return buf;
-}
-
 std::string shareText(double share) { return share >= 0 ? fmt(share * 100.0, 1) + "%" : std::string("-"); }
 
 // The run line, its device and warnings.
@@ -218,7 +212,8 @@ void writeImbalance(std::ostream& o, const RunAnalysis& a) {
     const auto& r =
         *std::find_if(a.ranks.begin(), a.ranks.end(), [&](const RankAnalysis& x) { return x.rank == a.stragglers[i]; });
     o << (i ? ", " : "") << "rank " << r.rank << " ("
-      << (a.compute_median_ms > 0 ? pct(r.compute_ms / a.compute_median_ms - 1.0) : std::string("-"))
+      << (a.compute_median_ms > 0 ? core::formatRelativeError(r.compute_ms / a.compute_median_ms - 1.0)
+                                  : std::string("-"))
       << " over median)";
   }
   o << "\n";

@@ -247,6 +247,26 @@ class TestGridExplorer : public QObject {
       QVERIFY(QImage(path).size() == size);
     }
   }
+
+  // The answer's columns, the step and its four parts, need no scrolling at 1280x800.
+  void theStepAndItsPartsAreVisibleAt1280() {
+    MainWindow window;
+    window.resize(1280, 800);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.showPage(MainWindow::Page::GridExplorer);
+    GridExplorerPage* page = window.gridExplorerPage();
+    QVERIFY(waitForSweep(page));
+    QCoreApplication::processEvents();
+    const QHeaderView* header = page->gridTable()->horizontalHeader();
+    const int viewport = page->gridTable()->viewport()->width();
+    for (int c : {GridExplorerPage::ColStep, GridExplorerPage::ColEmbedding, GridExplorerPage::ColAllToAll,
+                  GridExplorerPage::ColReplicaSync, GridExplorerPage::ColDense}) {
+      const int right = header->sectionViewportPosition(c) + header->sectionSize(c);
+      QVERIFY2(header->sectionViewportPosition(c) >= 0 && right <= viewport,
+               qPrintable(QStringLiteral("column %1 ends at %2 of %3 px").arg(c).arg(right).arg(viewport)));
+    }
+  }
 };
 
 QTEST_MAIN(TestGridExplorer)
