@@ -131,6 +131,8 @@ QString CollectivesChart::callToolTip(const profiler::CallBandwidth& c) {
               .arg(c.transfer_ms, 0, 'f', 3)
               .arg(c.busbw_gbps, 0, 'g', 4);
   const double model = c.calibrated_busbw_gbps > 0 ? c.calibrated_busbw_gbps : c.model_busbw_gbps;
+  if (model <= 0 && c.ratio > 0)
+    text += tr("\n%1% of this run's median for its op, group and size").arg(c.ratio * 100.0, 0, 'f', 0);
   if (model > 0)
     text += tr("\nthe planner's model (%1): %2 GB/s; this call reached %3% of it")
                 .arg(c.calibrated_busbw_gbps > 0 ? tr("calibrated") : tr("default constants"))
@@ -186,7 +188,8 @@ void CollectivesChart::setBandwidth(const profiler::CollectiveBandwidth* r, cons
   outliers_ = addGraph();
   outliers_->setLineStyle(QCPGraph::lsNone);
   outliers_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(kOutlier, 1.6), Qt::NoBrush, 14));
-  outliers_->setName(tr("below %1% of the model").arg(b.outlier_fraction * 100.0, 0, 'f', 0));
+  outliers_->setName(b.againstModel() ? tr("below %1% of the model").arg(b.outlier_fraction * 100.0, 0, 'f', 0)
+                                      : tr("below %1% of the run's median").arg(b.outlier_fraction * 100.0, 0, 'f', 0));
   outliers_->setData(keys, values);
   if (keys.isEmpty()) outliers_->removeFromLegend();
   addLegendKeys(b);

@@ -203,10 +203,15 @@ void CollectivesPage::show(std::shared_ptr<const profiler::CollectiveBandwidth> 
                        QString::fromStdString(c.link));
   summary_->setToolTip(priced.isEmpty() ? QString()
                                         : tr("The planner's model:\n%1").arg(priced.join(QLatin1Char('\n'))));
-  summary_->setText(tr("%1 in %2 op/group series; %3. Calls far below the model are ringed in red.")
+  summary_->setText(tr("%1 in %2 op/group series; %3. %4")
                         .arg(callCount(r.calls.size()))
                         .arg(r.series.size())
-                        .arg(curves));
+                        .arg(curves, r.againstModel()
+                                         ? tr("Calls far below the model are ringed in red.")
+                                         : tr("Calls far below this run's median for their op, group and size "
+                                              "are ringed in red.")));
+  outliers_->horizontalHeaderItem(ModelBusBw)->setText(r.againstModel() ? tr("Model (GB/s)") : tr("Median (GB/s)"));
+  outliers_->horizontalHeaderItem(Ratio)->setText(r.againstModel() ? tr("Measured / model") : tr("Measured / median"));
   QStringList notes;
   for (const auto& n : r.notes) notes << QString::fromStdString(n);
   message_->setText(notes.join(QLatin1Char('\n')));
@@ -268,15 +273,20 @@ void CollectivesPage::fillOutliers(const std::string& op, std::optional<Collecti
   }
   const int total = static_cast<int>(rows.size());
   const int shown = std::min(total, kMaxOutlierRows);
+  const bool model = r.againstModel();
   const QString below =
-      tr("below %1% of the planner's model at their size, worst first").arg(r.outlier_fraction * 100.0, 0, 'f', 0);
-  outlier_title_->setText(r.curves.empty() ? tr("<b>Calls below the model</b>: none can be compared (no model)")
-                          : total == shown ? tr("<b>%1</b> %2").arg(callCount(static_cast<std::size_t>(total)), below)
-                                           : tr("<b>%1 of %2 calls</b> %3").arg(shown).arg(total).arg(below));
+      model
+          ? tr("below %1% of the planner's model at their size, worst first").arg(r.outlier_fraction * 100.0, 0, 'f', 0)
+          : tr("below %1% of this run's median for their op, group and size (half to twice it), worst first")
+                .arg(r.outlier_fraction * 100.0, 0, 'f', 0);
+  outlier_title_->setText(total == shown ? tr("<b>%1</b> %2").arg(callCount(static_cast<std::size_t>(total)), below)
+                                         : tr("<b>%1 of %2 calls</b> %3").arg(shown).arg(total).arg(below));
   outliers_->setRowCount(shown);
   for (int row = 0; row < shown; ++row) {
     const profiler::CallBandwidth& c = *rows[static_cast<std::size_t>(row)];
-    const double model = c.calibrated_busbw_gbps > 0 ? c.calibrated_busbw_gbps : c.model_busbw_gbps;
+    const double reference = !model                        ? c.busbw_gbps / c.ratio
+                             : c.calibrated_busbw_gbps > 0 ? c.calibrated_busbw_gbps
+                                                           : c.model_busbw_gbps;
     outliers_->setItem(row, Op, text(QString::fromStdString(c.op)));
     outliers_->setItem(row, Group, text(groupName(c.group)));
     outliers_->setItem(row, Step, number(static_cast<double>(c.step), 0));
@@ -287,8 +297,12 @@ void CollectivesPage::fillOutliers(const std::string& op, std::optional<Collecti
     size->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
     outliers_->setItem(row, Size, size);
     outliers_->setItem(row, BusBw, number(c.busbw_gbps, 3));
-    outliers_->setItem(row, ModelBusBw, number(model, 3));
-    outliers_->setItem(row, Ratio, number(c.ratio, 2));
+    outliers_->setItem(row, ModelBusBw, number(reference, 3));
+    // Two significant digits: a call at 0.13% of its reference is not "0.00".
+    auto* ratio = text(QString::number(c.ratio, 'g', 2));
+    ratio->setData(Qt::UserRole, c.ratio);
+    ratio->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    outliers_->setItem(row, Ratio, ratio);
     outliers_->setItem(row, SlowestRank, c.slowest_rank >= 0 ? number(c.slowest_rank, 0) : text(tr("unknown")));
   }
 }

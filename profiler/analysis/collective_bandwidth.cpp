@@ -16,6 +16,7 @@
 #include "shardscope/core/summary.h"
 #include "shardscope/planner/cost_model.h"
 #include "shardscope/planner/grid.h"
+#include "shardscope/profiler/trace/run_device.h"
 #include "analysis_common.h"
 
 namespace shardscope::profiler {
@@ -359,9 +360,39 @@ void sampleCurves(CollectiveBandwidth& out) {
   }
 }
 
-void findOutliers(CollectiveBandwidth& out) {
+double median(std::vector<double> v) {
+  if (v.empty()) return -1.0;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (v.size() % 2 == 1) return *mid;
+  return (*std::max_element(v.begin(), mid) + *mid) / 2.0;
+}
+
+// Across devices the model says nothing about a call: a call is compared with
+// the run's own calls of its series and a similar size (half to twice it).
+void findOutliersInRun(CollectiveBandwidth& out) {
   for (const auto& s : out.series) {
-    if (s.curve < 0) continue;
+    for (const std::size_t i : s.calls) {
+      CallBandwidth& c = out.calls[i];
+      std::vector<double> similar;
+      for (const std::size_t j : s.calls) {
+        const CallBandwidth& o = out.calls[j];
+        if (o.size_bytes >= c.size_bytes / 2 && o.size_bytes <= c.size_bytes * 2) similar.push_back(o.busbw_gbps);
+      }
+      const double reference = similar.size() >= 3 ? median(std::move(similar)) : -1.0;
+      if (reference <= 0) continue;
+      c.ratio = c.busbw_gbps / reference;
+      if (c.ratio < out.outlier_fraction) out.outliers.push_back(i);
+    }
+  }
+}
+
+void findOutliers(CollectiveBandwidth& out) {
+  if (!out.devices.absolute) {
+    findOutliersInRun(out);
+  }
+  for (const auto& s : out.series) {
+    if (s.curve < 0 || !out.devices.absolute) continue;
     const CollectiveModelCurve& curve = out.curves[static_cast<std::size_t>(s.curve)];
     for (const std::size_t i : s.calls) {
       CallBandwidth& c = out.calls[i];
@@ -451,7 +482,14 @@ core::Result<CollectiveBandwidth> collectiveBandwidth(const st::TraceStore& stor
   } else {
     out.notes.push_back("no model curves: " + why);
   }
-  modelCalls(out, grid, in, options);
+  // Like for like: curves priced for another device are not drawn beside this run's calls.
+  out.devices.absolute = true;
+  if (grid && in.cluster) {
+    // The default curves are priced for the cluster's GPU (a calibration's device is checked when it is applied).
+    out.devices = core::compareDevices(runDevice(in.config), *in.cluster, nullptr);
+    if (!out.devices.absolute) out.notes.push_back("no model curves: " + out.devices.reason);
+  }
+  modelCalls(out, out.devices.absolute ? grid : std::nullopt, in, options);
   sampleCurves(out);
   findOutliers(out);
   return out;

@@ -37,12 +37,15 @@ constexpr std::int64_t kMs = 1'000'000;
 
 // Two nodes of 4 GPUs: strided M=4 sharding groups span both nodes (a third
 // of a member's peers on its node), replica pairs stay in a node, the world does not.
+// A run on the cluster's GPUs: its calls are compared with the model in GB/s.
+constexpr char kOnH100[] = R"({"mode": "mpi", "device": "cuda", "gpus": ["NVIDIA H100 80GB HBM3"]})";
+
 core::ClusterSpec twoNodes() {
   core::ClusterSpec c;
   c.name = "two nodes";
   c.nodes = 2;
   c.gpus_per_node = 4;
-  c.gpu = {"gpu", 80ull << 30, 2000.0, 100.0};
+  c.gpu = {"H100 SXM 80GB", 80ull << 30, 2000.0, 100.0};
   c.intra_node = {100.0, 5.0};
   c.inter_node = {10.0, 20.0};
   return c;
@@ -144,7 +147,7 @@ st::RunHeader header(st::RunKind kind, bool with_plan, std::uint32_t m = 4) {
   h.model_json = core::toJson(oneTable()).dump();
   h.cluster_json = core::toJson(twoNodes()).dump();
   if (with_plan) h.plan_json = core::toJson(plan8(m)).dump();
-  h.config_json = R"({"mode": "mpi"})";
+  h.config_json = kOnH100;
   return h;
 }
 
@@ -437,6 +440,41 @@ class TestCollectiveBandwidth : public QObject {
     }
   }
 
+  // A CPU run against a cluster of H100s: no curves, and a call is an outlier
+  // against the run's own calls of its op, group and size, never the model.
+  void acrossDevicesCallsAreComparedWithTheRunsOwnMedian() {
+    Fixture f;
+    const CallWriter gen = twoDimRun();
+    st::RunHeader h = header(st::RunKind::Mpi, true);
+    h.config_json =
+        R"({"schema": "shardscope.engine-run/1", "mode": "mpi", "cpu": "Intel Xeon Gold 6230", "threads": 2})";
+    const st::RunId run = writeRun(f.path, h, gen.rows, ranksOf2D());
+    const auto r = analyse(f.path, run);
+    QVERIFY(!r.devices.absolute);
+    QVERIFY(!r.againstModel());
+    QVERIFY(r.curves.empty());
+    QVERIFY(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+      return n.find("no model curves: this run ran on CPU") != std::string::npos &&
+             n.find("predictions are for H100") != std::string::npos;
+    }));
+    for (const std::size_t i : r.outliers) {
+      const auto& c = r.calls[i];
+      QVERIFY(c.model_busbw_gbps < 0);
+      QVERIFY(c.ratio > 0 && c.ratio < r.outlier_fraction);
+      // Brute force: the median of the calls of its series within half to twice its size.
+      std::vector<double> similar;
+      for (const auto& o : r.calls)
+        if (o.op == c.op && o.group == c.group && o.size_bytes >= c.size_bytes / 2 && o.size_bytes <= c.size_bytes * 2)
+          similar.push_back(o.busbw_gbps);
+      std::sort(similar.begin(), similar.end());
+      const std::size_t n = similar.size();
+      const double median = n % 2 == 1 ? similar[n / 2] : (similar[n / 2 - 1] + similar[n / 2]) / 2.0;
+      QCOMPARE(c.ratio, c.busbw_gbps / median);
+    }
+    QVERIFY(!r.outliers.empty());
+    QVERIFY(r.outliers.size() < r.calls.size() / 2);  // rings only on outliers
+  }
+
   void groupsByProcessGroupName() {
     Fixture f;
     st::RunHeader h;
@@ -503,6 +541,7 @@ class TestCollectiveBandwidth : public QObject {
     const CallWriter gen = twoDimRun();
     st::RunHeader h;
     h.kind = st::RunKind::ImportNsys;
+    h.config_json = R"({"schema": "shardscope.import/1", "gpus": ["NVIDIA H100 80GB HBM3"]})";
     std::vector<st::RankInfo> ranks;
     for (int r = 0; r < 8; ++r) ranks.push_back({r, "", r, 0, 0});
     const st::RunId run = writeRun(f.path, h, gen.rows, ranks);

@@ -45,7 +45,7 @@ core::ClusterSpec twoNodes() {
   c.name = "two nodes";
   c.nodes = 2;
   c.gpus_per_node = 4;
-  c.gpu = {"gpu", 80ull << 30, 3350.0, 990.0};
+  c.gpu = {"H100 SXM 80GB", 80ull << 30, 3350.0, 990.0};
   c.intra_node = {150.0, 3.0};
   c.inter_node = {25.0, 12.0};
   return c;
@@ -84,7 +84,7 @@ st::RunHeader header(bool with_plan) {
   h.model_json = core::toJson(oneTable()).dump();
   h.cluster_json = core::toJson(twoNodes()).dump();
   if (with_plan) h.plan_json = core::toJson(p).dump();
-  h.config_json = R"({"mode": "mpi"})";
+  h.config_json = R"({"mode": "mpi", "device": "cuda", "gpus": ["NVIDIA H100 80GB HBM3"]})";  // on the cluster's GPUs
   return h;
 }
 

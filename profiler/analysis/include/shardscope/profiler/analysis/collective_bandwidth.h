@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "shardscope/core/calibration.h"
+#include "shardscope/core/device.h"
 #include "shardscope/core/result.h"
 #include "shardscope/core/store/store_types.h"
 #include "shardscope/core/store/trace_store.h"
@@ -42,7 +43,9 @@ struct CallBandwidth {
   // The model curve of its (op, group) at its size; < 0 without one.
   double model_busbw_gbps = -1.0;       // default constants
   double calibrated_busbw_gbps = -1.0;  // the calibration's (< 0 without a calibration)
-  // busbw / the reference model's (the calibrated one when given, else the default); < 0 without a model.
+  // busbw / its reference: the model's (the calibrated one when given, else the default) when the model
+  // is priced for the run's device, else the median of its series' calls of similar size (half to twice
+  // its size) in this run; < 0 without a reference.
   double ratio = -1.0;
 };
 
@@ -87,8 +90,11 @@ struct CollectiveBandwidth {
   std::vector<CallBandwidth> calls;          // by op, group, size
   std::vector<CollectiveSeries> series;      // by op, group
   std::vector<CollectiveModelCurve> curves;  // one per (op, group) the run has and the planner prices
-  std::vector<std::size_t> outliers;         // calls below outlier_fraction of their model, worst (lowest ratio) first
+  std::vector<std::size_t> outliers;         // calls below outlier_fraction of their reference, worst first
   double outlier_fraction = 0.5;
+  // The run's device against the one the model is priced for: curves and model ratios only when absolute.
+  core::DeviceComparison devices;
+  [[nodiscard]] bool againstModel() const { return devices.absolute && !curves.empty(); }
   double size_lo = 0.0;  // bytes: the curves' range, whole octaves around 1 KiB..1 GiB and every call
   double size_hi = 0.0;
   std::string grid;                // "M=4 R=2 strided, 4 GPUs per node"; "" without one (no curves then)
