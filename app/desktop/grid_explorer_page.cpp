@@ -686,17 +686,16 @@ void GridExplorerPage::showDecision(int chosen) {
     decision_->setVisible(false);
     return;
   }
-  report::DecisionReportInput in;
-  in.project = session_->plannedProject();
-  in.sweep = result;
   const planner::GridResult* best = result.best();
-  if (chosen >= 0) {
-    in.decision = static_cast<std::size_t>(chosen);
-    in.chosen = true;
-  } else if (best != nullptr) {
-    in.decision = static_cast<std::size_t>(best - result.grids.data());
-  }
-  QString text = QString::fromStdString(report::decisionSentence(in)).toHtmlEscaped();
+  std::optional<std::size_t> decision;
+  if (chosen >= 0)
+    decision = static_cast<std::size_t>(chosen);
+  else if (best != nullptr)
+    decision = static_cast<std::size_t>(best - result.grids.data());
+  const QString text =
+      QString::fromStdString(
+          report::decisionSentence(result, decision, chosen >= 0, session_->plannedProject().cluster.gpu.hbm_bytes))
+          .toHtmlEscaped();
   const bool slower = chosen >= 0 && best != nullptr && &result.grids[static_cast<std::size_t>(chosen)] != best;
   decision_->setText(QStringLiteral("<b>%1</b>").arg(text));
   decision_->setStyleSheet(slower ? QStringLiteral("color: %1;").arg(problemColor().name()) : QString());

@@ -256,8 +256,8 @@ std::vector<std::size_t> alternativeGrids(const planner::SweepResult& sweep, std
 namespace {
 
 // Why there is no decision: nothing planned, or nothing fits.
-std::string noDecisionReason(const DecisionReportInput& in) {
-  const auto& grids = in.sweep.grids;
+std::string noDecisionReason(const planner::SweepResult& sweep, std::uint64_t hbm_bytes) {
+  const auto& grids = sweep.grids;
   if (grids.empty()) return "Nothing was planned.";
   std::string s =
       core::formatf("None of the %zu planned grids fits in memory, so there is no plan to run.", grids.size());
@@ -270,7 +270,7 @@ std::string noDecisionReason(const DecisionReportInput& in) {
   s += " per GPU with ";
   s += gridName(*least);
   s += core::formatf(" against %s of HBM: add GPUs, use GPUs with more memory or shrink the tables.",
-                     gib(static_cast<double>(in.project.cluster.gpu.hbm_bytes)).c_str());
+                     gib(static_cast<double>(hbm_bytes)).c_str());
   return s;
 }
 
@@ -408,7 +408,8 @@ std::string imbalanceReason(const GridResult& d) {
 
 std::vector<std::string> decisionReasons(const DecisionReportInput& in) {
   const auto& grids = in.sweep.grids;
-  if (!in.decision || *in.decision >= grids.size()) return {noDecisionReason(in)};
+  if (!in.decision || *in.decision >= grids.size())
+    return {noDecisionReason(in.sweep, in.project.cluster.gpu.hbm_bytes)};
   const std::size_t di = *in.decision;
   const GridResult& d = grids[di];
   const GridResult* fastest = in.sweep.best();
@@ -643,11 +644,16 @@ void appendProvenance(std::string& h, const DecisionReportInput& in, const GridR
 }  // namespace
 
 std::string decisionSentence(const DecisionReportInput& in) {
-  const auto& grids = in.sweep.grids;
-  if (!in.decision || *in.decision >= grids.size()) return noDecisionReason(in);
-  const GridResult& d = grids[*in.decision];
-  const GridResult* best = in.sweep.best();
-  std::string s = (in.chosen ? "Chosen: " : "Best: ") + gridName(d) +
+  return decisionSentence(in.sweep, in.decision, in.chosen, in.project.cluster.gpu.hbm_bytes);
+}
+
+std::string decisionSentence(const planner::SweepResult& sweep, std::optional<std::size_t> decision, bool chosen,
+                             std::uint64_t hbm_bytes) {
+  const auto& grids = sweep.grids;
+  if (!decision || *decision >= grids.size()) return noDecisionReason(sweep, hbm_bytes);
+  const GridResult& d = grids[*decision];
+  const GridResult* best = sweep.best();
+  std::string s = (chosen ? "Chosen: " : "Best: ") + gridName(d) +
                   core::formatf(" at %.2f ms per step", d.step.step_ms) + ", " +
                   formatScaledCount(d.samples_per_second) + " samples/s";
   if (!d.fits) {

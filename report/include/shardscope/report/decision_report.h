@@ -54,6 +54,9 @@ struct DecisionReportInput {
 // is than the best fitting grid when it is not that grid, the runner-up, and
 // what dominates its step; without a decision, why none fits.
 [[nodiscard]] std::string decisionSentence(const DecisionReportInput& input);
+// The same without copying a project and a sweep into an input (a page redraws it on every choice).
+[[nodiscard]] std::string decisionSentence(const planner::SweepResult& sweep, std::optional<std::size_t> decision,
+                                           bool chosen, std::uint64_t hbm_bytes);
 
 // The whole report: one self-contained HTML5 file (inline CSS, charts as
 // data: URLs), every user string escaped.
