@@ -14,6 +14,7 @@
 #include <QtTest>
 
 #include "grid_explorer_page.h"
+#include "step_time_chart.h"
 #include "sync_interval_chart.h"
 #include "main_window.h"
 #include "runs_page.h"
@@ -246,6 +247,25 @@ class TestGridExplorer : public QObject {
       QVERIFY2(saved.ok(), saved.ok() ? "" : saved.error().message.c_str());
       QVERIFY(QImage(path).size() == size);
     }
+  }
+
+  // In the default project the worst fitting grid takes ~400x the best's time:
+  // zoomed on the best, the winner's bar is still one you can see and click.
+  void theBestGridsBarIsVisibleBesideBarsHundredsOfTimesTaller() {
+    MainWindow window;
+    window.resize(1280, 800);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.showPage(MainWindow::Page::GridExplorer);
+    GridExplorerPage* page = window.gridExplorerPage();
+    QVERIFY(waitForSweep(page));
+    double worst = 0.0;
+    for (const auto& g : window.session()->result().grids)
+      if (g.fits) worst = std::max(worst, g.step.step_ms);
+    QVERIFY(worst > 100.0 * window.session()->result().best()->step.step_ms);
+    page->stepPlot()->replot(QCustomPlot::rpImmediateRefresh);
+    QVERIFY(page->stepPlot()->scale() == shardscope::app::StepTimeChart::Scale::ZoomedOnBest);
+    QVERIFY2(page->stepPlot()->bestBarPixels() >= 10.0, qPrintable(QString::number(page->stepPlot()->bestBarPixels())));
   }
 
   // The answer's columns, the step and its four parts, need no scrolling at 1280x800.

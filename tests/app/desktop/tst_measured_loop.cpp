@@ -379,6 +379,37 @@ class TestMeasuredLoop : public QObject {
 
   // A run compared with another plan: the Plan page's, then a plan file
   // (what an imported trace is compared with).
+  // A project whose store holds runs opens its run pages on the newest
+  // complete one, until the user picks another.
+  void runPagesOpenOnTheNewestCompleteRun() {
+    QTemporaryDir dir;
+    qint64 newest = 0;
+    {
+      MainWindow first;
+      QVERIFY(openTinyProject(first, dir));
+      for (int i = 0; i < 2; ++i) {
+        profiler::ProfileRequest r = tinyRequest(first.storePath(), 2);
+        r.plan = profiler::plannedProfilePlan(r, 2).value();
+        auto outcome = profiler::runProfile(r, {}, nullptr);
+        QVERIFY(outcome.ok());
+        newest = static_cast<qint64>(outcome->run);
+      }
+    }
+    MainWindow window;
+    window.resize(1280, 800);
+    QVERIFY(window.openProject(dir.filePath(QStringLiteral("tiny.shardscope"))).ok());
+    window.showPage(MainWindow::Page::Measured);
+    QTRY_COMPARE_WITH_TIMEOUT(window.currentRun(), newest, kTimeoutMs);
+    QVERIFY(window.waitUntilRunShown(kTimeoutMs));
+    QVERIFY(window.measuredPage()->shown() &&
+            static_cast<qint64>(window.measuredPage()->shown()->analysis.run.id) == newest);
+    // The user's choice holds.
+    window.selectRun(newest - 1);
+    QVERIFY(window.waitUntilRunShown(kTimeoutMs));
+    QCOMPARE(window.currentRun(), newest - 1);
+    QCOMPARE(static_cast<qint64>(window.measuredPage()->shown()->analysis.run.id), newest - 1);
+  }
+
   // An imported trace without the trainer's plan has nothing to be compared
   // with, but its ranks' measured work still shows, and the page says what to choose.
   void anImportWithoutAPlanShowsWhatItMeasured() {
