@@ -110,10 +110,11 @@ QVariant RankLoadModel::data(const QModelIndex& index, int role) const {
 
 QVariant RankLoadModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
-  static const char* const names[] = {QT_TR_NOOP("Group rank"),   QT_TR_NOOP("Global ranks"), QT_TR_NOOP("Fwd (ms)"),
-                                      QT_TR_NOOP("Bwd (ms)"),     QT_TR_NOOP("Comm (ms)"),    QT_TR_NOOP("Sync (ms)"),
-                                      QT_TR_NOOP("Load (ms)"),    QT_TR_NOOP("Mem (GiB)"),    QT_TR_NOOP("Emb. (GiB)"),
-                                      QT_TR_NOOP("Usable (GiB)"), QT_TR_NOOP("Shards")};
+  // Two lines each: the figures are narrow, so a 1280-pixel window shows every column up to Sync and Load.
+  static const char* const names[] = {
+      QT_TR_NOOP("Group\nrank"), QT_TR_NOOP("Global\nranks"), QT_TR_NOOP("Fwd\n(ms)"),  QT_TR_NOOP("Bwd\n(ms)"),
+      QT_TR_NOOP("Comm\n(ms)"),  QT_TR_NOOP("Sync\n(ms)"),    QT_TR_NOOP("Load\n(ms)"), QT_TR_NOOP("Mem\n(GiB)"),
+      QT_TR_NOOP("Emb.\n(GiB)"), QT_TR_NOOP("Usable\n(GiB)"), QT_TR_NOOP("Shards")};
   static const char* const tips[] = {
       "Rank inside the sharding group (0..M-1)",
       "The global ranks that play this group rank in each replica",

@@ -121,6 +121,29 @@ class TestPlanPage : public QObject {
     QCOMPARE(page->placementPlot(), static_cast<QCustomPlot*>(page->placementHeatmap()));
   }
 
+  // The rank table's load columns, replica sync included, need no scrolling at 1280x800.
+  void theSyncColumnIsVisibleAt1280() {
+    shardscope::app::MainWindow window;
+    window.resize(1280, 800);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.showPage(shardscope::app::MainWindow::Page::Plan);
+    PlanPage* page = window.planPage();
+    QVERIFY(page->waitUntilShown(kTimeoutMs));
+    QCoreApplication::processEvents();
+    const QHeaderView* header = page->rankTable()->horizontalHeader();
+    const int viewport = page->rankTable()->viewport()->width();
+    for (int c : {RankLoadModel::Fwd, RankLoadModel::Bwd, RankLoadModel::Comm, RankLoadModel::Sync}) {
+      const int left = header->sectionViewportPosition(c);
+      QVERIFY2(left >= 0 && left + header->sectionSize(c) <= viewport,
+               qPrintable(QStringLiteral("column %1 at %2..%3 of %4 px")
+                              .arg(c)
+                              .arg(left)
+                              .arg(left + header->sectionSize(c))
+                              .arg(viewport)));
+    }
+  }
+
   void everyItemModelPassesTheTester() {
     Fixture f;
     using Mode = QAbstractItemModelTester::FailureReportingMode;
