@@ -71,7 +71,8 @@ void GridTickLabels::apply(int plot_width) {
                             tr("M = sharding group size, R = replicas"), tr("M = group size, R = replicas")};
   QString label = readings.back();
   for (const QString& reading : readings) {
-    if (label_metrics.horizontalAdvance(reading) + 12 <= plot_width) {
+    // The label is centred under the axis, so the axis' width is its room (the y axis' side is not).
+    if (label_metrics.horizontalAdvance(reading) + 8 <= axis_width) {
       label = reading;
       break;
     }
