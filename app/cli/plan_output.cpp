@@ -27,7 +27,7 @@ void printSweep(std::ostream& out, const planner::SweepResult& result, const cor
   // A calibration of another kind of device prices for that device: said once, above the figures it changes.
   if (const std::string mismatch = core::calibrationMismatch(c, project.calibration ? &*project.calibration : nullptr);
       !mismatch.empty())
-    out << "warning: " << mismatch << ": the predicted times are for that device\n";
+    out << "warning: " << mismatch << ": the figures it changes are for that device, the others for the cluster's\n";
   out << "\n";
   char line[256];
   std::snprintf(line, sizeof line, "%4s %6s %6s %-10s %9s %9s %9s %9s %9s %11s %12s %8s %7s  %s\n", "rank", "M", "R",

@@ -107,7 +107,9 @@ void CalibrationBar::showConstants() {
                      .arg(fit);
   const std::string mismatch = core::calibrationMismatch(session_->document()->project().cluster, &*cal);
   if (!mismatch.empty())
-    text += QStringLiteral(" <span style=\"color:%1\">\u26a0 %2: predicted times are for that device.</span>")
+    text += QStringLiteral(
+                " <span style=\"color:%1\">\u26a0 %2: the figures it changes (\u2020) are for that device, the others "
+                "for the cluster's.</span>")
                 .arg(problemColor().name(), QString::fromStdString(mismatch).toHtmlEscaped());
   constants_->setText(text);
 }

@@ -26,8 +26,9 @@ void confirmCalibration(QWidget* parent, const core::ClusterSpec& cluster, const
       QMessageBox::NoButton, parent);
   box->setObjectName(QStringLiteral("calibrationDeviceConfirm"));
   box->setInformativeText(
-      QObject::tr("Its constants describe that device: the predicted times will be for it, not for %1, and every "
-                  "figure it changes will say \u201ccalibrated on %2\u201d.")
+      QObject::tr("Its constants describe that device: the figures they change will be for it and say "
+                  "\u201ccalibrated on %2\u201d, while the others stay priced for %1, so a step time mixes "
+                  "the two devices.")
           .arg(gpu, fitted));
   QPushButton* apply = box->addButton(QObject::tr("Apply to %1 Anyway").arg(gpu), QMessageBox::AcceptRole);
   apply->setObjectName(QStringLiteral("calibrationApplyAnyway"));

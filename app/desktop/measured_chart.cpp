@@ -170,8 +170,8 @@ void MeasuredChart::showShares(const profiler::MeasuredVsPredicted& v) {
   if (widest == v.ranks.end()) return;
   slowest_->position->setCoords(static_cast<double>(widest - v.ranks.begin()),
                                 std::max(widest->measured_share, widest->predicted_share) * 100.0);
-  slowest_->setText(widest->straggler ? tr("straggler: rank %1").arg(widest->rank)
-                                      : tr("widest gap: rank %1").arg(widest->rank));
+  // The widest gap, whichever way: a straggler is named in the table and the statistics, not here.
+  slowest_->setText(tr("widest gap: rank %1").arg(widest->rank));
 }
 
 void MeasuredChart::setMeasuredOnly(const profiler::RunAnalysis& a, const QString& why) {

@@ -118,12 +118,7 @@ MeasuredPage::MeasuredPage(ProjectDocument* document, PlanningSession* session, 
   ranks_->setObjectName(QStringLiteral("measuredRanks"));
   ranks_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   ranks_->verticalHeader()->hide();
-  ranks_->setColumnCount(8);
-  ranks_->setHorizontalHeaderLabels({tr("Rank"), tr("Group\nrank"), tr("Embedding\nmeasured"),
-                                     tr("Embedding\npredicted"), tr("Embedding\nerror"), tr("Phases\nmeasured"),
-                                     tr("Phases\npredicted"), tr("Error")});
-  ranks_->horizontalHeaderItem(5)->setToolTip(tr("Sum of the phases the run measured, ms per step"));
-  ranks_->horizontalHeaderItem(6)->setToolTip(tr("The prediction of the same phases, ms per step"));
+  setRankColumns(true);
   // Every column in view at 1280x800: the columns share the table's width.
   ranks_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   ranks_->horizontalHeader()->setMinimumSectionSize(60);
@@ -291,10 +286,8 @@ void MeasuredPage::show(std::shared_ptr<const profiler::RunVsPlan> result) {
   emit runShown(run_, {});
 }
 
-void MeasuredPage::fillRankTable(const profiler::MeasuredVsPredicted& v) {
-  ranks_->setSortingEnabled(false);
-  const bool absolute = v.devices.absolute;
-  // Across devices the table compares shares, never milliseconds of two devices.
+// Across devices the table compares shares, never milliseconds of two devices.
+void MeasuredPage::setRankColumns(bool absolute) {
   if (absolute) {
     ranks_->setColumnCount(8);
     ranks_->setHorizontalHeaderLabels({tr("Rank"), tr("Group\nrank"), tr("Embedding\nmeasured"),
@@ -302,14 +295,20 @@ void MeasuredPage::fillRankTable(const profiler::MeasuredVsPredicted& v) {
                                        tr("Phases\npredicted"), tr("Error")});
     ranks_->horizontalHeaderItem(5)->setToolTip(tr("Sum of the phases the run measured, ms per step"));
     ranks_->horizontalHeaderItem(6)->setToolTip(tr("The prediction of the same phases, ms per step"));
-  } else {
-    ranks_->setColumnCount(7);
-    ranks_->setHorizontalHeaderLabels({tr("Rank"), tr("Group"), tr("Group\nrank"), tr("Embedding\nms"),
-                                       tr("Share\nmeasured"), tr("Share\npredicted"), tr("Gap\n(points)")});
-    ranks_->horizontalHeaderItem(3)->setToolTip(tr("Measured embedding forward + backward, ms per step"));
-    ranks_->horizontalHeaderItem(4)->setToolTip(tr("The rank's share of its sharding group's embedding work"));
-    ranks_->horizontalHeaderItem(6)->setToolTip(tr("Measured share - predicted share, in percentage points"));
+    return;
   }
+  ranks_->setColumnCount(7);
+  ranks_->setHorizontalHeaderLabels({tr("Rank"), tr("Group"), tr("Group\nrank"), tr("Embedding\nms"),
+                                     tr("Share\nmeasured"), tr("Share\npredicted"), tr("Gap\n(points)")});
+  ranks_->horizontalHeaderItem(3)->setToolTip(tr("Measured embedding forward + backward, ms per step"));
+  ranks_->horizontalHeaderItem(4)->setToolTip(tr("The rank's share of its sharding group's embedding work"));
+  ranks_->horizontalHeaderItem(6)->setToolTip(tr("Measured share - predicted share, in percentage points"));
+}
+
+void MeasuredPage::fillRankTable(const profiler::MeasuredVsPredicted& v) {
+  ranks_->setSortingEnabled(false);
+  const bool absolute = v.devices.absolute;
+  setRankColumns(absolute);
   ranks_->setRowCount(static_cast<int>(v.ranks.size()));
   for (int i = 0; i < static_cast<int>(v.ranks.size()); ++i) {
     const auto& r = v.ranks[static_cast<std::size_t>(i)];

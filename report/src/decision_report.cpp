@@ -298,21 +298,23 @@ std::string choiceReason(const DecisionReportInput& in, const GridResult& d, con
   return s;
 }
 
-// The runner-up: the next fitting grid in the ranking (none: empty).
+// With R = 1 or M = 1 the two rank layouts place every rank alike: one grid, listed twice.
+bool sameRanks(const GridResult& a, const GridResult& b) {
+  return a.grid.group_size == b.grid.group_size && a.grid.replicas == b.grid.replicas &&
+         (a.grid.layout == b.grid.layout || a.grid.replicas == 1 || a.grid.group_size == 1);
+}
+
+// The runner-up: the next fitting grid in the ranking that is another grid (none: empty).
 std::string runnerUpReason(const DecisionReportInput& in, std::size_t di, const GridResult* fastest) {
   const auto& grids = in.sweep.grids;
   const GridResult& d = grids[di];
   for (std::size_t i = 0; i < grids.size(); ++i) {
-    if (i == di || !grids[i].fits) continue;
+    if (i == di || !grids[i].fits || sameRanks(grids[i], d)) continue;
     if (fastest != nullptr && fastest != &d && &grids[i] == fastest) continue;  // already compared
     const GridResult& r = grids[i];
     std::string s = "The runner-up is " + gridName(r);
-    if (r.grid.group_size == d.grid.group_size && r.grid.replicas == 1) {
-      s += ", the same single group in the other layout (with R = 1 the layouts coincide).";
-    } else {
-      if (r.grid.group_size == d.grid.group_size) s += ", the same M in the other rank layout,";
-      s += " at " + ms(r.step.step_ms) + " per step: " + delta(r, d) + ".";
-    }
+    if (r.grid.group_size == d.grid.group_size) s += ", the same M in the other rank layout,";
+    s += " at " + ms(r.step.step_ms) + " per step: " + delta(r, d) + ".";
     return s;
   }
   return {};
@@ -491,7 +493,9 @@ void appendDecision(std::string& h, const DecisionReportInput& in, const GridRes
   if (changed.any()) {
     h += "<div class=\"calibrated\" id=\"calibrated\">\u2020 " + htmlEscape(core::calibratedOnText(cal));
     const std::string mismatch = core::calibrationMismatch(in.project.cluster, cal);
-    if (!mismatch.empty()) h += ": <b>" + htmlEscape(mismatch) + "; predicted times are for that device</b>";
+    if (!mismatch.empty())
+      h += ": <b>" + htmlEscape(mismatch) +
+           "; the figures it changes are for that device, the others for the cluster's</b>";
     h += "</div>\n";
   }
   h += "</div>\n";
@@ -664,7 +668,7 @@ std::string decisionSentence(const planner::SweepResult& sweep, std::optional<st
   } else {
     // The runner-up: the next fitting grid of the ranking.
     for (const GridResult& g : grids)
-      if (&g != &d && g.fits) {
+      if (&g != &d && g.fits && !sameRanks(g, d)) {
         s += "; runner-up " + gridName(g) + " " + delta(g, d);
         break;
       }

@@ -36,6 +36,16 @@ constexpr int kSweepTimeoutMs = 120000;
 // Waits until the page shows the result of its newest run.
 bool waitForSweep(GridExplorerPage* page) { return page->session()->waitUntilIdle(kSweepTimeoutMs, false); }
 
+// The window at 1280x800 on the Grid Explorer with its sweep shown; nullptr when it does not show.
+GridExplorerPage* showAt1280(MainWindow& window) {
+  window.resize(1280, 800);
+  window.show();
+  if (!QTest::qWaitForWindowExposed(&window)) return nullptr;
+  window.showPage(MainWindow::Page::GridExplorer);
+  GridExplorerPage* page = window.gridExplorerPage();
+  return waitForSweep(page) ? page : nullptr;
+}
+
 }  // namespace
 
 class TestGridExplorer : public QObject {
@@ -253,12 +263,8 @@ class TestGridExplorer : public QObject {
   // zoomed on the best, the winner's bar is still one you can see and click.
   void theBestGridsBarIsVisibleBesideBarsHundredsOfTimesTaller() {
     MainWindow window;
-    window.resize(1280, 800);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    window.showPage(MainWindow::Page::GridExplorer);
-    GridExplorerPage* page = window.gridExplorerPage();
-    QVERIFY(waitForSweep(page));
+    GridExplorerPage* page = showAt1280(window);
+    QVERIFY(page != nullptr);
     double worst = 0.0;
     for (const auto& g : window.session()->result().grids)
       if (g.fits) worst = std::max(worst, g.step.step_ms);
@@ -271,12 +277,8 @@ class TestGridExplorer : public QObject {
   // The answer's columns, the step and its four parts, need no scrolling at 1280x800.
   void theStepAndItsPartsAreVisibleAt1280() {
     MainWindow window;
-    window.resize(1280, 800);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    window.showPage(MainWindow::Page::GridExplorer);
-    GridExplorerPage* page = window.gridExplorerPage();
-    QVERIFY(waitForSweep(page));
+    GridExplorerPage* page = showAt1280(window);
+    QVERIFY(page != nullptr);
     QCoreApplication::processEvents();
     const QHeaderView* header = page->gridTable()->horizontalHeader();
     const int viewport = page->gridTable()->viewport()->width();
