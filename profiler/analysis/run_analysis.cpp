@@ -254,12 +254,13 @@ void comparePredictions(const RunInputs& in, bool imported, const AnalysisOption
     for (const auto& pr : in.plan->predicted.ranks)
       if (pr.group_rank == gr && pr.compute_ms > 0) r.predicted_plan_ms = pr.compute_ms;
     if (gr < model_pred.size()) r.predicted_model_ms = model_pred[gr];
-    if (r.compute_ms > 0 && r.predicted_plan_ms >= 0) {
-      plan_err += std::abs(r.predicted_plan_ms - r.compute_ms) / r.compute_ms;
+    // The error of each rank as `err` prints it: measured / predicted - 1 (docs/analysis.md).
+    if (r.compute_ms > 0 && r.predicted_plan_ms > 0) {
+      plan_err += std::abs(r.compute_ms / r.predicted_plan_ms - 1.0);
       ++plan_n;
     }
-    if (r.compute_ms > 0 && r.predicted_model_ms >= 0) {
-      model_err += std::abs(r.predicted_model_ms - r.compute_ms) / r.compute_ms;
+    if (r.compute_ms > 0 && r.predicted_model_ms > 0) {
+      model_err += std::abs(r.compute_ms / r.predicted_model_ms - 1.0);
       ++model_n;
     }
   }

@@ -79,8 +79,8 @@ void writeAbsoluteRanks(std::ostream& o, const RunAnalysis& a) {
     if (!c->absolute && !c->reason.empty() && (c == &a.plan_devices || c->reason != a.plan_devices.reason))
       o << "  " << (c == &a.plan_devices ? "plan" : "model") << " errors not shown: " << c->reason << "\n";
   if (a.plan_mape >= 0 || a.model_mape >= 0) {
-    o << "  prediction error over ranks (MAPE): plan " << (a.plan_mape >= 0 ? fmt(a.plan_mape * 100, 1) + "%" : "-")
-      << ", model " << (a.model_mape >= 0 ? fmt(a.model_mape * 100, 1) + "%" : "-") << "\n";
+    o << "  mean |err| over ranks: plan " << core::formatErrorSize(a.plan_mape) << ", model "
+      << core::formatErrorSize(a.model_mape) << "\n";
   }
 }
 
