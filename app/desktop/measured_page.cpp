@@ -257,11 +257,15 @@ void MeasuredPage::show(std::shared_ptr<const profiler::RunVsPlan> result) {
                        .arg(r.analysis.steps)
                        .arg(r.analysis.ranks.size())
                        .arg(QString::fromStdString(core::describeDevice(device))));
-  calibrate_->setEnabled(true);
+  // An import is fitted against the plan its trainer ran: without one there is nothing to fit.
+  const bool fittable = r.prediction.has_value() || !profiler::isImportedRun(run);
+  calibrate_->setEnabled(fittable);
   calibrate_->setText(tr("Calibrate for %1 from This Run").arg(QString::fromStdString(core::shortDeviceName(device))));
-  calibrate_->setToolTip(tr("Fit the cost model's constants for %1 to this run (as shardscope-cli calibrate does) "
-                            "and plan with them")
-                             .arg(QString::fromStdString(core::describeDevice(device))));
+  calibrate_->setToolTip(fittable ? tr("Fit the cost model's constants for %1 to this run (as shardscope-cli "
+                                       "calibrate does) and plan with them")
+                                        .arg(QString::fromStdString(core::describeDevice(device)))
+                                  : tr("An imported run is fitted against the plan its trainer ran: choose it "
+                                       "above first"));
   if (r.prediction) {
     chart_->setComparison(&*r.prediction);
     fillRankTable(*r.prediction);

@@ -431,6 +431,8 @@ class TestMeasuredLoop : public QObject {
     QVERIFY(page->chart()->predictedSeries().front()->dataCount() == 0);
     QCOMPARE(page->rankTable()->rowCount(), 2);
     QCOMPARE(page->rankTable()->item(1, 4)->data(Qt::UserRole).toDouble(), page->shown()->analysis.ranks[1].compute_ms);
+    // Nothing to fit against until the trainer's plan is chosen.
+    QVERIFY(!page->findChild<QPushButton*>(QStringLiteral("measuredCalibrate"))->isEnabled());
   }
 
   void aRunIsComparedWithThePlanTheUserPicks() {
