@@ -241,6 +241,12 @@ void comparePredictions(const RunInputs& in, bool imported, const AnalysisOption
   } else if (!imported || in.model || in.cluster) {
     a.warnings.push_back("the run has no valid plan: no predicted compute to compare with");
   }
+  // A trainer's plan for more ranks than an import holds leaves groups with one measured rank:
+  // each such rank is all of its group's measured work, which compares as a perfect match.
+  if (imported && in.plan && in.plan->world_size != ranks.size())
+    a.warnings.push_back("the plan is for " + std::to_string(in.plan->world_size) + " ranks but the run has " +
+                         std::to_string(ranks.size()) +
+                         ": the groups' shares compare only the measured ranks of each group");
   a.device = runDevice(in.config);
   if (in.cluster) {
     a.model_devices = core::compareDevices(a.device, *in.cluster, options.calibration);

@@ -525,6 +525,22 @@ class TestRunAnalysis : public QObject {
       QVERIFY(r.predicted_plan_ms > 0);
     }
     QVERIFY(a.model_mape >= 0);
+    QCOMPARE(count(a.warnings, "the plan is for"), 0);
+    // Two ranks of the trainer's four: said, since each group then has one measured rank.
+    {
+      st::RunHeader h;
+      h.kind = st::RunKind::ImportKineto;
+      h.config_json = h100ImportConfig(2);
+      auto w = st::RunWriter::begin(f.path, h);
+      QVERIFY(w.ok());
+      for (int rank = 0; rank < 2; ++rank) {
+        QVERIFY(w->addRank({rank, "", -1, 0, 0}).ok());
+        QVERIFY(w->addStepSummary({5, rank, 1 * kMs, 2 * kMs, 0, 0, 0, 10 * kMs}).ok());
+      }
+      QVERIFY(w->finish().ok());
+    }
+    const auto part = analyse(f.path, st::RunId{2}, o);
+    QCOMPARE(count(part.warnings, "the plan is for 4 ranks but the run has 2"), 1);
   }
 
   void runWithoutStepSummariesIsAnError() {
