@@ -632,6 +632,12 @@ void GridExplorerPage::fillHeatmap() {
             .arg(cols)
             .arg(fitting)
             .arg(scaling.cancelled ? tr(" (cancelled)") : QString()));
+    // Every cell is priced with the calibration when there is one: say so beside the figures it changed.
+    const core::Project& planned = session_->plannedProject();
+    if (planned.calibration && report::calibratedFigures(&*planned.calibration).any())
+      heatmap_status_->setText(
+          heatmap_status_->text() +
+          tr(" \u2020 %1.").arg(QString::fromStdString(core::calibratedOnText(&*planned.calibration))));
   }
   showChosen();
 }
