@@ -134,20 +134,29 @@ CollectivesPage::CollectivesPage(ProjectDocument* document, QWidget* parent)
   connect(document_, &ProjectDocument::projectChanged, this, [this] {
     if (run_ > 0 && shown_ && document_->project().calibration != shown_calibration_) showRun(run_);
   });
-  clearShown();
-  header_->setText(tr("No run shown: open one from the Runs page."));
+  showNoRun();
 }
 
 CollectivesPage::~CollectivesPage() = default;
+
+// No run to draw: the page says what to do instead of drawing empty axes.
+void CollectivesPage::showNoRun() {
+  clearShown();
+  const QString text = store_path_.isEmpty() ? tr("No trace store: profile a run (Run \u203a Profile\u2026) or open "
+                                                  "one (File \u203a Open Trace Store\u2026).")
+                                             : tr("No run shown: open one from the Runs page.");
+  header_->setText(text);
+  empty_reason_ = text;
+  empty_->setText(tr("<b>No collectives to draw</b><br><br>%1").arg(text.toHtmlEscaped()));
+  stack_->setCurrentIndex(1);
+}
 
 void CollectivesPage::setStorePath(const QString& path) {
   if (path == store_path_) return;
   store_path_ = path;
   run_ = 0;
   jobs_->supersede();
-  clearShown();
-  header_->setText(tr("No run shown: open one from the Runs page."));
-  stack_->setCurrentIndex(0);
+  showNoRun();
 }
 
 void CollectivesPage::clearShown() {

@@ -66,6 +66,7 @@ class CollectivesPage : public QWidget {
 
  private:
   void show(std::shared_ptr<const profiler::CollectiveBandwidth> result);
+  void showNoRun();
   void showEmpty(const QString& why);
   void clearShown();
   void fillFilters();

@@ -83,7 +83,11 @@ void MeasuredChart::clearBars() {
 void MeasuredChart::setComparison(const profiler::MeasuredVsPredicted* v, const QString& message) {
   clearBars();
   shares_ = false;
-  if (!v || v->ranks.empty()) {
+  // Without ranks there is nothing to scale: no axes, only the title that says why.
+  const bool empty = !v || v->ranks.empty();
+  for (QCPAxis* axis : {xAxis, yAxis}) axis->setVisible(!empty);
+  legend->setVisible(!empty);
+  if (empty) {
     title_->setText(message.isEmpty() ? tr("Measured vs predicted: no run shown") : message);
     slowest_->setVisible(false);
     xAxis->setRange(0, 1);
@@ -181,6 +185,8 @@ void MeasuredChart::setMeasuredOnly(const profiler::RunAnalysis& a, const QStrin
     setComparison(nullptr, why);
     return;
   }
+  for (QCPAxis* axis : {xAxis, yAxis}) axis->setVisible(true);
+  legend->setVisible(true);
   QVector<int> ranks;
   QVector<double> keys, fwd, bwd;
   double top = 0.0;

@@ -176,11 +176,17 @@ MeasuredPage::MeasuredPage(ProjectDocument* document, PlanningSession* session, 
   connect(document_, &ProjectDocument::projectChanged, this, [this] {
     if (run_ > 0 && shown_ && document_->project().calibration != shown_calibration_) showRun(run_);
   });
-  header_->setText(tr("No run shown: open one from the Runs page."));
+  header_->setText(noRunText());
   calibrate_->setEnabled(false);
 }
 
 MeasuredPage::~MeasuredPage() = default;
+
+QString MeasuredPage::noRunText() const {
+  return store_path_.isEmpty() ? tr("No trace store: profile a run (Run \u203a Profile\u2026) or open one (File "
+                                    "\u203a Open Trace Store\u2026).")
+                               : tr("No run shown: open one from the Runs page.");
+}
 
 void MeasuredPage::setStorePath(const QString& path) {
   if (path == store_path_) return;
@@ -191,7 +197,7 @@ void MeasuredPage::setStorePath(const QString& path) {
   chart_->setComparison(nullptr);
   ranks_->setRowCount(0);
   stats_->clear();
-  header_->setText(tr("No run shown: open one from the Runs page."));
+  header_->setText(noRunText());
   calibrate_->setEnabled(false);
 }
 

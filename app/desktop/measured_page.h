@@ -68,6 +68,7 @@ class MeasuredPage : public QWidget {
   void show(std::shared_ptr<const profiler::RunVsPlan> result);
   void showCalibration(const profiler::CalibrationReport& report);
   void setRankColumns(bool absolute);
+  [[nodiscard]] QString noRunText() const;
   void fillRankTable(const profiler::MeasuredVsPredicted& v);
   void fillMeasuredTable(const profiler::RunAnalysis& a);
   void fillStats(const profiler::RunVsPlan& r);
