@@ -89,7 +89,11 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
   imbalance_ticks_ = new GridTickLabels(imbalance_plot_, tr("every grid"));
   decision_->setObjectName(QStringLiteral("gridDecision"));
   decision_->setWordWrap(true);
-  decision_->setTextFormat(Qt::RichText);
+  // Plain text in a bold font: a rich-text label is laid out again on every resize of the page.
+  decision_->setTextFormat(Qt::PlainText);
+  QFont bold = decision_->font();
+  bold.setBold(true);
+  decision_->setFont(bold);
   decision_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   buildTable();
 
@@ -698,13 +702,13 @@ void GridExplorerPage::showDecision(int chosen) {
     decision = static_cast<std::size_t>(chosen);
   else if (best != nullptr)
     decision = static_cast<std::size_t>(best - result.grids.data());
-  const QString text =
-      QString::fromStdString(
-          report::decisionSentence(result, decision, chosen >= 0, session_->plannedProject().cluster.gpu.hbm_bytes))
-          .toHtmlEscaped();
+  const QString text = QString::fromStdString(
+      report::decisionSentence(result, decision, chosen >= 0, session_->plannedProject().cluster.gpu.hbm_bytes));
   const bool slower = chosen >= 0 && best != nullptr && &result.grids[static_cast<std::size_t>(chosen)] != best;
-  decision_->setText(QStringLiteral("<b>%1</b>").arg(text));
-  decision_->setStyleSheet(slower ? QStringLiteral("color: %1;").arg(problemColor().name()) : QString());
+  decision_->setText(text);
+  QPalette colours = palette();
+  if (slower) colours.setColor(QPalette::WindowText, problemColor());
+  decision_->setPalette(colours);
   decision_->setVisible(true);
 }
 

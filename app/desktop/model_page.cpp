@@ -400,8 +400,10 @@ void ModelPage::fitColumns() {
   // Columns sized to their contents plus air, once per table set (not per
   // edit: measuring 1,000 rows is not free); the view asks for that width so
   // the splitter gives the rest to the summary and the chart.
-  tables_view_->resizeColumnsToContents();
   QHeaderView* header = tables_view_->horizontalHeader();
+  // The widest of the first rows and the ones in view: 1,000 rows of one table's figures are alike.
+  header->setResizeContentsPrecision(100);
+  tables_view_->resizeColumnsToContents();
   constexpr int kColumnPadding = 18;
   for (int c = 0; c < header->count(); ++c) {
     int width = header->sectionSize(c) + kColumnPadding;

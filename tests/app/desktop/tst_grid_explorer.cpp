@@ -272,6 +272,10 @@ class TestGridExplorer : public QObject {
     page->stepPlot()->replot(QCustomPlot::rpImmediateRefresh);
     QVERIFY(page->stepPlot()->scale() == shardscope::app::StepTimeChart::Scale::ZoomedOnBest);
     QVERIFY2(page->stepPlot()->bestBarPixels() >= 10.0, qPrintable(QString::number(page->stepPlot()->bestBarPixels())));
+    // The answer in one sentence above the charts, as the HTML report's "Why" section says it.
+    QVERIFY2(page->decisionText().startsWith(QStringLiteral("Best: M = ")) &&
+                 page->decisionText().contains(QStringLiteral("dominates its step")),
+             qPrintable(page->decisionText()));
   }
 
   // The answer's columns, the step and its four parts, need no scrolling at 1280x800.
