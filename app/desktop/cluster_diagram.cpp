@@ -459,9 +459,11 @@ void ClusterDiagram::render(QPainter& p) const {
     p.drawRoundedRect(QRectF(tile).adjusted(0.5, 0.5, -0.5, -0.5), 3, 3);
     p.setRenderHint(QPainter::Antialiasing, false);
     if (geo.label_h > 0) {
+      // At a baseline, not in a rectangle: a rectangle lays the text out with alignment each time, and a
+      // cluster has hundreds of nodes. The label fits the tile (label_h is 0 when the widest does not).
       p.setPen(text);
-      p.drawText(QRect(tile.left() + geo.pad, tile.top() + geo.pad / 2, tile.width() - 2 * geo.pad, geo.label_h),
-                 Qt::AlignLeft | Qt::AlignVCenter, tr("node %1").arg(countText(node)));
+      const int baseline = tile.top() + geo.pad / 2 + (geo.label_h + fm.ascent() - fm.descent()) / 2;
+      p.drawText(QPoint(tile.left() + geo.pad, baseline), tr("node %1").arg(countText(node)));
     }
     for (std::uint32_t local = 0; local < gpus_per_node_; ++local) {
       const std::uint32_t rank = node * gpus_per_node_ + local;
