@@ -16,6 +16,7 @@
 #include "plan_page.h"
 #include "planning_session.h"
 #include "project_document.h"
+#include "project_files.h"
 #include "screenshot.h"
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/core/version.h"
@@ -148,7 +149,19 @@ int runHeadless(MainWindow& window, const Options& o) {
     std::fprintf(stderr, "shardscope: --run %lld: the project has no trace store\n", static_cast<long long>(o.run));
     return 1;
   }
-  if (o.run > 0) window.selectRun(o.run);
+  if (o.run > 0) {
+    // A run the store does not hold is an error now, not a page left "analysing" in the screenshot.
+    auto store = shardscope::core::store::openStore(shardscope::app::localPath(window.storePath()),
+                                                    shardscope::core::store::OpenMode::ReadOnly);
+    auto record = store ? store->run(shardscope::core::store::RunId{o.run})
+                        : decltype(store->run(shardscope::core::store::RunId{o.run})){store.error()};
+    if (!record) {
+      std::fprintf(stderr, "shardscope: --run %lld: %s\n", static_cast<long long>(o.run),
+                   record.error().message.c_str());
+      return 1;
+    }
+    window.selectRun(o.run);
+  }
   // Wait (in the event loop, the GUI stays live) for the planning of the project shown.
   if (!window.session()->waitUntilIdle(300000, true) || !window.planPage()->waitUntilShown(300000)) {
     std::fprintf(stderr, "shardscope: the planning did not finish within 300 s\n");
