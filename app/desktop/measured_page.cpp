@@ -478,13 +478,17 @@ void MeasuredPage::calibrate() {
 
 void MeasuredPage::showCalibration(const profiler::CalibrationReport& report) {
   const core::Calibration& cal = report.calibration;
-  calibration_title_->setText(
-      tr("<b>Calibration for %1</b> from %2: fit error %3 (default constants %4) over %5 measurements")
-          .arg(QString::fromStdString(core::describeDevice(cal.device)).toHtmlEscaped(),
-               QString::fromStdString(cal.source).toHtmlEscaped(),
-               QString::fromStdString(core::formatErrorSize(report.fit_mape)),
-               QString::fromStdString(core::formatErrorSize(report.fit_mape_default)))
-          .arg(report.measurements));
+  // The default constants are compared only when they are priced for the run's device.
+  const QString defaults =
+      report.defaults_not_compared.empty()
+          ? tr("default constants %1").arg(QString::fromStdString(core::formatErrorSize(report.fit_mape_default)))
+          : tr("default constants not compared: %1")
+                .arg(QString::fromStdString(report.defaults_not_compared).toHtmlEscaped());
+  calibration_title_->setText(tr("<b>Calibration for %1</b> from %2: fit error %3 (%4) over %5 measurements")
+                                  .arg(QString::fromStdString(core::describeDevice(cal.device)).toHtmlEscaped(),
+                                       QString::fromStdString(cal.source).toHtmlEscaped(),
+                                       QString::fromStdString(core::formatErrorSize(report.fit_mape)), defaults)
+                                  .arg(report.measurements));
   // The constants the planner uses, each with its standard error; one the run
   // does not determine (error above its value) is flagged, not hidden.
   terms_->setRowCount(static_cast<int>(cal.coefficients.size()));

@@ -302,6 +302,7 @@ struct RunFacts {
   std::string host, cpu;
   core::DeviceInfo device;  // the first run's; every fit run must be of its kind
   st::RunId device_run{};
+  std::string defaults_not_compared;  // the first run's device against its cluster's ("" when alike)
 };
 
 // The fit's measurements: per shard of engine runs, per rank of imported runs.
@@ -345,6 +346,8 @@ core::Result<RunFacts> gatherMeasurements(const st::TraceStore& store, std::span
       if (id == fit.front()) {
         facts.device = device;
         facts.device_run = id;
+        const core::DeviceComparison vs = core::compareDevices(device, *run->inputs.cluster, nullptr);
+        if (!vs.absolute) facts.defaults_not_compared = vs.reason;
       } else if (deviceKind(device) != deviceKind(facts.device)) {
         // One calibration describes one kind of device: constants of two would fit neither.
         return core::Error{runName(store, id) + " ran on " + core::describeDevice(device) + ", run " +
@@ -650,6 +653,7 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
   cal.source = sourceText(rep, store, fit, *facts);
   cal.created = core::utcNowIso8601();
   cal.device = facts->device;
+  rep.defaults_not_compared = facts->defaults_not_compared;
   cal.fit.samples = rep.measurements;
   cal.fit.mape = rep.fit_mape;
   if (auto s = checkRuns(store, fit, holdout, supplied, rep); !s) return s.error();

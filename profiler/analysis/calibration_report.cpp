@@ -44,11 +44,15 @@ std::string formatCalibrationReport(const CalibrationReport& r, std::size_t wors
     o << line;
   }
   for (const auto& d : r.dropped) o << "  " << d << ": fit to 0, not written (the planner keeps its default)\n";
-  o << "\nFit: MAPE " << pct(r.fit_mape)
-    << " over the fitted measurements (default constants on the same: " << pct(r.fit_mape_default) << ")\n";
+  // The default constants are priced for the cluster's GPU: against runs on another device they are not compared.
+  const bool defaults = r.defaults_not_compared.empty();
+  o << "\nFit: MAPE " << pct(r.fit_mape) << " over the fitted measurements ("
+    << (defaults ? "default constants on the same: " + pct(r.fit_mape_default)
+                 : "default constants not compared: " + r.defaults_not_compared)
+    << ")\n";
   if (r.fit_rank_mape >= 0)
-    o << "  per-rank compute of the fit runs, planner's prediction: MAPE " << pct(r.fit_rank_mape) << " calibrated, "
-      << pct(r.fit_rank_mape_default) << " default\n";
+    o << "  per-rank compute of the fit runs, planner's prediction: MAPE " << pct(r.fit_rank_mape) << " calibrated"
+      << (defaults ? ", " + pct(r.fit_rank_mape_default) + " default" : std::string()) << "\n";
 
   // Worst residuals by relative error of fwd + bwd.
   std::vector<const Measurement*> order;
@@ -88,7 +92,7 @@ std::string formatCalibrationReport(const CalibrationReport& r, std::size_t wors
   } else {
     o << "Held-out check on runs " << idList(r.holdout_runs) << " (" << r.holdout.size()
       << " ranks): per-rank compute MAPE " << (r.holdout_mape >= 0 ? pct(r.holdout_mape) : "-") << " calibrated, "
-      << (r.holdout_mape_default >= 0 ? pct(r.holdout_mape_default) : "-") << " default constants\n";
+      << (r.holdout_mape_default >= 0 && defaults ? pct(r.holdout_mape_default) : "-") << " default constants\n";
     char line[256];
     std::snprintf(line, sizeof line, "  %5s %5s %6s %12s %14s %8s %12s %8s\n", "run", "rank", "g.rank", "measured ms",
                   "calibrated ms", "err", "default ms", "err");
@@ -97,7 +101,7 @@ std::string formatCalibrationReport(const CalibrationReport& r, std::size_t wors
       std::snprintf(line, sizeof line, "  %5lld %5d %6d %12.4f %14.4f %8s %12.4f %8s\n", static_cast<long long>(h.run),
                     h.rank, h.group_rank, h.measured_ms, h.calibrated_ms,
                     (fmt((h.calibrated_ms / h.measured_ms - 1.0) * 100.0, 1) + "%").c_str(), h.default_ms,
-                    (fmt((h.default_ms / h.measured_ms - 1.0) * 100.0, 1) + "%").c_str());
+                    defaults ? (fmt((h.default_ms / h.measured_ms - 1.0) * 100.0, 1) + "%").c_str() : "-");
       o << line;
     }
   }
@@ -118,11 +122,14 @@ nlohmann::ordered_json calibrationReportJson(const CalibrationReport& r) {
   j["holdout_runs"] = ids(r.holdout_runs);
   j["measurements"] = r.measurements;
   j["fit_mape"] = r.fit_mape;
-  j["fit_mape_default"] = r.fit_mape_default;
+  // Default-constant errors only where the defaults are priced for the runs' device.
+  const bool defaults = r.defaults_not_compared.empty();
+  j["fit_mape_default"] = defaults ? J(r.fit_mape_default) : J(nullptr);
+  if (!defaults) j["defaults_not_compared"] = r.defaults_not_compared;
   j["fit_rank_mape"] = optional(r.fit_rank_mape);
-  j["fit_rank_mape_default"] = optional(r.fit_rank_mape_default);
+  j["fit_rank_mape_default"] = optional(defaults ? r.fit_rank_mape_default : -1.0);
   j["holdout_mape"] = optional(r.holdout_mape);
-  j["holdout_mape_default"] = optional(r.holdout_mape_default);
+  j["holdout_mape_default"] = optional(defaults ? r.holdout_mape_default : -1.0);
   j["dropped"] = r.dropped;
   j["warnings"] = r.warnings;
   auto& terms = j["terms"] = J::array();

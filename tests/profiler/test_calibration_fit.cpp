@@ -503,6 +503,33 @@ class TestCalibrationFit : public QObject {
     QVERIFY(with->model_mape < without->model_mape);
   }
 
+  // Default constants priced for the cluster's CPU ranks say nothing of runs on an H100: the fit
+  // is reported, its comparison with the defaults is not, and the report says why.
+  void defaultsPricedForAnotherDeviceAreNotCompared() {
+    Fixture f;
+    const auto model = mixedModel(64);
+    const auto plan4 = planFor(model, 4);
+    const st::RunId a = writeImportedRun(f.path, model, plan4, trueConstants());
+    const std::vector<st::RunId> fit{a};
+    profiler::RunInputs in;
+    in.model = model;
+    in.cluster = cpu4();
+    in.plan = plan4;
+    auto across = profiler::calibrateFromRuns(f.path, fit, {}, &in);
+    if (!across) QFAIL(across.error().message.c_str());
+    QVERIFY2(across->defaults_not_compared.find("this run ran on H100") != std::string::npos,
+             across->defaults_not_compared.c_str());
+    const std::string text = profiler::formatCalibrationReport(*across);
+    QVERIFY2(text.find("default constants not compared: this run ran on H100") != std::string::npos, text.c_str());
+    QVERIFY(text.find("default constants on the same") == std::string::npos);
+    QVERIFY(profiler::calibrationReportJson(*across)["fit_mape_default"].is_null());
+    in.cluster = h100Ranks4();
+    auto alike = profiler::calibrateFromRuns(f.path, fit, {}, &in);
+    if (!alike) QFAIL(alike.error().message.c_str());
+    QVERIFY(alike->defaults_not_compared.empty());
+    QVERIFY(profiler::formatCalibrationReport(*alike).find("default constants on the same") != std::string::npos);
+  }
+
   void unusableRunsAreErrors() {
     Fixture f;
     const auto model = mixedModel(64);

@@ -114,6 +114,9 @@ struct CalibrationReport {
   std::vector<RankCheck> holdout;
   double holdout_mape = -1.0;  // calibrated; fraction; < 0 when no held-out run
   double holdout_mape_default = -1.0;
+  // Why the default constants are not compared with the runs ("" when they are): they are priced for
+  // the cluster's GPU and the runs ran on another kind of device (docs/analysis.md#like-for-like).
+  std::string defaults_not_compared;
   std::vector<std::string> dropped;   // coefficients that came out 0 (not written; the planner keeps its default)
   std::vector<std::string> warnings;  // samples skipped, runs not complete, ...
 };
