@@ -1,5 +1,7 @@
 #include "shardscope/report/display_format.h"
 
+#include "shardscope/core/summary.h"
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -33,12 +35,7 @@ std::string formatShort(double v) {
 
 std::string formatChange(double a, double b) {
   if (!(a > 0.0) || !std::isfinite(b)) return {};
-  const double ratio = b / a;
-  if (ratio > 11.0) return formatFixed(ratio, 0) + "\u00d7";
-  const double pct = (ratio - 1.0) * 100.0;
-  const std::string digits = formatFixed(std::abs(pct), std::abs(pct) < 9.95 ? 1 : 0);
-  if (digits == "0.0") return "0%";
-  return (pct < 0 ? "\u2212" : "+") + digits + "%";
+  return core::formatRelativeError(b / a - 1.0);
 }
 
 std::string formatPointsDifference(double a, double b) {

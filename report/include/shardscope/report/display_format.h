@@ -36,9 +36,8 @@ namespace shardscope::report {
 
 // How often the replicas sync: "every step", "every 4 steps".
 [[nodiscard]] std::string syncIntervalText(std::uint32_t steps);
-// B against A as a relative change: "+35%", "−80%", "+3.5%" (one decimal
-// below 10 %). Past +1,000 % a factor ("12×"): a four-digit percentage is
-// misread, a factor is not. "" when `a` is not positive.
+// B against A as a relative change, in the one style of core::formatRelativeError:
+// "+35.0%", "-80.0%", past +1,000 % a factor ("12.0x"). "" when `a` is not positive.
 [[nodiscard]] std::string formatChange(double a, double b);
 // B - A of two fractions in percentage points: "+6.2 pp", "−0.4 pp".
 [[nodiscard]] std::string formatPointsDifference(double a, double b);
