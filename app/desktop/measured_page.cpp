@@ -71,6 +71,14 @@ QTableWidgetItem* number(double v, int decimals = 3) {
   return item;
 }
 
+// A rank's first cell: its number, and "straggler" in the problem colour when it is one.
+QTableWidgetItem* rankItem(int rank, bool straggler) {
+  auto* item = new QTableWidgetItem(straggler ? QObject::tr("%1 straggler").arg(rank) : QString::number(rank));
+  item->setData(Qt::UserRole, rank);
+  if (straggler) item->setForeground(problemColor());
+  return item;
+}
+
 QTableWidgetItem* text(const std::string& s) {
   auto* item = new QTableWidgetItem(QString::fromStdString(s));
   item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
@@ -322,10 +330,7 @@ void MeasuredPage::fillRankTable(const profiler::MeasuredVsPredicted& v) {
   ranks_->setRowCount(static_cast<int>(v.ranks.size()));
   for (int i = 0; i < static_cast<int>(v.ranks.size()); ++i) {
     const auto& r = v.ranks[static_cast<std::size_t>(i)];
-    auto* rank = new QTableWidgetItem(r.straggler ? tr("%1 straggler").arg(r.rank) : QString::number(r.rank));
-    rank->setData(Qt::UserRole, r.rank);
-    if (r.straggler) rank->setForeground(problemColor());
-    ranks_->setItem(i, 0, rank);
+    ranks_->setItem(i, 0, rankItem(r.rank, r.straggler));
     if (absolute) {
       ranks_->setItem(i, 1, number(r.group_rank, 0));
       ranks_->setItem(i, 2, number(r.measured.embedding()));
@@ -355,10 +360,7 @@ void MeasuredPage::fillMeasuredTable(const profiler::RunAnalysis& a) {
   ranks_->setRowCount(static_cast<int>(a.ranks.size()));
   for (int i = 0; i < static_cast<int>(a.ranks.size()); ++i) {
     const auto& r = a.ranks[static_cast<std::size_t>(i)];
-    auto* rank = new QTableWidgetItem(r.straggler ? tr("%1 straggler").arg(r.rank) : QString::number(r.rank));
-    rank->setData(Qt::UserRole, r.rank);
-    if (r.straggler) rank->setForeground(problemColor());
-    ranks_->setItem(i, 0, rank);
+    ranks_->setItem(i, 0, rankItem(r.rank, r.straggler));
     ranks_->setItem(i, 1, r.group_rank >= 0 ? number(r.group_rank, 0) : text("-"));
     ranks_->setItem(i, 2, number(r.emb_fwd_ms));
     ranks_->setItem(i, 3, number(r.emb_bwd_ms));

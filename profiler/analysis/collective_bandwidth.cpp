@@ -360,14 +360,6 @@ void sampleCurves(CollectiveBandwidth& out) {
   }
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return -1.0;
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  if (v.size() % 2 == 1) return *mid;
-  return (*std::max_element(v.begin(), mid) + *mid) / 2.0;
-}
-
 // Across devices the model says nothing about a call: a call is compared with
 // the run's own calls of its series and a similar size (half to twice it).
 void findOutliersInRun(CollectiveBandwidth& out) {

@@ -153,7 +153,7 @@ core::Result<MeasuredVsPredicted> measuredVsPredicted(const RunAnalysis& analysi
   for (const auto& p : priced->result.problems) out.warnings.push_back("plan: " + p);
 
   out.devices = core::compareDevices(runDevice(inputs.config), *inputs.cluster, calibration);
-  std::vector<double> measured_load, predicted_load, steps;
+  std::vector<double> measured_load, predicted_load;
   std::vector<int> groups;
   bool unsplit = false;
   double error_sum = 0.0, embedding_error_sum = 0.0;
@@ -178,7 +178,6 @@ core::Result<MeasuredVsPredicted> measuredVsPredicted(const RunAnalysis& analysi
     measured_load.push_back(v.measured.embedding());
     predicted_load.push_back(v.predicted.embedding());
     groups.push_back(v.sharding_group);
-    steps.push_back(r.step_ms);
     out.ranks.push_back(v);
   }
   for (auto& v : out.ranks) {
@@ -198,7 +197,7 @@ core::Result<MeasuredVsPredicted> measuredVsPredicted(const RunAnalysis& analysi
   }
   compareShares(measured_load, predicted_load, groups, out);
   // The run's one step time (step_time.h), as the Runs page and report show it.
-  out.measured_step_ms = analysis.step_time_ms >= 0 ? analysis.step_time_ms : median(steps);
+  out.measured_step_ms = analysis.step_time_ms;
   out.measured_imbalance = planner::imbalanceOf(measured_load);
   out.predicted_imbalance = planner::imbalanceOf(predicted_load);
   out.stragglers = analysis.stragglers;
