@@ -95,6 +95,9 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
   bold.setBold(true);
   decision_->setFont(bold);
   decision_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // Two lines kept for the sentence, one or two long: the charts below do not
+  // move (and replot) each time the answer changes.
+  decision_->setMinimumHeight(2 * QFontMetrics(bold).lineSpacing() + 2 * decision_->margin());
   buildTable();
 
   auto* bar = new QHBoxLayout;

@@ -94,6 +94,9 @@ PlanPage::PlanPage(PlanningSession* session, QWidget* parent)
   header_->setObjectName(QStringLiteral("planHeader"));
   header_->setWordWrap(true);
   header_->setTextFormat(Qt::RichText);
+  // Two lines kept, "Planning…" or a grid's: the charts below stay put (and
+  // are not replotted) while a re-plan runs.
+  header_->setMinimumHeight(2 * header_->fontMetrics().lineSpacing());
   problems_->setObjectName(QStringLiteral("planProblems"));
   problems_->setWordWrap(true);
   problems_->setTextFormat(Qt::RichText);

@@ -83,6 +83,10 @@ TableSizeChart::TableSizeChart(QWidget* parent)
     }
     QToolTip::showText(event->globalPosition().toPoint(), binToolTip(bin), plot_);
   });
+  // The tick density follows the plot's width at every replot, the one its
+  // own resize makes included (a second, queued replot per resize cost more
+  // than the first).
+  connect(plot_, &QCustomPlot::beforeReplot, this, &TableSizeChart::updateTickDensity);
   setTables({});
 }
 
@@ -141,22 +145,15 @@ void TableSizeChart::rebuild() {
     empty->setText(tr("No tables"));
     empty->setColor(palette().color(QPalette::PlaceholderText));
   }
-  updateTickDensity();
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void TableSizeChart::updateTickDensity() {
   // A label such as "256 KiB" is ~50 px wide; one per 64 px keeps them apart.
-  // The widget's width, not the axis rect's: that is only laid out on replot.
-  const int axis_width = width() - 80;  // less the y axis, its label and margins
+  // The plot's width, not the axis rect's: that is only laid out during the replot.
+  const int axis_width = plot_->width() - 80;  // less the y axis, its label and margins
   const int room = std::max(2, axis_width / 64);
   plot_->xAxis->ticker()->setTickCount(room);
-}
-
-void TableSizeChart::resizeEvent(QResizeEvent* event) {
-  QWidget::resizeEvent(event);
-  updateTickDensity();
-  plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 int TableSizeChart::tablesInBinOf(std::uint64_t bytes) const {

@@ -45,9 +45,6 @@ class TableSizeChart : public QWidget {
   [[nodiscard]] QString binToolTip(int bin) const;
   [[nodiscard]] QCustomPlot* plot() const { return plot_; }
 
- protected:
-  void resizeEvent(QResizeEvent* event) override;
-
  private:
   // Where bin k's bar stands on the x axis.
   static double binCenter(int k) { return (k + 0.5) * kOctavesPerBin; }
