@@ -28,6 +28,7 @@
 #include "export_page.h"
 #include "grid_explorer_page.h"
 #include "model_page.h"
+#include "page_warmer.h"
 #include "plan_page.h"
 #include "planning_session.h"
 #include "profile_dialog.h"
@@ -94,6 +95,7 @@ MainWindow::MainWindow(QWidget* parent)
   sidebar_->setFixedWidth(sidebar_->sizeHintForColumn(0) + 48);
   sidebar_->setCurrentRow(0);
   connect(sidebar_, &QListWidget::currentRowChanged, pages_, &QStackedWidget::setCurrentIndex);
+  page_warmer_ = new PageWarmer(pages_);  // hidden pages laid out while idle: a page switch is a paint
   runs_page_->setRemoteJobs(remote_jobs_);
   connect(runs_page_, &RunsPage::openRequested, this, &MainWindow::openRun);
   connect(runs_page_, &RunsPage::timelineRequested, this, &MainWindow::openTimeline);

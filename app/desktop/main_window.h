@@ -23,6 +23,7 @@ class ClusterPage;
 class ExportPage;
 class GridExplorerPage;
 class ModelPage;
+class PageWarmer;
 class PlanningSession;
 class PlanPage;
 class JobTracker;
@@ -55,6 +56,8 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] TimelinePage* timelinePage() const { return timeline_page_; }
   [[nodiscard]] CollectivesPage* collectivesPage() const { return collectives_page_; }
   [[nodiscard]] QStackedWidget* pages() const { return pages_; }
+  // Lays out the hidden pages while the GUI is idle.
+  [[nodiscard]] PageWarmer* pageWarmer() const { return page_warmer_; }
   [[nodiscard]] QListWidget* sidebar() const { return sidebar_; }
   [[nodiscard]] QString statusGridText() const;
   // The connections to agents (one per agent) and the project's jobs on them.
@@ -162,6 +165,7 @@ class MainWindow : public QMainWindow {
   PlanningSession* session_;
   RecentProjects* recent_;
   QStackedWidget* pages_;
+  PageWarmer* page_warmer_ = nullptr;
   QListWidget* sidebar_;
   ModelPage* model_page_;
   ClusterPage* cluster_page_;

@@ -3,18 +3,21 @@
 #include <QAction>
 #include <QFile>
 #include <QLabel>
+#include <QStackedWidget>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QUndoStack>
 #include <QDir>
 #include <QtTest>
+#include <qcustomplot.h>
 
 #include <nlohmann/json.hpp>
 
 #include "main_window.h"
 #include "project_document.h"
 #include "model_page.h"
+#include "page_warmer.h"
 #include "screenshot.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/presets.h"
@@ -22,6 +25,27 @@
 
 using shardscope::app::MainWindow;
 namespace core = shardscope::core;
+
+namespace {
+
+// Counts the resize events of the widgets it watches.
+class ResizeCounter : public QObject {
+ public:
+  int count = 0;
+  QStringList names;
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override {
+    if (event->type() == QEvent::Resize) {
+      ++count;
+      names << QStringLiteral("%1 '%2'").arg(QString::fromLatin1(watched->metaObject()->className()),
+                                             watched->objectName());
+    }
+    return QObject::eventFilter(watched, event);
+  }
+};
+
+}  // namespace
 
 class TestMainWindow : public QObject {
   Q_OBJECT
@@ -195,6 +219,34 @@ class TestMainWindow : public QObject {
     window.newFromDefault();
     QCOMPARE(window.modelPage()->tablesView()->model()->rowCount(), 26);
     QVERIFY(window.document()->filePath().isEmpty());
+  }
+
+  void hiddenPagesAreLaidOutWhileIdleSoASwitchIsAPaint() {
+    MainWindow window;
+    window.resize(1400, 900);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QStackedWidget* pages = window.pages();
+    QWidget* plan = pages->widget(static_cast<int>(MainWindow::Page::Plan));
+    QVERIFY(pages->currentWidget() != plan);
+    QVERIFY(window.pageWarmer()->pendingPages() > 0);  // the hidden pages have never been laid out
+    QTRY_COMPARE_WITH_TIMEOUT(window.pageWarmer()->pendingPages(), 0, 10000);
+    QCOMPARE(plan->size(), pages->size());
+    // Shown now, the Plan page's charts are not resized (a resize replots a chart).
+    ResizeCounter resizes;
+    const QList<QCustomPlot*> charts = plan->findChildren<QCustomPlot*>();
+    QVERIFY(charts.size() >= 2);
+    for (QCustomPlot* chart : charts) chart->installEventFilter(&resizes);
+    window.showPage(MainWindow::Page::Plan);
+    QCoreApplication::processEvents();
+    QVERIFY2(resizes.count == 0, qPrintable(resizes.names.join(QStringLiteral(", "))));
+    // A new window size: the hidden pages are laid out again once it holds.
+    window.resize(1300, 850);
+    QCoreApplication::processEvents();
+    QVERIFY(window.pageWarmer()->pendingPages() > 0);
+    QTRY_COMPARE_WITH_TIMEOUT(window.pageWarmer()->pendingPages(), 0, 10000);
+    QWidget* model = pages->widget(static_cast<int>(MainWindow::Page::Model));
+    QCOMPARE(model->size(), pages->size());
   }
 
   void screenshotRendersANonEmptyPng() {
