@@ -1,22 +1,33 @@
 #include "agent_connection.h"
 
-#include <QFile>
-
+#include "agent_log.h"
 #include "agent_server.h"
+#include "shardscope/core/protocol/safe_text.h"
 
 namespace shardscope::app::agent {
 
 namespace {
-using nlohmann::json;
-constexpr int kProgressIntervalMs = 50;  // at most 20 progress messages a second per watched job
+
+template <class T>
+SessionHost::Answer<T> answer(std::variant<T, JobManager::Refusal> result) {
+  if (auto* refused = std::get_if<JobManager::Refusal>(&result))
+    return SessionHost::Refusal{refused->code, std::move(refused->error)};
+  return std::get<T>(std::move(result));
+}
+
+std::string peerName(const QSslSocket& socket) {
+  return "client " + socket.peerAddress().toString().toStdString() + ":" + std::to_string(socket.peerPort());
+}
+
 }  // namespace
 
 AgentConnection::AgentConnection(QSslSocket* socket, AgentServer* server)
     : QObject(server),
       socket_(socket),
       server_(server),
-      peer_("client " + socket->peerAddress().toString().toStdString() + ":" + std::to_string(socket->peerPort())),
-      decoder_(server->config().limits.max_frame_bytes) {
+      address_(socket->peerAddress()),
+      session_(*this, peerName(*socket), server->config().limits.max_frame_bytes,
+               server->config().limits.handshake_seconds) {
   socket->setParent(this);
   connect(socket, &QIODevice::readyRead, this, &AgentConnection::readAvailable);
   connect(socket, &QAbstractSocket::disconnected, this, &QObject::deleteLater);
@@ -27,28 +38,79 @@ AgentConnection::AgentConnection(QSslSocket* socket, AgentServer* server)
     if (closing_ && socket_->bytesToWrite() == 0) socket_->disconnectFromHost();
   });
   handshake_timer_.setSingleShot(true);
-  connect(&handshake_timer_, &QTimer::timeout, this, [this] {
-    if (!authenticated_) {
-      sendError(0, proto::ErrorCode::NotAuthenticated,
-                core::Error{"no hello within " + std::to_string(server_->config().limits.handshake_seconds) + " s"});
-      close();
-    }
-  });
+  connect(&handshake_timer_, &QTimer::timeout, this, [this] { guard([this] { apply(session_.handshakeExpired()); }); });
   handshake_timer_.start(static_cast<int>(server_->config().limits.handshake_seconds) * 1000);
   progress_timer_.setSingleShot(true);
-  connect(&progress_timer_, &QTimer::timeout, this, &AgentConnection::flushProgress);
+  connect(&progress_timer_, &QTimer::timeout, this, [this] { guard([this] { apply(session_.flushProgress()); }); });
   JobManager& jobs = server_->jobs();
-  connect(&jobs, &JobManager::jobChanged, this, &AgentConnection::jobChanged);
-  connect(&jobs, &JobManager::jobProgress, this, &AgentConnection::jobProgress);
+  connect(&jobs, &JobManager::jobChanged, this,
+          [this](const proto::JobInfo& info) { guard([&] { apply(session_.jobChanged(info)); }); });
+  connect(&jobs, &JobManager::jobProgress, this,
+          [this](const proto::ProgressEvent& event) { guard([&] { apply(session_.jobProgress(event)); }); });
   if (socket->bytesAvailable() > 0)
     QMetaObject::invokeMethod(this, &AgentConnection::readAvailable, Qt::QueuedConnection);
 }
 
-AgentConnection::~AgentConnection() = default;
+AgentConnection::~AgentConnection() {
+  for (const auto& line : session_.ended().log) logLine(line);
+}
+
+template <class Body>
+void AgentConnection::guard(Body body) {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    logLine(session_.peer() + ": internal error (" + core::protocol::safeText(e.what(), false, 300) + ")");
+    socket_->abort();
+    deleteLater();
+  } catch (...) {
+    logLine(session_.peer() + ": internal error (an exception of unknown type)");
+    socket_->abort();
+    deleteLater();
+  }
+}
+
+void AgentConnection::readAvailable() {
+  guard([this] {
+    if (session_.closing()) return;  // nothing more is read once the session ends
+    const QByteArray bytes = socket_->readAll();
+    apply(session_.received(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size()))));
+  });
+}
+
+void AgentConnection::apply(ClientSession::Output out) {
+  for (const auto& line : out.log) logLine(line);
+  if (session_.authenticated() || session_.closing()) handshake_timer_.stop();
+  if (!write(out.send)) return;
+  if (!out.send_later.empty()) {  // a wrong token's answer, after its back-off
+    QTimer::singleShot(out.delay, this, [this, later = std::move(out.send_later), then_close = out.close] {
+      guard([&] {
+        if (write(later) && then_close) close();
+      });
+    });
+    return;
+  }
+  if (out.close) return close();
+  if (out.progress_due && !progress_timer_.isActive()) progress_timer_.start(ClientSession::kProgressInterval);
+}
+
+bool AgentConnection::write(const std::string& bytes) {
+  if (bytes.empty() || socket_->state() != QAbstractSocket::ConnectedState) return true;
+  socket_->write(bytes.data(), static_cast<qint64>(bytes.size()));
+  const auto unsent = static_cast<std::uint64_t>(socket_->bytesToWrite());
+  if (unsent > server_->config().limits.max_client_backlog_bytes) {
+    // A client that does not read its answers must not make the agent buffer without end.
+    logLine(session_.peer() + ": dropped with " + std::to_string(unsent) + " bytes unsent (it does not read)");
+    socket_->abort();
+    deleteLater();
+    return false;
+  }
+  return true;
+}
 
 void AgentConnection::close() {
   closing_ = true;
-  decoder_ = proto::FrameDecoder(1);  // read nothing more
+  progress_timer_.stop();
   if (socket_->bytesToWrite() == 0) socket_->disconnectFromHost();
   // A peer that never reads what is left is cut off after a while.
   QTimer::singleShot(5000, this, [this] {
@@ -57,177 +119,35 @@ void AgentConnection::close() {
   });
 }
 
-void AgentConnection::send(const json& message) {
-  if (socket_->state() != QAbstractSocket::ConnectedState) return;
-  auto frame = proto::encodeFrame(message, server_->config().limits.max_frame_bytes);
-  if (!frame) {  // our bug, not the client's: say so rather than send nothing
-    frame = proto::encodeFrame(proto::toJson(
-        proto::ErrorMessage{proto::messageId(message), proto::ErrorCode::Internal, frame.error().message, ""}));
-    if (!frame) return;
-  }
-  socket_->write(frame->data(), static_cast<qint64>(frame->size()));
-  if (static_cast<std::uint64_t>(socket_->bytesToWrite()) > server_->config().limits.max_client_backlog_bytes) {
-    // A client that does not read its answers must not make the agent buffer without end.
-    socket_->abort();
-    deleteLater();
-  }
+bool AgentConnection::tokenMatches(const std::string& token) const { return server_->tokenMatches(token); }
+
+std::chrono::milliseconds AgentConnection::authFailed() { return server_->authFailed(address_); }
+
+void AgentConnection::authSucceeded() { server_->authSucceeded(address_); }
+
+const proto::Description& AgentConnection::description() const { return server_->description(); }
+
+SessionHost::Answer<proto::JobInfo> AgentConnection::submit(const proto::JobSpec& spec) {
+  return answer(server_->jobs().submit(spec));
 }
 
-void AgentConnection::sendError(std::uint64_t id, proto::ErrorCode code, const core::Error& error) {
-  send(proto::toJson(proto::errorReply(id, code, error)));
+SessionHost::Answer<proto::JobInfo> AgentConnection::cancel(const std::string& job) {
+  return answer(server_->jobs().cancel(job));
 }
 
-void AgentConnection::readAvailable() {
-  if (closing_) return;
-  const QByteArray bytes = socket_->readAll();
-  decoder_.feed(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
-  while (!closing_) {
-    auto next = decoder_.next();
-    if (!next) {
-      core::Error e = next.error();
-      e.message = peer_ + ": " + e.message;
-      sendError(0, proto::ErrorCode::BadFrame, e);
-      close();
-      return;
-    }
-    if (!next->has_value()) return;
-    handle(**next);
-  }
+std::optional<proto::JobInfo> AgentConnection::find(const std::string& job) const {
+  const proto::JobInfo* info = server_->jobs().find(job);
+  return info != nullptr ? std::optional<proto::JobInfo>(*info) : std::nullopt;
 }
 
-void AgentConnection::handle(const json& message) {
-  const std::string type = proto::messageType(message);
-  const std::uint64_t id = proto::messageId(message);
-  if (!authenticated_) {
-    if (type == "hello") return hello(message);
-    sendError(id, proto::ErrorCode::NotAuthenticated, core::Error{"say hello with the agent's token first"});
-    return close();
-  }
-  if (type == "hello") return sendError(id, proto::ErrorCode::BadMessage, core::Error{"already authenticated"});
-  handleRequest(type, message);
-}
+std::vector<proto::JobInfo> AgentConnection::list() const { return server_->jobs().list(); }
 
-void AgentConnection::handleRequest(const std::string& type, const json& message) {
-  const std::uint64_t id = proto::messageId(message);
-  if (type == "describe") {
-    auto r = proto::parseDescribeRequest(message, peer_);
-    if (!r) return sendError(id, proto::ErrorCode::BadMessage, r.error());
-    proto::Description d = server_->description();
-    d.id = r->id;
-    return send(proto::toJson(d));
-  }
-  if (type == "list") {
-    auto r = proto::parseListRequest(message, peer_);
-    if (!r) return sendError(id, proto::ErrorCode::BadMessage, r.error());
-    return send(proto::toJson(proto::JobList{r->id, server_->jobs().list()}));
-  }
-  if (type == "submit") return submit(message);
-  if (type == "watch") return watch(message);
-  if (type == "cancel") return cancel(message);
-  if (type == "fetch") return fetch(message);
-  sendError(id, proto::ErrorCode::UnknownType, core::Error{"unknown message type \"" + type + "\""});
-}
-
-void AgentConnection::hello(const json& message) {
-  auto h = proto::parseHello(message, peer_);
-  if (!h) {
-    sendError(proto::messageId(message), proto::ErrorCode::BadMessage, h.error());
-    return close();
-  }
-  const QHostAddress address = socket_->peerAddress();
-  if (!server_->tokenMatches(h->token)) {
-    closing_ = true;  // nothing more is read from a client that failed
-    const auto delay = server_->authFailed(address);
-    const std::uint64_t id = h->id;
-    QTimer::singleShot(delay, this, [this, id] {
-      sendError(id, proto::ErrorCode::AuthFailed, core::Error{"wrong token"});
-      closing_ = false;
-      close();
-    });
-    return;
-  }
-  server_->authSucceeded(address);
-  authenticated_ = true;
-  handshake_timer_.stop();
-  send(proto::toJson(proto::Welcome{h->id, server_->description().agent, server_->description().hosts.front().name}));
-}
-
-void AgentConnection::submit(const json& message) {
-  auto r = proto::parseSubmitRequest(message, peer_);
-  if (!r) return sendError(proto::messageId(message), proto::ErrorCode::InvalidJob, r.error());
-  auto result = server_->jobs().submit(r->job);
-  if (auto* refused = std::get_if<JobManager::Refusal>(&result)) return sendError(r->id, refused->code, refused->error);
-  send(proto::toJson(proto::JobMessage{r->id, std::get<proto::JobInfo>(result)}));
-}
-
-void AgentConnection::watch(const json& message) {
-  auto r = proto::parseJobRequest(message, peer_);
-  if (!r) return sendError(proto::messageId(message), proto::ErrorCode::BadMessage, r.error());
-  const proto::JobInfo* info = server_->jobs().find(r->job);
-  if (info == nullptr)
-    return sendError(r->id, proto::ErrorCode::NoSuchJob, core::Error{"no job " + r->job + " on this agent"});
-  send(proto::toJson(proto::JobMessage{r->id, *info}));
-  if (!proto::finished(info->state)) watches_[r->job] = r->id;
-}
-
-void AgentConnection::cancel(const json& message) {
-  auto r = proto::parseJobRequest(message, peer_);
-  if (!r) return sendError(proto::messageId(message), proto::ErrorCode::BadMessage, r.error());
-  auto result = server_->jobs().cancel(r->job);
-  if (auto* refused = std::get_if<JobManager::Refusal>(&result)) return sendError(r->id, refused->code, refused->error);
-  send(proto::toJson(proto::JobMessage{r->id, std::get<proto::JobInfo>(result)}));
-}
-
-void AgentConnection::fetch(const json& message) {
-  auto r = proto::parseFetchRequest(message, peer_);
-  if (!r) return sendError(proto::messageId(message), proto::ErrorCode::BadMessage, r.error());
-  auto result = server_->jobs().runFile(r->job);
-  if (auto* refused = std::get_if<JobManager::Refusal>(&result)) return sendError(r->id, refused->code, refused->error);
-  const RunFile& file = std::get<RunFile>(result);
-  if (r->offset > file.size)
-    return sendError(r->id, proto::ErrorCode::BadMessage,
-                     core::Error{"offset " + std::to_string(r->offset) + " is past the end of the run file (" +
-                                     std::to_string(file.size) + " bytes)",
-                                 core::ErrorKind::InvalidInput, peer_, "/offset"});
-  QFile f(QString::fromStdString(file.path));
-  if (!f.open(QIODevice::ReadOnly) || !f.seek(static_cast<qint64>(r->offset)))
-    return sendError(r->id, proto::ErrorCode::Internal, core::Error{"cannot read the run file of " + r->job});
-  const QByteArray bytes = f.read(static_cast<qint64>(std::min(r->length, file.size - r->offset)));
-  proto::Chunk c;
-  c.id = r->id;
-  c.job = r->job;
-  c.offset = r->offset;
-  c.total = file.size;
-  c.sha256 = file.sha256;
-  c.run = file.run;
-  c.data.assign(bytes.constData(), static_cast<std::size_t>(bytes.size()));
-  send(proto::toJson(c));
-}
-
-void AgentConnection::jobChanged(const proto::JobInfo& info) {
-  const auto it = watches_.find(info.job);
-  if (it == watches_.end()) return;
-  if (proto::finished(info.state)) {
-    pending_.erase(info.job);  // the final state replaces any progress not yet sent
-  } else {
-    flushProgress();
-  }
-  send(proto::toJson(proto::JobMessage{it->second, info}));
-  if (proto::finished(info.state)) watches_.erase(it);
-}
-
-void AgentConnection::jobProgress(const proto::ProgressEvent& event) {
-  const auto it = watches_.find(event.job);
-  if (it == watches_.end()) return;
-  proto::ProgressEvent e = event;
-  e.id = it->second;
-  pending_[event.job] = std::move(e);
-  if (!progress_timer_.isActive()) progress_timer_.start(kProgressIntervalMs);
-}
-
-void AgentConnection::flushProgress() {
-  for (const auto& [job, event] : pending_) send(proto::toJson(event));
-  pending_.clear();
+SessionHost::Answer<SessionHost::RunFile> AgentConnection::runFile(const std::string& job) const {
+  auto result = server_->jobs().runFile(job);
+  if (auto* refused = std::get_if<JobManager::Refusal>(&result))
+    return SessionHost::Refusal{refused->code, std::move(refused->error)};
+  const auto& file = std::get<agent::RunFile>(result);
+  return SessionHost::RunFile{file.path, file.size, file.sha256, file.run};
 }
 
 }  // namespace shardscope::app::agent

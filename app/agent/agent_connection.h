@@ -1,30 +1,25 @@
-// One client of the agent: reads frames (FrameDecoder, the agent's frame
-// limit), allows nothing but hello until the token matched, answers requests
-// by their id, streams the jobs it watches (progress coalesced to at most 20
-// messages a second per job, so a slow client never holds anything up), and
-// serves run files in chunks. A client that sends a malformed frame gets an
-// error and is closed; one that does not finish its handshake in time, or
-// lets unsent answers pile up past the limit, is dropped. Closing never
-// touches a job.
+// One client of the agent on its TLS socket: the protocol is ClientSession's
+// (client_session.h); this class feeds it what the socket reads, writes what
+// it answers, runs its timers (the handshake deadline, the progress
+// interval, a wrong token's back-off), forwards the jobs' events, logs its
+// lines and drops a client that lets unsent answers pile up past the limit.
+// Anything that fails on one connection ends that connection only.
 #pragma once
 
-#include <map>
 #include <string>
 
+#include <QHostAddress>
 #include <QObject>
-#include <QPointer>
 #include <QSslSocket>
 #include <QTimer>
 
-#include "shardscope/core/protocol/frame.h"
-#include "shardscope/core/protocol/messages.h"
+#include "client_session.h"
 
 namespace shardscope::app::agent {
 
 class AgentServer;
-namespace proto = core::protocol;
 
-class AgentConnection : public QObject {
+class AgentConnection : public QObject, private SessionHost {
   Q_OBJECT
 
  public:
@@ -34,31 +29,34 @@ class AgentConnection : public QObject {
   AgentConnection& operator=(const AgentConnection&) = delete;
 
  private:
+  // SessionHost: the server's token, back-off and description, its jobs.
+  [[nodiscard]] bool tokenMatches(const std::string& token) const override;
+  [[nodiscard]] std::chrono::milliseconds authFailed() override;
+  void authSucceeded() override;
+  [[nodiscard]] const proto::Description& description() const override;
+  [[nodiscard]] Answer<proto::JobInfo> submit(const proto::JobSpec& spec) override;
+  [[nodiscard]] Answer<proto::JobInfo> cancel(const std::string& job) override;
+  [[nodiscard]] std::optional<proto::JobInfo> find(const std::string& job) const override;
+  [[nodiscard]] std::vector<proto::JobInfo> list() const override;
+  [[nodiscard]] Answer<SessionHost::RunFile> runFile(const std::string& job) const override;
+
   void readAvailable();
-  void handle(const nlohmann::json& message);
-  void handleRequest(const std::string& type, const nlohmann::json& message);
-  void hello(const nlohmann::json& message);
-  void submit(const nlohmann::json& message);
-  void watch(const nlohmann::json& message);
-  void cancel(const nlohmann::json& message);
-  void fetch(const nlohmann::json& message);
-  void jobChanged(const proto::JobInfo& info);
-  void jobProgress(const proto::ProgressEvent& event);
-  void flushProgress();
-  void send(const nlohmann::json& message);
-  void sendError(std::uint64_t id, proto::ErrorCode code, const core::Error& error);
+  // Does what the session asked: log, write, close, schedule.
+  void apply(ClientSession::Output out);
+  // Writes `bytes`; false when that dropped a client that does not read.
+  bool write(const std::string& bytes);
   void close();  // after what was written is sent
+  // Runs a slot's body; an exception ends this connection, never the agent.
+  template <class Body>
+  void guard(Body body);
 
   QSslSocket* socket_;  // a child of this connection
   AgentServer* server_;
-  std::string peer_;  // "client 10.0.0.5:51234", for messages
-  proto::FrameDecoder decoder_;
-  bool authenticated_ = false;
-  bool closing_ = false;
+  QHostAddress address_;
+  ClientSession session_;
+  bool closing_ = false;  // disconnect once everything written is sent
   QTimer handshake_timer_;
   QTimer progress_timer_;
-  std::map<std::string, std::uint64_t> watches_;         // job -> the watch's request id
-  std::map<std::string, proto::ProgressEvent> pending_;  // newest progress per watched job, not yet sent
 };
 
 }  // namespace shardscope::app::agent

@@ -57,7 +57,11 @@ std::string describe(const json& j) {
       return std::string("boolean ") + (j.get<bool>() ? "true" : "false");
     case json::value_t::string: {
       std::string s = j.get<std::string>();
-      if (s.size() > 40) s = s.substr(0, 37) + "...";
+      if (s.size() > 40) {
+        std::size_t cut = 37;  // never inside a UTF-8 sequence: back to the byte that starts one
+        while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xc0) == 0x80) --cut;
+        s = s.substr(0, cut) + "...";
+      }
       return "string \"" + s + "\"";
     }
     case json::value_t::number_integer:

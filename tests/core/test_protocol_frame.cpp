@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "shardscope/core/protocol/frame.h"
+#include "shardscope/core/protocol/safe_text.h"
 
 using namespace shardscope::core;
 using namespace shardscope::core::protocol;
@@ -127,6 +128,36 @@ class TestProtocolFrame : public QObject {
       QVERIFY(m.error().kind == ErrorKind::InvalidInput);
       QVERIFY(d.failed());
     }
+  }
+
+  void aBodyOfAnyBytesGivesASafeError() {
+    // The parser's message quotes what it read last: escaped, so the error can be sent back and logged.
+    for (const std::string& body : {std::string("\xff"), std::string("{\"v\":1,\"type\":\"a\xc3\x28\"}"),
+                                    std::string("\xe2\x80\xae\x1b[2J"), std::string("{\"v\":1,\"t\":\"\x01\"}")}) {
+      FrameDecoder d;
+      d.feed(frameOf(body));
+      auto m = d.next();
+      QVERIFY(!m);
+      QVERIFY2(!findUnsafe(m.error().message), m.error().message.c_str());
+      QVERIFY(!findUnsafe(m.error().json_path));
+      QVERIFY(encodeFrame(message("error", {{"message", m.error().message}})).ok());
+    }
+    FrameDecoder d;
+    d.feed(std::string("\0\0\0\x01\xff", 5));
+    auto m = d.next();
+    QVERIFY(!m);
+    QVERIFY2(m.error().message.find("'\\xFF'") != std::string::npos, m.error().message.c_str());
+  }
+
+  void encodingNeverThrows() {
+    // Text that is not UTF-8 (a bug upstream: peer text should be quoted) is replaced, not thrown over.
+    auto f = encodeFrame(message("error", {{"message", std::string("bad \xff\xfe bytes")}}));
+    QVERIFY(f.ok());
+    FrameDecoder d;
+    d.feed(*f);
+    auto m = d.next();
+    QVERIFY(m && *m);
+    QCOMPARE((**m)["message"].get<std::string>(), std::string("bad \xef\xbf\xbd\xef\xbf\xbd bytes"));
   }
 
   void encodingRefusesWhatNoPeerWouldAccept() {

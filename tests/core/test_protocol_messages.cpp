@@ -15,6 +15,7 @@
 #include "shardscope/core/presets.h"
 #include "shardscope/core/protocol/frame.h"
 #include "shardscope/core/protocol/messages.h"
+#include "shardscope/core/protocol/safe_text.h"
 
 using namespace shardscope::core;
 using namespace shardscope::core::protocol;
@@ -211,6 +212,8 @@ std::vector<Case> submitCases() {
   const json s = submitJson();
   json inline_model = json(toJson(modelPreset("dcnv2").value()));
   inline_model["tables"][0]["dim"] = "16";
+  json inline_named = json(toJson(modelPreset("dcnv2").value()));
+  inline_named["name"] = "model\x1b]0;title\x07";
   const json plan32 = json(toJson(strided32Plan()));
   const json cluster32 = json(toJson(resizedCluster(clusterPreset("h100x64").value(), 32)));
   const json s32 = set(set(s, "/job/plan", plan32), "/job/project/cluster", cluster32);
@@ -234,6 +237,28 @@ std::vector<Case> submitCases() {
       {submit, set(s, "/job/label", "a\tb"), "/job/label"},
       {submit, set(s, "/job/label", "a\x7f"), "/job/label"},
       {submit, set(s, "/job/label", "line\n"), "/job/label"},
+      // labels and names others are shown: C0, DEL, C1, bidirectional marks, bytes that are not UTF-8
+      {submit, set(s, "/job/label", "a\x01"), "/job/label"},
+      {submit, set(s, "/job/label", "esc \x1b[31m"), "/job/label"},
+      {submit, set(s, "/job/label", "next line \xc2\x85"), "/job/label"},
+      {submit, set(s, "/job/label", "csi \xc2\x9b"), "/job/label"},
+      {submit, set(s, "/job/label", "abc\xe2\x80\xaetxt.exe"), "/job/label"},  // U+202E right-to-left override
+      {submit,
+       set(s, "/job/label",
+           "\xe2\x80\xaa"
+           "embedded"),
+       "/job/label"},                                                        // U+202A
+      {submit, set(s, "/job/label", "\xe2\x81\xa6isolate"), "/job/label"},   // U+2066
+      {submit, set(s, "/job/label", "pop\xe2\x81\xa9"), "/job/label"},       // U+2069
+      {submit, set(s, "/job/label", "mark\xe2\x80\x8e"), "/job/label"},      // U+200E
+      {submit, set(s, "/job/label", "mark\xe2\x80\x8f"), "/job/label"},      // U+200F
+      {submit, set(s, "/job/label", "arabic mark \xd8\x9c"), "/job/label"},  // U+061C
+      {submit, set(s, "/job/label", "byte \xff"), "/job/label"},
+      {submit, set(s, "/job/label", "cut \xe2\x9c"), "/job/label"},
+      {submit, set(s, "/job/label", "overlong \xc0\xaf"), "/job/label"},
+      {submit, set(s, "/job/label", "surrogate \xed\xa0\x80"), "/job/label"},
+      {submit, set(s, "/job/project/name", "p\xe2\x80\xae"), "/job/project/name"},
+      {submit, set(s, "/job/project/model", inline_named), "/job/project/model/name"},
       {submit, set(s, "/job/mode", "local"), "/job/mode"},
       {submit, set(s, "/job/device", "gpu"), "/job/device"},
       // submit: the project names no file
@@ -600,6 +625,83 @@ class TestProtocolMessages : public QObject {
     QCOMPARE(toJson(reply)["code"].get<std::string>(), std::string("invalid_job"));
   }
 
+  void labelsOfAnyScriptAreKept() {
+    for (const std::string label :
+         {"nightly dcnv2 \xe2\x9c\x93", "\xd7\xaa\xd7\x95\xd7\x95\xd7\x99\xd7\xaa", "\xd9\x85\xd9\x84\xd8\xb5\xd9\x82",
+          "\xe6\xa0\x87\xe7\xad\xbe \xf0\x9f\x9a\x80", "tab\\t is two characters", ""}) {
+      auto spec = parseJobSpec(set(specJson(), "/label", label), kSource, "/job");
+      QVERIFY2(spec.ok(), spec ? "" : spec.error().message.c_str());
+      QCOMPARE(spec->label, label);
+    }
+  }
+
+  void labelRefusalsSayWhatAndWhere() {
+    const auto bidi = parseJobSpec(set(specJson(), "/label", "abc\xe2\x80\xaetxt"), kSource, "/job");
+    QVERIFY(!bidi);
+    QCOMPARE(bidi.error().json_path, std::string("/job/label"));
+    QVERIFY2(bidi.error().message.find("U+202E, a bidirectional formatting character at byte 3") != std::string::npos,
+             bidi.error().message.c_str());
+    const auto c1 = parseJobSpec(set(specJson(), "/label", "x\xc2\x85"), kSource, "/job");
+    QVERIFY(c1.error().message.find("control character U+0085 at byte 1") != std::string::npos);
+    // A label a program built in memory (never through a JSON parser) may hold any bytes.
+    json spec = specJson();
+    spec["label"] = std::string("ok\xff");
+    const auto bytes = parseJobSpec(spec, kSource, "/job");
+    QVERIFY(!bytes);
+    QVERIFY(bytes.error().message.find("byte 0xFF, not UTF-8 at byte 2") != std::string::npos);
+  }
+
+  void peerTextInErrorsIsQuotedSafely() {
+    // Every error a peer's message causes is safe to encode and to show, whatever it quoted.
+    const std::vector<json> bad = {
+        set(submitJson(), "/job/steps",
+            "\xe2\x80\xae"
+            "12\x1b[2J"),
+        set(submitJson(), "/job/trace_spans", std::string("\xff\xfe")),
+        set(submitJson(), "/job/project/model", std::string(39, 'a') + "\xe2\x9c\x93 and more"),
+        set(toJson(JobRequest{2, "j7"}, "watch"), "/type", "watch\x1b[1m"),
+        set(submitJson(), "/job/project/model",
+            json{{"schema", "shardscope.model/1"},
+                 {"name", "m"},
+                 {"tables", json::array({{{"name", "t\x01\xe2\x80\xae"}}})}}),
+    };
+    for (const json& m : bad) {
+      const std::string type = messageType(m);
+      const auto e = type == "submit" ? errorOf(parseSubmitRequest(m, kSource)) : errorOf(parseJobRequest(m, kSource));
+      QVERIFY(e.has_value());
+      const ErrorMessage reply = errorReply(1, ErrorCode::BadMessage, *e);
+      for (std::size_t at = 0, end = 0; at <= reply.message.size(); at = end + 1) {
+        end = std::min(reply.message.find('\n', at), reply.message.size());
+        const auto unsafe = findUnsafe(std::string_view(reply.message).substr(at, end - at));
+        QVERIFY2(!unsafe, reply.message.c_str());
+      }
+      QVERIFY(!findUnsafe(reply.path));
+      QVERIFY(encodeFrame(toJson(reply)).ok());
+      const std::string body = toJson(reply).dump();  // strict: throws on bytes that are not UTF-8
+      QVERIFY(body.find("\xEF\xBF\xBD") == std::string::npos);
+    }
+    const auto e = errorOf(parseSubmitRequest(set(submitJson(), "/job/steps", "\xe2\x80\xae"), kSource));
+    QVERIFY2(e->message.find("got string \"\\u{202E}\"") != std::string::npos, e->message.c_str());
+  }
+
+  void quotedTextEscapesWhatIsNotSafe() {
+    QCOMPARE(quoteText("plain \xc3\xa9 text"), std::string("plain \xc3\xa9 text"));
+    QCOMPARE(quoteText("a\tb\nc\x7f\xc2\x85"), std::string("a\\x09b\\x0Ac\\x7F\\x85"));
+    QCOMPARE(quoteText("\xe2\x80\xae\xd8\x9c\xff"), std::string("\\u{202E}\\u{061C}\\xFF"));
+    QCOMPARE(quoteText("back\\x41slash"), std::string("back\\\\x41slash"));  // an escape cannot be forged
+    QCOMPARE(safeText("back\\xFFslash\nline\x1b"), std::string("back\\xFFslash\nline\\x1B"));
+    QCOMPARE(safeText("one\ntwo", false), std::string("one\\x0Atwo"));
+    QCOMPARE(safeText(safeText("x\xff\x01")), safeText("x\xff\x01"));  // quoting twice changes nothing
+    const std::string cut = quoteText(std::string(10, 'a') + "\xe2\x9c\x93\xe2\x9c\x93", 11);
+    QCOMPARE(cut, std::string(10, 'a') + "\xe2\x9c\x93\xe2\x80\xa6");  // whole code points, then an ellipsis
+    std::mt19937 rng(5);
+    for (int i = 0; i < 200; ++i) {
+      const std::string bytes = randomBytes(1 + rng() % 64, rng);
+      QVERIFY(!findUnsafe(quoteText(bytes, 1000)));
+      QVERIFY(!findUnsafe(safeText(bytes, false)));
+    }
+  }
+
   void chunkOfFourMebibytesIsTheMost() {
     std::mt19937 rng(9);
     Chunk c{1, "j1", 0, kMaxChunkBytes + 10, std::string(64, '0'), randomBytes(kMaxChunkBytes, rng), 1};
@@ -628,7 +730,7 @@ class TestProtocolMessages : public QObject {
     QFETCH(int, index);
     const Case& c = malformed().at(static_cast<std::size_t>(index));
     const std::optional<Error> e = c.parse(c.message);
-    QVERIFY2(e.has_value(), c.message.dump().substr(0, 300).c_str());
+    QVERIFY2(e.has_value(), c.message.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 300).c_str());
     QCOMPARE(QString::fromStdString(e->json_path), QString::fromStdString(c.path));
     QVERIFY(e->kind == ErrorKind::InvalidInput);
     const std::string head = kSource + ": " + c.path + ": ";

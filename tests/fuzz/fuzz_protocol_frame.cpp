@@ -4,9 +4,12 @@
 // the frame limit. Each decoded message is read by the parser of its type;
 // what a parser accepts is written again (toJson), must make a valid frame
 // and must read back equal; what it refuses is an error that names the peer
-// and the JSON path. Base64 decodes only the one canonical form.
+// and the JSON path. Every error, the decoder's too, is safe text (peer bytes
+// quoted, safe_text.h) and its error answer encodes. Base64 decodes only the
+// one canonical form.
 //   CC=clang CXX=clang++ cmake -S . -B build/fuzz -DSHARDSCOPE_FUZZ=ON && ninja -C build/fuzz fuzz_protocol_frame
 //   build/fuzz/tests/fuzz/fuzz_protocol_frame -max_total_time=600   (or scripts/fuzz-all)
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +21,7 @@
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/protocol/frame.h"
 #include "shardscope/core/protocol/messages.h"
+#include "shardscope/core/protocol/safe_text.h"
 
 using namespace shardscope::core;
 using namespace shardscope::core::protocol;
@@ -32,7 +36,24 @@ const std::string kSource = "fuzz peer";
   std::abort();
 }
 
+// An error is safe to answer with and to log: each line safe text (safe_text.h), the path too.
+void checkSafe(const Error& e) {
+  for (std::size_t at = 0, end = 0; at <= e.message.size(); at = end + 1) {
+    end = std::min(e.message.find('\n', at), e.message.size());
+    if (auto bad = findUnsafe(std::string_view(e.message).substr(at, end - at)))
+      die("an error that quotes peer bytes unescaped", bad->what + ": " + quoteText(e.message, 1000));
+  }
+  if (findUnsafe(e.json_path)) die("an error path that is not safe text", quoteText(e.json_path, 1000));
+  const json reply = toJson(errorReply(1, ErrorCode::BadMessage, e));
+  try {
+    (void)reply.dump();  // strict: throws on bytes that are not UTF-8
+  } catch (const std::exception& x) {
+    die("an error answer that does not encode", x.what());
+  }
+}
+
 void checkError(const Error& e) {
+  checkSafe(e);
   if (!e.message.starts_with(kSource + ": /")) die("an error that does not name the peer and a path", e.message);
   if (!e.json_path.starts_with('/')) die("an error without a JSON path", e.message);
   if (e.kind != ErrorKind::InvalidInput) die("an error of another kind than invalid input", e.message);
@@ -111,6 +132,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     decoder.feed(bytes.substr(at, piece));
     for (;;) {
       auto m = decoder.next();
+      if (!m) checkSafe(m.error());
       if (!m || !*m) break;
       checkMessage(**m);
     }

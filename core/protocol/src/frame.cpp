@@ -1,6 +1,7 @@
 #include "shardscope/core/protocol/frame.h"
 
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/protocol/safe_text.h"
 
 namespace shardscope::core::protocol {
 
@@ -43,9 +44,16 @@ Result<std::string> encodeFrame(const nlohmann::json& message, std::size_t max_b
     e.kind = ErrorKind::Usage;
     return e;
   }
-  std::string body = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
+  // Text that is not UTF-8 becomes U+FFFD rather than an exception: every
+  // message quotes peer text through safe_text.h, this is the last line.
+  std::string body;
+  try {
+    body = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  } catch (const std::exception& e) {  // out of memory for a huge message
+    return Error{std::string("cannot encode an outgoing message: ") + e.what(), ErrorKind::Internal};
+  }
   if (body.size() > max_bytes) {
-    return Error{"outgoing " + message["type"].get<std::string>() + " message is " + std::to_string(body.size()) +
+    return Error{"outgoing " + message.find("type")->get<std::string>() + " message is " + std::to_string(body.size()) +
                      " bytes; a frame holds at most " + std::to_string(max_bytes),
                  ErrorKind::Usage};
   }
@@ -84,7 +92,10 @@ Result<std::optional<nlohmann::json>> FrameDecoder::next() {
   offset_ += kFrameHeaderBytes + length;
   auto parsed = parseJsonText(body, kSource);
   if (!parsed) {
+    // The parser's message may quote the bytes it stopped at.
     error_ = parsed.error();
+    error_->message = safeText(error_->message);
+    error_->json_path = safeText(error_->json_path, false);
     return *error_;
   }
   if (auto s = checkEnvelope(*parsed, kSource); !s) {

@@ -18,9 +18,13 @@
 namespace shardscope::core::protocol::detail {
 
 using core::detail::childPath;
-using core::detail::describe;
 using core::detail::JsonReader;
 using json = nlohmann::json;
+
+// A short form of a value for messages, as core's describe, but a string is
+// quoted through quoteText (safe_text.h): a peer's bytes never reach a
+// message unescaped.
+[[nodiscard]] std::string describe(const json& j);
 
 // Checks the envelope (checkEnvelope) and that the type is `type`.
 [[nodiscard]] Status openMessage(const json& m, const std::string& source, std::string_view type);
@@ -39,12 +43,16 @@ std::optional<std::uint64_t> whole(JsonReader& r, const json& obj, const std::st
                                    bool required, std::uint64_t min, std::uint64_t max);
 std::optional<std::int64_t> signedWhole(JsonReader& r, const json& obj, const std::string& path, std::string_view key,
                                         bool required, std::int64_t min, std::int64_t max);
-// Strings: any text (empty allowed), a label (<= kMaxLabelBytes, no control
-// characters), a job id (validJobId), a SHA-256 (64 lowercase hex digits).
+// Strings: any text (empty allowed), a label (<= kMaxLabelBytes, safe text:
+// safe_text.h's findUnsafe), a job id (validJobId), a SHA-256 (64 lowercase
+// hex digits).
 std::optional<std::string> text(JsonReader& r, const json& obj, const std::string& path, std::string_view key,
                                 bool required);
 std::optional<std::string> label(JsonReader& r, const json& obj, const std::string& path, std::string_view key,
                                  bool required);
+// Records a problem at `path` when `text`, a name a peer gave that others are
+// shown, is not safe text (findUnsafe); `what` names it ("a label").
+bool checkSafeName(JsonReader& r, std::string_view text, const std::string& path, std::string_view what);
 std::optional<std::string> jobId(JsonReader& r, const json& obj, const std::string& path, std::string_view key);
 std::optional<std::string> sha256(JsonReader& r, const json& obj, const std::string& path, std::string_view key);
 // One of `words`: its index.

@@ -10,6 +10,7 @@
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/limits.h"
 #include "shardscope/core/protocol/frame.h"
+#include "shardscope/core/protocol/safe_text.h"
 
 namespace shardscope::core::protocol {
 
@@ -31,9 +32,12 @@ std::string wordsText(std::span<const std::string_view> words) {
   return s;
 }
 
-bool isControl(unsigned char c) { return c < 0x20 || c == 0x7f; }
-
 }  // namespace
+
+std::string describe(const json& j) {
+  if (j.is_string()) return "string \"" + quoteText(j.get_ref<const std::string&>(), 40) + "\"";
+  return core::detail::describe(j);
+}
 
 Status openMessage(const json& m, const std::string& source, std::string_view type) {
   if (auto s = checkEnvelope(m, source); !s) return s;
@@ -110,14 +114,18 @@ std::optional<std::string> label(JsonReader& r, const json& obj, const std::stri
                                      std::to_string(s->size()));
     return std::nullopt;
   }
-  const auto bad = std::ranges::find_if(*s, [](char c) { return isControl(static_cast<unsigned char>(c)); });
-  if (bad != s->end()) {
-    r.fail(childPath(path, key), "expected a label without control characters, got byte " +
-                                     std::to_string(static_cast<unsigned char>(*bad)) + " at offset " +
-                                     std::to_string(bad - s->begin()));
-    return std::nullopt;
-  }
+  if (!checkSafeName(r, *s, childPath(path, key), "a label")) return std::nullopt;
   return s;
+}
+
+bool checkSafeName(JsonReader& r, std::string_view text, const std::string& path, std::string_view what) {
+  const auto bad = findUnsafe(text);
+  if (!bad) return true;
+  r.fail(path, "expected " + std::string(what) +
+                   " without control characters, bidirectional formatting characters or bytes that are not "
+                   "UTF-8, got " +
+                   bad->what + " at byte " + std::to_string(bad->offset));
+  return false;
 }
 
 std::optional<std::string> jobId(JsonReader& r, const json& obj, const std::string& path, std::string_view key) {
@@ -172,7 +180,8 @@ const json* object(JsonReader& r, const json& obj, const std::string& path, std:
 }
 
 Error prefixed(Error e, const std::string& source, const std::string& prefix) {
-  e.json_path = (e.json_path.empty() || e.json_path == "/") ? prefix : prefix + e.json_path;
+  // Core's readers quote what they read as it is: made safe here, where a peer's part enters a message.
+  e.json_path = safeText((e.json_path.empty() || e.json_path == "/") ? prefix : prefix + e.json_path, false);
   e.file = source;
   const std::string head = source + ": /";
   std::string out;
@@ -191,7 +200,7 @@ Error prefixed(Error e, const std::string& source, const std::string& prefix) {
     }
     at = end + 1;
   }
-  e.message = std::move(out);
+  e.message = safeText(out);
   return e;
 }
 
@@ -398,8 +407,8 @@ Result<JobRequest> parseJobRequest(const json& m, const std::string& source) {
   if (auto s = checkEnvelope(m, source); !s) return s.error();
   const std::string type = messageType(m);
   if (type != "watch" && type != "cancel") {
-    return Error{source + ": /type: expected \"watch\" or \"cancel\", got \"" + type + "\"", ErrorKind::InvalidInput,
-                 source, "/type"};
+    return Error{source + ": /type: expected \"watch\" or \"cancel\", got \"" + quoteText(type) + "\"",
+                 ErrorKind::InvalidInput, source, "/type"};
   }
   JsonReader r(source);
   JobRequest q;
@@ -527,7 +536,8 @@ Result<ErrorMessage> parseErrorMessage(const json& m, const std::string& source)
 }
 
 ErrorMessage errorReply(std::uint64_t id, ErrorCode code, const Error& error) {
-  return ErrorMessage{id, code, error.message, error.json_path};
+  // Every message quotes peer text safely; an error from elsewhere (a job's refusal) may not.
+  return ErrorMessage{id, code, safeText(error.message), safeText(error.json_path, false)};
 }
 
 // ---- base64 -----------------------------------------------------------------

@@ -144,6 +144,10 @@ Result<JobSpec> parseJobSpec(const json& j, const std::string& source, const std
   auto p = readProject(*project, source, project_path);
   if (!p) return p.error();
   spec.project = std::move(p).value();
+  // Names every client of the agent is shown (job info, the runs): safe text, as the label.
+  detail::checkSafeName(r, spec.project.name, childPath(project_path, "name"), "a project name");
+  detail::checkSafeName(r, spec.project.model.name, childPath(childPath(project_path, "model"), "name"),
+                        "a model name");
   if (plan) {
     auto sp = planFromJson(*plan, source);
     if (!sp) return detail::prefixed(sp.error(), source, childPath(path, "plan"));

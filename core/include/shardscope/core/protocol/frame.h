@@ -25,7 +25,10 @@ inline constexpr std::size_t kDefaultMaxFrameBytes = 8u << 20;
 
 // The frame of `message`: header + compact JSON. An error (Usage) when the
 // JSON is longer than `max_bytes` or `message` lacks an object with "v" and
-// "type" (a sender's bug, caught before anything is written).
+// "type" (a sender's bug, caught before anything is written). Never throws:
+// a string that is not UTF-8 is written with U+FFFD in place of its bad
+// bytes (peer text should have been quoted through safe_text.h before), and
+// a message that cannot be dumped at all is an error (Internal).
 [[nodiscard]] Result<std::string> encodeFrame(const nlohmann::json& message,
                                               std::size_t max_bytes = kDefaultMaxFrameBytes);
 
@@ -39,8 +42,8 @@ class FrameDecoder {
   // The next whole message, nullopt when more bytes are needed, or an error
   // naming what was wrong (an oversized length, JSON that does not parse, not
   // an object, a missing or wrong "v", a missing "type"; the JSON path where
-  // known). After an error the stream cannot be trusted: the decoder stays
-  // failed and returns the same error; the connection should be closed.
+  // known). The error's text is safe (safe_text.h) whatever the bytes were. After an error the stream cannot be
+  // trusted: the decoder stays failed and returns the same error; the connection should be closed.
   [[nodiscard]] Result<std::optional<nlohmann::json>> next();
   // Bytes received and not yet returned as messages.
   [[nodiscard]] std::size_t buffered() const { return buffer_.size() - offset_; }

@@ -107,7 +107,7 @@ struct Description {  // agent -> client: "description"
 enum class JobMode { Emulate, Mpi };
 enum class JobDevice { Cpu, Cuda };
 struct JobSpec {
-  std::string label;                  // <= kMaxLabelBytes, no control characters
+  std::string label;                  // <= kMaxLabelBytes, safe text (safe_text.h)
   Project project;                    // model, cluster (world size N), constraints, calibration, sync interval
   std::optional<ShardPlan> plan;      // what runs; absent: the planner's plan for `grid` (or the sweep's best)
   std::optional<std::uint32_t> grid;  // sharding group size M (a divisor of N); only without a plan
