@@ -49,14 +49,16 @@ const std::string kPeer = "client 192.0.2.7:40000";
   std::abort();
 }
 
-// A finished job's run file, written once per process.
+// A finished job's run file, written once per process and removed at its exit.
 const std::string& runFilePath() {
-  static const std::string path = [] {
-    std::string p = "/tmp/fuzz_agent_connection_run." + std::to_string(::getpid());
-    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  static const std::string path = "/tmp/fuzz_agent_connection_run." + std::to_string(::getpid());
+  static const bool written = [] {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
     for (int i = 0; i < 5000; ++i) out.put(static_cast<char>(i * 7));
-    return p;
+    std::atexit([] { std::remove(path.c_str()); });
+    return true;
   }();
+  (void)written;
   return path;
 }
 
