@@ -146,7 +146,10 @@ void AgentConnection::hello(const json& message) {
     });
     return;
   }
-  server_->authSucceeded(address);
+  if (auto refused = server_->authSucceeded(this, address)) {
+    sendError(h->id, proto::ErrorCode::LimitExceeded, *refused);
+    return close();
+  }
   authenticated_ = true;
   handshake_timer_.stop();
   send(proto::toJson(proto::Welcome{h->id, server_->description().agent, server_->description().hosts.front().name}));

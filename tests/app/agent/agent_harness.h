@@ -82,6 +82,14 @@ class Agent {
   [[nodiscard]] quint16 port() const { return port_; }
   [[nodiscard]] const QString& fingerprint() const { return fingerprint_; }
   [[nodiscard]] QString output() const { return output_; }
+  // What the running agent printed so far (its log included).
+  QString readOutput() {
+    if (!process_) return output_;
+    while (process_->waitForReadyRead(200)) output_ += QString::fromUtf8(process_->readAll());
+    output_ += QString::fromUtf8(process_->readAll());
+    return output_;
+  }
+  [[nodiscard]] qint64 pid() const { return process_ ? process_->processId() : 0; }
   QProcessEnvironment& environment() { return env_; }
 
   void writeFile(const QString& name, const std::string& text, mode_t mode = 0644) {
@@ -172,7 +180,9 @@ class RawClient {
   bool connect(quint16 port, int timeout_ms = 10000) {
     socket_.setPeerVerifyMode(QSslSocket::VerifyNone);
     socket_.connectToHostEncrypted(QStringLiteral("127.0.0.1"), port);
-    return socket_.waitForEncrypted(timeout_ms);
+    if (!socket_.waitForEncrypted(timeout_ms)) return false;
+    socket_.flush();  // the handshake's last flight, which an event loop would send
+    return true;
   }
   [[nodiscard]] QString fingerprint() const {
     return "sha256:" + socket_.peerCertificate().digest(QCryptographicHash::Sha256).toHex();
