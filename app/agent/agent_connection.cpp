@@ -123,7 +123,7 @@ bool AgentConnection::tokenMatches(const std::string& token) const { return serv
 
 std::chrono::milliseconds AgentConnection::authFailed() { return server_->authFailed(address_); }
 
-void AgentConnection::authSucceeded() { server_->authSucceeded(address_); }
+std::optional<core::Error> AgentConnection::authSucceeded() { return server_->authSucceeded(this, address_); }
 
 const proto::Description& AgentConnection::description() const { return server_->description(); }
 

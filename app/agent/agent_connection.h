@@ -32,7 +32,7 @@ class AgentConnection : public QObject, private SessionHost {
   // SessionHost: the server's token, back-off and description, its jobs.
   [[nodiscard]] bool tokenMatches(const std::string& token) const override;
   [[nodiscard]] std::chrono::milliseconds authFailed() override;
-  void authSucceeded() override;
+  [[nodiscard]] std::optional<core::Error> authSucceeded() override;
   [[nodiscard]] const proto::Description& description() const override;
   [[nodiscard]] Answer<proto::JobInfo> submit(const proto::JobSpec& spec) override;
   [[nodiscard]] Answer<proto::JobInfo> cancel(const std::string& job) override;

@@ -167,7 +167,11 @@ void ClientSession::hello(Output& out, const json& message) {
     out.delay = delay;
     return;
   }
-  host_.authSucceeded();
+  if (auto refused = host_.authSucceeded()) {
+    out.log.push_back(peer_ + ": refused after hello (" + proto::safeText(refused->message, false, 200) + ")");
+    sendError(out, h->id, proto::ErrorCode::LimitExceeded, *refused);
+    return close(out);
+  }
   authenticated_ = true;
   out.log.push_back(peer_ + ": authenticated (" + proto::quoteText(h->client, 100) + ")");
   const proto::Description& d = host_.description();

@@ -55,7 +55,9 @@ class SessionHost {
   [[nodiscard]] virtual bool tokenMatches(const std::string& token) const = 0;
   // A failed hello of this client: how long to wait before answering it.
   [[nodiscard]] virtual std::chrono::milliseconds authFailed() = 0;
-  virtual void authSucceeded() = 0;
+  // The right token: nullopt, or why this client is refused anyway (the
+  // agent serves limits.max_connections clients at once).
+  [[nodiscard]] virtual std::optional<core::Error> authSucceeded() = 0;
   [[nodiscard]] virtual const proto::Description& description() const = 0;
   [[nodiscard]] virtual Answer<proto::JobInfo> submit(const proto::JobSpec& spec) = 0;
   [[nodiscard]] virtual Answer<proto::JobInfo> cancel(const std::string& job) = 0;

@@ -141,6 +141,9 @@ void readLimits(ConfigReader& r, const json& j, AgentLimits& l) {
     l.max_connections = static_cast<std::uint32_t>(*v);
   if (auto v = r.whole(*it, "/limits", "handshake_seconds", 1, 600))
     l.handshake_seconds = static_cast<std::uint32_t>(*v);
+  if (auto v = r.whole(*it, "/limits", "max_handshakes", 1, 100000)) l.max_handshakes = static_cast<std::uint32_t>(*v);
+  if (auto v = r.whole(*it, "/limits", "max_handshakes_per_address", 1, 100000))
+    l.max_handshakes_per_address = static_cast<std::uint32_t>(*v);
   if (auto v = r.whole(*it, "/limits", "max_frame_bytes", 4096, 1u << 30)) l.max_frame_bytes = *v;
   if (auto v = r.whole(*it, "/limits", "max_client_backlog_bytes", 1u << 20, k32 * 16)) l.max_client_backlog_bytes = *v;
 }

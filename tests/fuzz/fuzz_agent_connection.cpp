@@ -84,7 +84,7 @@ class FuzzHost final : public SessionHost {
 
   bool tokenMatches(const std::string& token) const override { return token == kToken; }
   std::chrono::milliseconds authFailed() override { return std::chrono::milliseconds(250); }
-  void authSucceeded() override {}
+  std::optional<shardscope::core::Error> authSucceeded() override { return std::nullopt; }
   const Description& description() const override {
     static const Description d = [] {
       Description x;

@@ -87,6 +87,9 @@ class Agent {
     QFile f(path("agent.log"));
     return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
   }
+  // What the running agent printed so far (its log included).
+  [[nodiscard]] QString readOutput() const { return output(); }
+  [[nodiscard]] qint64 pid() const { return process_ ? process_->processId() : 0; }
   QProcessEnvironment& environment() { return env_; }
 
   void writeFile(const QString& name, const std::string& text, mode_t mode = 0644) {
@@ -183,7 +186,9 @@ class RawClient {
   bool connect(quint16 port, int timeout_ms = 10000) {
     socket_.setPeerVerifyMode(QSslSocket::VerifyNone);
     socket_.connectToHostEncrypted(QStringLiteral("127.0.0.1"), port);
-    return socket_.waitForEncrypted(timeout_ms);
+    if (!socket_.waitForEncrypted(timeout_ms)) return false;
+    socket_.flush();  // the handshake's last flight, which an event loop would send
+    return true;
   }
   [[nodiscard]] QString fingerprint() const {
     return "sha256:" + socket_.peerCertificate().digest(QCryptographicHash::Sha256).toHex();

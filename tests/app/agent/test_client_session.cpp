@@ -31,7 +31,10 @@ class Host final : public SessionHost {
 
   bool tokenMatches(const std::string& token) const override { return token == kToken; }
   std::chrono::milliseconds authFailed() override { return std::chrono::milliseconds(250 << failures++); }
-  void authSucceeded() override { failures = 0; }
+  std::optional<shardscope::core::Error> authSucceeded() override {
+    failures = 0;
+    return std::nullopt;
+  }
   const Description& description() const override {
     if (throw_in == Throw::Describe) throw std::runtime_error("describe failed \xff\x1b[2J");
     static const Description d = [] {

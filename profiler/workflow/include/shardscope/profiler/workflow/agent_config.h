@@ -33,6 +33,10 @@ struct AgentLimits {
   std::uint32_t max_running = 1;         // jobs running at once (the rest wait in order)
   std::uint32_t max_connections = 256;   // clients connected at once
   std::uint32_t handshake_seconds = 10;  // TLS + hello must finish within it
+  // Connections not yet authenticated, at once; past it the oldest is closed.
+  std::uint32_t max_handshakes = 512;
+  // Of them, from one address once TLS has begun; past it a new one is refused.
+  std::uint32_t max_handshakes_per_address = 64;
   std::uint64_t max_frame_bytes = 8u << 20;
   std::uint64_t max_client_backlog_bytes = 64u << 20;  // unsent bytes to one client before it is dropped as slow
   bool operator==(const AgentLimits&) const = default;
