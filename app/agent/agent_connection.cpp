@@ -128,7 +128,7 @@ std::optional<core::Error> AgentConnection::authSucceeded() { return server_->au
 const proto::Description& AgentConnection::description() const { return server_->description(); }
 
 SessionHost::Answer<proto::JobInfo> AgentConnection::submit(const proto::JobSpec& spec) {
-  return answer(server_->jobs().submit(spec));
+  return answer(server_->jobs().submit(spec, session_.peer()));
 }
 
 SessionHost::Answer<proto::JobInfo> AgentConnection::cancel(const std::string& job) {

@@ -8,8 +8,11 @@
 #include <QFile>
 #include <QMetaObject>
 
+#include "agent_log.h"
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/protocol/safe_text.h"
 #include "shardscope/core/store/trace_store.h"
+#include "shardscope/core/summary.h"
 #include "shardscope/core/time_text.h"
 #include "shardscope/profiler/workflow/agent_launch.h"
 #include "shardscope/profiler/workflow/profile_run.h"
@@ -23,9 +26,21 @@ using nlohmann::json;
 
 constexpr const char* kJobSchema = "shardscope.agent-job/1";
 constexpr std::size_t kStderrTail = 40;
+// RLIMIT_AS of an emulate engine on the CPU, past limits.job_memory_bytes: the
+// address space its libraries map and each kernel thread's stack and glibc
+// arena reserve without making them resident (about 0.2 GiB for two threads).
+constexpr std::uint64_t kAddressSpaceBase = std::uint64_t{1} << 30;
+constexpr std::uint64_t kAddressSpacePerThread = std::uint64_t{72} << 20;
 
 JobManager::Refusal refusal(proto::ErrorCode code, std::string message) {
   return {code, core::Error{std::move(message), core::ErrorKind::Usage}};
+}
+
+// Owner read and write only: a job's folder and the files the agent writes in it.
+void ownerOnly(const std::string& path, bool folder) {
+  std::error_code ec;
+  fs::permissions(path, folder ? fs::perms::owner_all : fs::perms::owner_read | fs::perms::owner_write,
+                  fs::perm_options::replace, ec);
 }
 
 // The newest run in a job's store (0 when none, or no store).
@@ -48,6 +63,7 @@ core::Result<RunFile> snapshotRun(const std::string& dir, std::int64_t run) {
   std::error_code ec;
   fs::remove(temp, ec);
   if (auto s = st::writeStoreSnapshot(store, temp); !s) return s.error();
+  ownerOnly(temp, false);
   fs::rename(temp, final_path, ec);
   if (ec) return core::Error{"cannot rename " + temp + ": " + ec.message(), core::ErrorKind::Io};
   auto sum = fileSha256(final_path);
@@ -65,6 +81,47 @@ core::Result<std::pair<std::string, std::uint64_t>> fileSha256(const std::string
   return std::pair{hash.result().toHex().toStdString(), static_cast<std::uint64_t>(f.size())};
 }
 
+// The resident memory of every running job's processes, as their launches
+// sample it: when all of them together pass limits.total_memory_bytes, the
+// newest job is stopped (the others were there first).
+class ResidentLedger {
+ public:
+  explicit ResidentLedger(std::uint64_t total) : total_(total) {}
+  void add(const std::string& id) {
+    const std::lock_guard lock(mutex_);
+    jobs_[id] = {next_++, 0};
+  }
+  void remove(const std::string& id) {
+    const std::lock_guard lock(mutex_);
+    jobs_.erase(id);
+  }
+  // Records one sample of a job; the reason to stop it, or "".
+  std::string sample(const std::string& id, std::uint64_t resident) {
+    const std::lock_guard lock(mutex_);
+    const auto it = jobs_.find(id);
+    if (it == jobs_.end()) return {};
+    it->second.resident = resident;
+    std::uint64_t sum = 0, newest = 0;
+    for (const auto& [job, e] : jobs_) {
+      sum += e.resident;
+      newest = std::max(newest, e.order);
+    }
+    if (sum <= total_ || it->second.order != newest) return {};
+    return "memory limit (" + core::formatBytes(total_) + ", limits.total_memory_bytes): the running jobs held " +
+           core::formatBytes(sum) + " together; the newest was stopped";
+  }
+
+ private:
+  struct Entry {
+    std::uint64_t order = 0;
+    std::uint64_t resident = 0;
+  };
+  std::mutex mutex_;
+  std::uint64_t total_;
+  std::uint64_t next_ = 0;
+  std::map<std::string, Entry> jobs_;
+};
+
 // A running job: its thread, its cancel flag, what its launch learned.
 struct JobManager::Runtime {
   std::thread thread;
@@ -73,10 +130,14 @@ struct JobManager::Runtime {
   std::mutex mutex;  // guards the members below (written by the job's thread)
   std::vector<std::string> stderr_tail;
   int exit_code = 0;
+  std::uint64_t peak_resident_bytes = 0;
 };
 
 JobManager::JobManager(profiler::AgentConfig config, core::ClusterSpec cluster, QObject* parent)
-    : QObject(parent), config_(std::move(config)), cluster_(std::move(cluster)) {}
+    : QObject(parent),
+      config_(std::move(config)),
+      cluster_(std::move(cluster)),
+      ledger_(std::make_shared<ResidentLedger>(config_.limits.total_memory_bytes)) {}
 
 JobManager::~JobManager() {
   stopping_ = true;
@@ -104,27 +165,60 @@ core::Status JobManager::save(const Job& job) const {
   j["spec"] = proto::toJson(job.spec);
   if (!job.run_file.sha256.empty())
     j["run_file"] = {{"size", job.run_file.size}, {"sha256", job.run_file.sha256}, {"run", job.run_file.run}};
-  return core::writeFileAtomic((fs::path(jobDir(job.info.job)) / "job.json").string(), j.dump(1));
+  j["owner"] = job.owner;
+  const std::string path = (fs::path(jobDir(job.info.job)) / "job.json").string();
+  // Replaced, not thrown, should a byte that is not UTF-8 still get here.
+  auto written = core::writeFileAtomic(path, j.dump(1, ' ', false, json::error_handler_t::replace));
+  ownerOnly(path, false);
+  return written;
 }
 
-std::variant<proto::JobInfo, JobManager::Refusal> JobManager::submit(const proto::JobSpec& spec) {
-  const std::uint32_t n = spec.project.cluster.worldSize();
+std::uint64_t JobManager::reservedMemory() const {
+  std::uint64_t sum = 0;
+  for (const auto& id : queue_) sum += jobs_.at(id).memory;
+  for (const auto& [id, rt] : running_) sum += jobs_.at(id).memory;
+  return sum;
+}
+
+void JobManager::describeJobs(proto::Description& d) const {
+  d.shapes = jobShapes(cluster_, config_.limits.max_ranks);
   const auto& l = config_.limits;
-  if (n > l.max_ranks)
-    return refusal(proto::ErrorCode::LimitExceeded, "a job of " + std::to_string(n) + " ranks exceeds this agent's " +
-                                                        std::to_string(l.max_ranks) + " (limits.max_ranks)");
+  d.job_limits = {l.job_memory_bytes, l.total_memory_bytes, l.job_threads, l.job_seconds};
+}
+
+namespace {
+// "emulate x4 M=2 \"label\"" for the log (the label is the client's).
+std::string jobLogText(const proto::JobInfo& info) {
+  return info.mode + " x" + std::to_string(info.world_size) + " M=" + std::to_string(info.group_size) + " \"" +
+         logSafe(info.label) + "\"";
+}
+}  // namespace
+
+std::variant<proto::JobInfo, JobManager::Refusal> JobManager::submit(const proto::JobSpec& spec,
+                                                                     const std::string& owner) {
+  const auto refused = [&owner](Refusal r) {
+    logLine("submit by " + owner + " refused: " + logSafe(r.error.message, 400));
+    return r;
+  };
+  const auto& l = config_.limits;
   if (spec.steps > l.max_steps)
-    return refusal(proto::ErrorCode::LimitExceeded, std::to_string(spec.steps) + " steps exceed this agent's " +
-                                                        std::to_string(l.max_steps) + " (limits.max_steps)");
+    return refused(refusal(proto::ErrorCode::LimitExceeded, std::to_string(spec.steps) + " steps exceed this agent's " +
+                                                                std::to_string(l.max_steps) + " (limits.max_steps)"));
   if (queue_.size() + running_.size() >= l.max_jobs)
-    return refusal(proto::ErrorCode::LimitExceeded, "this agent already has " + std::to_string(l.max_jobs) +
-                                                        " jobs queued or running (limits.max_jobs)");
+    return refused(refusal(proto::ErrorCode::LimitExceeded, "this agent already has " + std::to_string(l.max_jobs) +
+                                                                " jobs queued or running (limits.max_jobs)"));
   if (spec.mode == proto::JobMode::Mpi && config_.launcher == profiler::LauncherKind::None)
-    return refusal(proto::ErrorCode::InvalidJob, "this agent runs emulate jobs only (its config names no launcher)");
+    return refused(
+        refusal(proto::ErrorCode::InvalidJob, "this agent runs emulate jobs only (its config names no launcher)"));
   if (spec.device == proto::JobDevice::Cuda && !profiler::gpuEngineBuilt())
-    return refusal(proto::ErrorCode::InvalidJob, "this agent's engine was built without CUDA, NCCL and CUPTI");
+    return refused(refusal(proto::ErrorCode::InvalidJob, "this agent's engine was built without CUDA, NCCL and CUPTI"));
+  auto admitted = admitJob(spec, config_, cluster_, reservedMemory());
+  if (auto* r = std::get_if<Refusal>(&admitted)) return refused(*r);
+  Admission& a = std::get<Admission>(admitted);
   Job job;
-  job.spec = spec;
+  job.spec = std::move(a.spec);
+  job.owner = owner;
+  job.memory = a.memory.bytes;
   job.info.job = nextId();
   while (jobs_.count(job.info.job) != 0) job.info.job = nextId();
   job.info.label = spec.label;
@@ -132,17 +226,25 @@ std::variant<proto::JobInfo, JobManager::Refusal> JobManager::submit(const proto
   job.info.state = proto::JobState::Queued;
   job.info.mode = spec.mode == proto::JobMode::Mpi ? "mpi" : "emulate";
   job.info.launcher = spec.mode == proto::JobMode::Mpi ? profiler::toString(config_.launcher) : "in-process";
-  job.info.world_size = n;
-  job.info.group_size = spec.plan ? spec.plan->sharding_group_size : spec.grid.value_or(0);
+  job.info.world_size = job.spec.project.cluster.worldSize();
+  job.info.group_size = job.spec.plan ? job.spec.plan->sharding_group_size : 0;
   job.info.created = core::utcNowIso8601();
   job.info.progress.stage = "queued";
+  const std::string dir = jobDir(job.info.job);
   std::error_code ec;
-  fs::create_directories(jobDir(job.info.job), ec);
+  fs::create_directories(dir, ec);
   if (ec)
-    return Refusal{proto::ErrorCode::Internal,
-                   core::Error{"cannot create " + jobDir(job.info.job) + ": " + ec.message(), core::ErrorKind::Io}};
-  if (auto s = save(job); !s) return Refusal{proto::ErrorCode::Internal, s.error()};
+    return refused(
+        {proto::ErrorCode::Internal, core::Error{"cannot create " + dir + ": " + ec.message(), core::ErrorKind::Io}});
+  ownerOnly(dir, true);
+  if (auto s = save(job); !s) return refused({proto::ErrorCode::Internal, s.error()});
   const std::string id = job.info.job;
+  std::string note;
+  if (spec.project.cluster.worldSize() != job.info.world_size)
+    note = "; the spec's cluster of " + std::to_string(spec.project.cluster.worldSize()) +
+           " GPUs is replaced by this agent's";
+  logLine("job " + id + " submitted by " + owner + ": " + jobLogText(job.info) + ", estimated " +
+          core::formatBytes(job.memory) + note);
   jobs_.emplace(id, std::move(job));
   order_.push_back(id);
   queue_.push_back(id);
@@ -163,10 +265,12 @@ std::variant<proto::JobInfo, JobManager::Refusal> JobManager::cancel(const std::
     job.info.error = "cancelled before it started";
     (void)save(job);
     emit jobChanged(job.info);
+    logLine("job " + id + " cancelled before it started");
   } else if (const auto rt = running_.find(id); rt != running_.end()) {
     rt->second->cancel = true;
     job.info.progress.text = "cancelling";
     emit jobChanged(job.info);
+    logLine("job " + id + ": cancelling");
   }
   return job.info;
 }
@@ -223,34 +327,15 @@ void JobManager::start(Job& job) {
   job.info.progress = proto::JobProgress{job.spec.plan ? "starting" : "planning", 0, 0, ""};
   (void)save(job);
   emit jobChanged(job.info);
+  logLine("job " + id + " started (" + job.owner + ")");
   auto rt = std::make_unique<Runtime>();
   Runtime* r = rt.get();
   running_[id] = std::move(rt);
+  ledger_->add(id);
   r->thread = std::thread([this, id, dir = jobDir(id), spec = job.spec, r] { runJob(id, dir, spec, *r); });
 }
 
 namespace {
-// The profile request of a job spec (everything but the plan and the launch).
-profiler::ProfileRequest profileRequest(const proto::JobSpec& spec, const std::string& dir,
-                                        const profiler::AgentConfig& config) {
-  profiler::ProfileRequest req;
-  req.project = spec.project;
-  req.batch = spec.batch;
-  req.sync_interval = spec.sync_interval;
-  req.steps = spec.steps;
-  req.warmup = spec.warmup;
-  req.seed = spec.seed;
-  req.trace_spans = spec.trace_spans;
-  req.all_groups = spec.all_groups;
-  if (!spec.label.empty()) req.label = spec.label;
-  req.store = (fs::path(dir) / "store.sqlite").string();
-  req.mode = spec.mode == proto::JobMode::Mpi ? profiler::ProfileMode::Mpi : profiler::ProfileMode::Emulate;
-  req.device = spec.device == proto::JobDevice::Cuda ? profiler::ProfileDevice::Cuda : profiler::ProfileDevice::Cpu;
-  req.engine = config.engine;
-  req.cancel_reason = "cancelled by a client of the agent";
-  return req;
-}
-
 // Whether a progress report may go out now (at most 20 a second; stage changes always).
 class ProgressThrottle {
  public:
@@ -266,8 +351,26 @@ class ProgressThrottle {
 };
 }  // namespace
 
+profiler::EngineLaunchOptions JobManager::launchLimits(const std::string& id, const proto::JobSpec& spec) const {
+  profiler::EngineLaunchOptions o;
+  profiler::ProcessLimits& l = o.limits;
+  l.resident_bytes = config_.limits.job_memory_bytes;
+  l.resident_name = "limits.job_memory_bytes";
+  l.wall = std::chrono::seconds(config_.limits.job_seconds);
+  l.wall_name = "limits.job_seconds";
+  l.die_with_caller = true;
+  // The engine itself on the CPU: address space as a backstop far above the
+  // resident limit (not for GPU processes, whose CUDA context reserves the
+  // GPUs' size, nor for launchers: Slurm passes limits on to the ranks).
+  if (spec.mode == proto::JobMode::Emulate && spec.device == proto::JobDevice::Cpu)
+    l.address_space_bytes =
+        config_.limits.job_memory_bytes + kAddressSpaceBase + kAddressSpacePerThread * config_.limits.job_threads;
+  l.sample = [ledger = ledger_, id](std::uint64_t resident) { return ledger->sample(id, resident); };
+  return o;
+}
+
 void JobManager::runJob(const std::string& id, const std::string& dir, const proto::JobSpec& spec, Runtime& rt) {
-  profiler::ProfileRequest req = profileRequest(spec, dir, config_);
+  profiler::ProfileRequest req = jobProfileRequest(spec, dir, config_);
   proto::JobInfo ended;
   auto plan = spec.plan ? core::Result<core::ShardPlan>(*spec.plan) : profiler::plannedProfilePlan(req, spec.grid);
   RunFile file;
@@ -277,27 +380,35 @@ void JobManager::runJob(const std::string& id, const std::string& dir, const pro
   } else {
     req.plan = std::move(plan).value();
     ended.group_size = req.plan.sharding_group_size;
-    const bool sbatch = config_.launcher == profiler::LauncherKind::Sbatch;
-    if (req.mode == profiler::ProfileMode::Mpi) {
-      profiler::MpiLaunchHooks hooks;
-      const std::uint32_t n = req.plan.world_size;
-      const std::uint32_t gpn = spec.project.cluster.gpus_per_node;
-      hooks.inputs_dir = (fs::path(dir) / "inputs").string();
-      hooks.prepare = [this, n, gpn, dir, &rt](const std::vector<std::string>& engine, const std::string&) {
-        return profiler::prepareAgentLaunch(config_, n, gpn, dir, engine, rt.scheduler);
-      };
-      hooks.stderr_line = [&rt](const std::string& line) {
-        const std::lock_guard lock(rt.mutex);
-        rt.stderr_tail.push_back(line);
-        if (rt.stderr_tail.size() > kStderrTail) rt.stderr_tail.erase(rt.stderr_tail.begin());
-      };
-      hooks.exited = [&rt, sbatch, dir](const profiler::EngineLaunchOutcome& o) {
-        const std::lock_guard lock(rt.mutex);
-        rt.exit_code = o.exit_code;
-        if (sbatch) rt.stderr_tail = profiler::fileTail((fs::path(dir) / "engine.err").string(), kStderrTail);
-      };
-      req.mpi_hooks = std::move(hooks);
-    }
+    const bool sbatch = req.mode == profiler::ProfileMode::Mpi && config_.launcher == profiler::LauncherKind::Sbatch;
+    profiler::MpiLaunchHooks hooks;
+    const std::uint32_t n = req.plan.world_size;
+    const std::uint32_t gpn = spec.project.cluster.gpus_per_node;
+    hooks.inputs_dir = (fs::path(dir) / "inputs").string();
+    hooks.prepare = [this, &req, &spec, id, n, gpn, dir, &rt](
+                        const std::vector<std::string>& engine,
+                        const std::string&) -> core::Result<profiler::PreparedLaunch> {
+      profiler::PreparedLaunch p{engine, launchLimits(id, spec)};
+      if (req.mode == profiler::ProfileMode::Emulate) return p;  // the engine itself, no launcher
+      auto launch = profiler::prepareAgentLaunch(config_, n, gpn, dir, engine, rt.scheduler);
+      if (launch) launch->options.limits = p.options.limits;
+      return launch;
+    };
+    hooks.stderr_line = [&rt](const std::string& line) {
+      const std::lock_guard lock(rt.mutex);
+      rt.stderr_tail.push_back(proto::quoteText(line, 400));  // a launcher's bytes: any, not only UTF-8
+      if (rt.stderr_tail.size() > kStderrTail) rt.stderr_tail.erase(rt.stderr_tail.begin());
+    };
+    hooks.exited = [&rt, sbatch, dir](const profiler::EngineLaunchOutcome& o) {
+      const std::lock_guard lock(rt.mutex);
+      rt.exit_code = o.exit_code;
+      rt.peak_resident_bytes = o.peak_resident_bytes;
+      if (sbatch) {
+        rt.stderr_tail = profiler::fileTail((fs::path(dir) / "engine.err").string(), kStderrTail);
+        for (std::string& l : rt.stderr_tail) l = proto::quoteText(l, 400);
+      }
+    };
+    req.mpi_hooks = std::move(hooks);
     ProgressThrottle throttle;
     const auto progress = [&](const profiler::ProfileProgress& p) {
       using Kind = profiler::ProfileProgress::Kind;
@@ -323,6 +434,9 @@ void JobManager::runJob(const std::string& id, const std::string& dir, const pro
           outcome.error().kind == core::ErrorKind::Cancelled ? proto::JobState::Cancelled : proto::JobState::Failed;
       ended.error = outcome.error().message;
       run = newestRun(req.store);
+      if (run > 0)  // a child killed before it said its run leaves it running in the store
+        if (auto s = st::openStore(req.store, st::OpenMode::ReadWrite))
+          (void)s->failStaleRun(st::RunId{run}, ended.error);
     }
     if (run > 0) {
       auto snap = snapshotRun(dir, run);
@@ -354,10 +468,13 @@ void JobManager::noteSchedulerJob(const std::string& id, const std::string& sche
 }
 
 void JobManager::finish(const std::string& id, const proto::JobInfo& ended, const RunFile& file) {
+  std::uint64_t peak = 0;
   if (const auto rt = running_.find(id); rt != running_.end()) {
     if (rt->second->thread.joinable()) rt->second->thread.join();
+    peak = rt->second->peak_resident_bytes;
     running_.erase(rt);
   }
+  ledger_->remove(id);
   Job& job = jobs_.at(id);
   job.info.state = ended.state;
   job.info.finished = core::utcNowIso8601();
@@ -370,6 +487,9 @@ void JobManager::finish(const std::string& id, const proto::JobInfo& ended, cons
   job.run_file = file;
   (void)save(job);
   emit jobChanged(job.info);
+  logLine("job " + id + " " + std::string(proto::toString(job.info.state)) + " (" + job.owner + ")" +
+          (peak > 0 ? ", its processes' most resident memory as sampled " + core::formatBytes(peak) : "") +
+          (job.info.error.empty() ? "" : ": " + logSafe(job.info.error, 400)));
   startQueued();
 }
 
@@ -382,7 +502,9 @@ std::string JobManager::recoverOne(const std::string& path) {
   if (!info) return "skipped " + path + ": " + info.error().message;
   auto spec = proto::parseJobSpec((*j)["spec"], path, "/spec");
   if (!spec) return "skipped " + path + ": " + spec.error().message;
-  Job job{*info, *spec, {}};
+  Job job{*info, *spec, {}, "a client", 0};
+  if (const auto owner = j->find("owner"); owner != j->end() && owner->is_string())
+    job.owner = owner->get<std::string>();
   const std::string dir = fs::path(path).parent_path().string();
   if (job.info.job != fs::path(dir).filename().string())
     return "skipped " + path + ": it names job " + job.info.job + ", not its folder's";
@@ -411,9 +533,19 @@ std::string JobManager::recoverOne(const std::string& path) {
     if (auto snap = snapshotRun(dir, job.info.run)) job.run_file = *snap;
     note = "job " + job.info.job + ": its run file was written again";
   }
-  if (job.info.state == proto::JobState::Queued) {
-    queue_.push_back(job.info.job);
-    note = "job " + job.info.job + " was queued: queued again";
+  if (job.info.state == proto::JobState::Queued) {  // admitted again: the config may have changed since
+    auto admitted = admitJob(job.spec, config_, cluster_, reservedMemory());
+    if (auto* a = std::get_if<Admission>(&admitted)) {
+      job.spec = std::move(a->spec);
+      job.memory = a->memory.bytes;
+      queue_.push_back(job.info.job);
+      note = "job " + job.info.job + " was queued: queued again";
+    } else {
+      job.info.state = proto::JobState::Failed;
+      job.info.finished = core::utcNowIso8601();
+      job.info.error = "refused when the agent started again: " + std::get<Refusal>(admitted).error.message;
+      note = "job " + job.info.job + " was queued: " + job.info.error;
+    }
   }
   (void)save(job);
   const std::string id = job.info.job;

@@ -1,11 +1,16 @@
-// The agent's jobs: submitted specs queue in order, at most max_running run
-// at once (each on its own thread: emulate in this process, mpi through the
-// config's launcher), and every state change is written to the job's folder
-// (<store_dir>/jobs/<id>/job.json, atomically) so a restart, even after a
-// kill -9, finds every job: one that was running is marked failed (its run
-// in the job's store marked failed too), one that was queued runs. A job
-// outlives the client that submitted it. When a job ends, its store is
-// snapshotted once into run.sqlite, the file fetch serves.
+// The agent's jobs: submitted specs are admitted (job_admission.h: the
+// agent's own cluster, a grid or plan for it, the predicted memory within the
+// limits), queue in order, and at most max_running run at once, each on its
+// own thread that starts and follows a child process: shardscope-engine
+// --emulate for emulate jobs, the config's launcher for mpi jobs, never the
+// job's tables in this process. A child is limited (resident memory of its
+// process tree, wall time, threads; killed at a limit) and dies with the
+// agent. Every state change is written to the job's folder
+// (<store_dir>/jobs/<id>/job.json, atomically, folders 0700 and files 0600)
+// so a restart, even after a kill -9, finds every job: one that was running
+// is marked failed (its run in the job's store marked failed too), one that
+// was queued runs. A job outlives the client that submitted it. When a job
+// ends, its store is snapshotted once into run.sqlite, the file fetch serves.
 #pragma once
 
 #include <atomic>
@@ -21,6 +26,7 @@
 
 #include <QObject>
 
+#include "job_admission.h"
 #include "shardscope/core/cluster.h"
 #include "shardscope/core/protocol/messages.h"
 #include "shardscope/profiler/workflow/agent_config.h"
@@ -37,6 +43,8 @@ struct RunFile {
   std::int64_t run = 0;
 };
 
+class ResidentLedger;
+
 class JobManager : public QObject {
   Q_OBJECT
 
@@ -50,18 +58,20 @@ class JobManager : public QObject {
   // Returns one line per job it had to repair, for the log.
   [[nodiscard]] core::Result<std::vector<std::string>> recover();
 
-  // Queues a validated spec (limits: world size, steps, jobs at once, the
-  // mode the launcher allows). Errors carry the protocol code to answer with.
-  struct Refusal {
-    proto::ErrorCode code;
-    core::Error error;
-  };
-  [[nodiscard]] std::variant<proto::JobInfo, Refusal> submit(const proto::JobSpec& spec);
+  // Queues a spec that admitJob accepts (and within the limits on steps, jobs
+  // at once, the modes the launcher allows). `owner` names the client
+  // ("client 10.0.0.5:51234") in the log and the job's record. Errors carry
+  // the protocol code to answer with.
+  using Refusal = JobRefusal;
+  [[nodiscard]] std::variant<proto::JobInfo, Refusal> submit(const proto::JobSpec& spec, const std::string& owner);
   [[nodiscard]] std::variant<proto::JobInfo, Refusal> cancel(const std::string& job);
   [[nodiscard]] const proto::JobInfo* find(const std::string& job) const;
   [[nodiscard]] std::vector<proto::JobInfo> list() const;  // oldest first
   [[nodiscard]] std::variant<RunFile, Refusal> runFile(const std::string& job) const;
   [[nodiscard]] std::size_t running() const { return running_.size(); }
+
+  // What describe says jobs may ask for and take: the shapes and the job limits.
+  void describeJobs(proto::Description& d) const;
 
  signals:
   void jobChanged(const shardscope::core::protocol::JobInfo& info);
@@ -72,13 +82,18 @@ class JobManager : public QObject {
   struct Job {
     proto::JobInfo info;
     proto::JobSpec spec;
-    RunFile run_file;  // once it ended with a run
+    RunFile run_file;   // once it ended with a run
+    std::string owner;  // who submitted it (the log's and the record's)
+    // Its memory estimate, held against limits.total_memory_bytes until it
+    // ends (not recorded: a queued job is admitted again at the next start).
+    std::uint64_t memory = 0;
   };
 
   void startQueued();
   void start(Job& job);
-  // The job's thread: plans when the spec has no plan, runs, snapshots.
+  // The job's thread: runs the engine as a child process, snapshots its run.
   void runJob(const std::string& id, const std::string& dir, const proto::JobSpec& spec, Runtime& rt);
+  [[nodiscard]] profiler::EngineLaunchOptions launchLimits(const std::string& id, const proto::JobSpec& spec) const;
   [[nodiscard]] std::string recoverOne(const std::string& file);
   void noteSchedulerJob(const std::string& id, const std::string& scheduler_job);
   void finish(const std::string& id, const proto::JobInfo& ended, const RunFile& file);
@@ -86,6 +101,7 @@ class JobManager : public QObject {
   [[nodiscard]] core::Status save(const Job& job) const;
   [[nodiscard]] std::string jobDir(const std::string& id) const;
   [[nodiscard]] std::string nextId();
+  [[nodiscard]] std::uint64_t reservedMemory() const;  // estimates of the jobs queued or running
 
   profiler::AgentConfig config_;
   core::ClusterSpec cluster_;
@@ -93,6 +109,7 @@ class JobManager : public QObject {
   std::vector<std::string> order_;   // ids, oldest first
   std::deque<std::string> queue_;    // queued ids, in order
   std::map<std::string, std::unique_ptr<Runtime>> running_;
+  std::shared_ptr<ResidentLedger> ledger_;  // the running children's resident memory, for the total limit
   std::uint64_t next_number_ = 1;
   bool stopping_ = false;  // the agent is stopping: start nothing more
 };

@@ -2,7 +2,10 @@
 // cluster's login or GPU node (docs/agent.md). Prints the address it listens
 // on and its certificate's fingerprint (clients pin it on first use), then
 // serves until SIGTERM or SIGINT, which cancel running jobs (marked
-// cancelled, their runs failed) before it exits.
+// cancelled, their runs failed) before it exits. Everything it and its jobs
+// write is its user's only (umask 077).
+#include <sys/stat.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -12,8 +15,10 @@
 #include <QCoreApplication>
 #include <QTimer>
 
+#include "agent_log.h"
 #include "agent_server.h"
 #include "job_manager.h"
+#include "shardscope/core/summary.h"
 #include "shardscope/profiler/engine/host_info.h"
 #include "shardscope/profiler/engine/local_cluster.h"
 #include "tls_identity.h"
@@ -36,14 +41,31 @@ int fail(const core::Error& e) {
   return e.kind == core::ErrorKind::Usage || e.kind == core::ErrorKind::InvalidInput ? 2 : 1;
 }
 
+// The config's cluster (whatever GPUs this machine has), else this machine's GPUs.
 core::Result<core::ClusterSpec> agentCluster(const profiler::AgentConfig& config) {
   if (config.cluster) return *config.cluster;
   auto local = profiler::queryLocalCluster();
   if (!local)
-    return core::Error{config.source + ": /cluster: none given and this machine's GPUs cannot describe one (" +
-                           local.error().message + "); name a preset or a shardscope.cluster/1 file",
+    return core::Error{config.source +
+                           ": /cluster: the config names no cluster and this machine has no GPUs to describe one (" +
+                           local.error().message +
+                           "). On a login node, name the cluster jobs run on: a preset or a shardscope.cluster/1 "
+                           "file or object",
                        core::ErrorKind::InvalidInput, config.source, "/cluster"};
   return local->cluster;
+}
+
+// The start's log line: version, cluster and limits.
+std::string startLine(const profiler::AgentConfig& c, const core::ClusterSpec& cluster) {
+  const auto& l = c.limits;
+  return "shardscope-agent " SHARDSCOPE_VERSION " starting: cluster \"" + app::agent::logSafe(cluster.name) + "\" (" +
+         std::to_string(cluster.nodes) + " x " + std::to_string(cluster.gpus_per_node) + " GPUs" +
+         (c.cluster ? ", from the config" : ", this machine's") + "), launcher " + profiler::toString(c.launcher) +
+         "; limits: " + std::to_string(l.max_ranks) + " ranks, " + std::to_string(l.max_steps) + " steps, " +
+         std::to_string(l.max_jobs) + " jobs, " + std::to_string(l.max_running) + " running, " +
+         core::formatBytes(l.job_memory_bytes) + " per job, " + core::formatBytes(l.total_memory_bytes) +
+         " for all jobs, " + std::to_string(l.job_threads) + " threads and " + std::to_string(l.job_seconds) +
+         " s per job, " + std::to_string(l.max_connections) + " clients";
 }
 }  // namespace
 
@@ -68,6 +90,7 @@ int main(int argc, char** argv) {
     std::cerr << kUsage;
     return 2;
   }
+  ::umask(077);  // job folders 0700, their files 0600 (the engine's store too: children inherit it)
   QCoreApplication app(argc, argv);
   auto config = profiler::loadAgentConfig(config_path);
   if (!config) return fail(config.error());
@@ -77,14 +100,17 @@ int main(int argc, char** argv) {
   if (!cluster) return fail(cluster.error());
   auto identity = app::agent::loadOrCreateIdentity(config->store_dir + "/identity", profiler::hostName());
   if (!identity) return fail(identity.error());
+  app::agent::logLine(startLine(*config, *cluster));
   auto* jobs = new app::agent::JobManager(*config, *cluster, &app);
   auto recovered = jobs->recover();
   if (!recovered) return fail(recovered.error());
   for (const auto& line : *recovered) std::cout << "recovered: " << line << "\n";
   const std::string fingerprint = identity->fingerprint;
   const bool created = identity->created;
-  auto* server = new app::agent::AgentServer(*config, std::move(identity).value(), *token,
-                                             app::agent::describeAgent(*config, *cluster), jobs, &app);
+  core::protocol::Description description = app::agent::describeAgent(*config, *cluster);
+  jobs->describeJobs(description);
+  auto* server =
+      new app::agent::AgentServer(*config, std::move(identity).value(), *token, std::move(description), jobs, &app);
   if (auto s = server->listen(); !s) return fail(s.error());
   if (created) std::cout << "made a new key and certificate in " << config->store_dir << "/identity\n";
   std::cout << "shardscope-agent listening on " << config->listen_address << ":" << server->port() << "\n"
@@ -99,7 +125,10 @@ int main(int argc, char** argv) {
   });
   stop_check.start(100);
   const int rc = QCoreApplication::exec();
+  app::agent::logLine(std::string("stopping: ") + (g_stop != 0 ? "a signal asked to" : "the event loop ended") +
+                      "; cancelling " + std::to_string(jobs->running()) + " running jobs");
   delete server;
   delete jobs;  // cancels running jobs and waits for them
+  app::agent::logLine("stopped");
   return rc;
 }

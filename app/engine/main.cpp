@@ -1,7 +1,11 @@
 // shardscope-engine: the distributed engine, one MPI process per rank of a
-// plan (launched by mpirun or srun). Thin: arguments, MPI_Init/Finalize and
-// signals; the run itself is profiler::runDistributed (docs/engine-distributed.md).
+// plan (launched by mpirun or srun), or with --emulate every measured rank in
+// this one process without MPI (what shardscope-agent starts for an emulate
+// job). Thin: arguments, MPI_Init/Finalize and signals; the runs themselves
+// are profiler::runDistributed (docs/engine-distributed.md) and emulate_mode.h.
+#ifdef SHARDSCOPE_ENGINE_MPI
 #include <mpi.h>
+#endif
 
 #include <atomic>
 #include <csignal>
@@ -14,7 +18,10 @@
 #include "shardscope/app/args.h"
 #include "shardscope/core/limits.h"
 #include "shardscope/core/units.h"
+#ifdef SHARDSCOPE_ENGINE_MPI
 #include "shardscope/profiler/engine_mpi/distributed.h"
+#endif
+#include "emulate_mode.h"
 
 namespace {
 
@@ -22,6 +29,7 @@ constexpr const char* kHelp = R"(usage: mpirun -np N shardscope-engine --model M
                          --store F [--steps S] [--warmup W] [--seed N] [--threads T]
                          [--sync-interval K] [--memory-budget SIZE] [--batch B] [--label L]
                          [--progress] [--summary-json F] [--no-trace] [--device cpu|cuda] [--no-cupti]
+       shardscope-engine --emulate --model M --cluster C --plan P.json --store F [--all-groups] [...]
 
 Runs a shard plan's training steps with one process per rank (N = the plan's
 world_size) and writes every rank's trace into one run (kind mpi) of the
@@ -48,6 +56,10 @@ trace store F. Rank 0 prints `run <id>` once the run is begun, and with
                      from the world as the plan's groups, CUPTI records as spans; MPI only bootstraps
                      (default cpu: the CPU backend with MPI collectives)
   --no-cupti         with --device cuda: phase timings from CUDA events only
+  --emulate          no MPI: run the plan's measured ranks in this one process, one after another
+                     (emulate mode; --device cuda: one thread per GPU of this machine); rank 0's
+                     lines as above (`run <id>` once begun, `progress <done> <total> <what>`)
+  --all-groups       with --emulate: measure every sharding group, not only group 0
 
 SIGTERM, SIGINT or SIGUSR1 stop every rank after the current step; the run is
 marked failed ("cancelled"). Exit codes: 0 complete, 1 invalid input,
@@ -69,47 +81,27 @@ std::uint64_t numberOption(const std::string& name, const std::string& value, st
 }
 
 struct Parsed {
-  shardscope::profiler::DistributedConfig config;
+  shardscope::app::engine::EmulateModeArgs run;  // what both modes read
+  std::uint32_t grid = 0;                        // distributed: plan in-process for sharding group size M
+  std::string summary_json;                      // distributed: rank 0 writes shardscope.engine-summary/1 here
+  bool emulate = false;
   bool help = false;
   std::string error;  // usage error
 };
 
-// Options as `--opt value` or `--opt=value` (shardscope::app::Args, as shardscope-cli reads them).
-Parsed parseArgs(std::vector<std::string> argv) {
-  Parsed p;
-  auto& c = p.config;
-  shardscope::app::Args args(std::move(argv));
-  const bool help = args.flag("--help");
-  p.help = args.flag("-h") || help;
-  c.progress = args.flag("--progress");
-  if (args.flag("--no-trace")) c.tracing = false;
-  const auto text = [&args](const char* name) { return args.option(name).value_or(std::string()); };
-  c.model = text("--model");
-  c.cluster = text("--cluster");
-  c.plan = text("--plan");
-  c.store = text("--store");
-  c.label = text("--label");
-  c.summary_json = text("--summary-json");
-  c.device = args.option("--device").value_or("cpu");
-  c.cupti = !args.flag("--no-cupti");
+// The options both modes share, the numbers checked.
+void readNumbers(shardscope::app::Args& args, Parsed& p) {
+  auto& c = p.run;
   std::vector<std::pair<std::string, std::string>> numbers;
   for (const char* name :
        {"--grid", "--steps", "--warmup", "--seed", "--threads", "--sync-interval", "--memory-budget", "--batch"})
     if (auto v = args.option(name)) numbers.emplace_back(name, *v);
-  if (!args.error().empty())
-    p.error = args.error();
-  else if (auto u = args.unknownOption())
-    p.error = "unknown option " + *u;
-  else if (!args.positional().empty())
-    p.error = "unexpected argument " + args.positional().front();
-  else if (c.device != "cpu" && c.device != "cuda")
-    p.error = "--device: expected cpu or cuda, got " + c.device;
   for (const auto& option : numbers) {
     const std::string& name = option.first;
     const std::string& value = option.second;
     auto number = [&](std::uint64_t min, std::uint64_t max) { return numberOption(name, value, min, max, p.error); };
     if (name == "--grid")
-      c.grid = static_cast<std::uint32_t>(number(1, shardscope::core::kMaxWorldSize));
+      p.grid = static_cast<std::uint32_t>(number(1, shardscope::core::kMaxWorldSize));
     else if (name == "--steps")
       c.steps = static_cast<std::uint32_t>(number(1, 1u << 30));
     else if (name == "--warmup")
@@ -127,44 +119,121 @@ Parsed parseArgs(std::vector<std::string> argv) {
     else if (p.error.empty())
       p.error = name + ": expected a size such as 6G, 512M or 1048576, got " + value;
   }
+}
+
+// Options as `--opt value` or `--opt=value` (shardscope::app::Args, as shardscope-cli reads them).
+Parsed parseArgs(std::vector<std::string> argv) {
+  Parsed p;
+  auto& c = p.run;
+  shardscope::app::Args args(std::move(argv));
+  const bool help = args.flag("--help");
+  p.help = args.flag("-h") || help;
+  p.emulate = args.flag("--emulate");
+  c.all_groups = args.flag("--all-groups");
+  c.progress = args.flag("--progress");
+  if (args.flag("--no-trace")) c.tracing = false;
+  const auto text = [&args](const char* name) { return args.option(name).value_or(std::string()); };
+  c.model = text("--model");
+  c.cluster = text("--cluster");
+  c.plan = text("--plan");
+  c.store = text("--store");
+  c.label = text("--label");
+  p.summary_json = text("--summary-json");
+  c.device = args.option("--device").value_or("cpu");
+  c.cupti = !args.flag("--no-cupti");
+  readNumbers(args, p);
+  if (!args.error().empty())
+    p.error = args.error();
+  else if (auto u = args.unknownOption())
+    p.error = "unknown option " + *u;
+  else if (!args.positional().empty())
+    p.error = "unexpected argument " + args.positional().front();
+  else if (c.device != "cpu" && c.device != "cuda")
+    p.error = "--device: expected cpu or cuda, got " + c.device;
   if (p.help || !p.error.empty()) return p;
   if (c.model.empty())
     p.error = "--model is required";
   else if (c.cluster.empty())
     p.error = "--cluster is required";
-  else if (c.plan.empty() == (c.grid == 0))
+  else if (p.emulate && (c.plan.empty() || p.grid != 0))
+    p.error = "--emulate runs a plan: give --plan (not --grid)";
+  else if (!p.emulate && c.all_groups)
+    p.error = "--all-groups belongs to --emulate (a distributed run measures every rank)";
+  else if (c.plan.empty() == (p.grid == 0))
     p.error = "give exactly one of --plan and --grid";
   else if (c.store.empty())
     p.error = "--store is required";
   return p;
 }
 
-}  // namespace
+#ifdef SHARDSCOPE_ENGINE_MPI
+shardscope::profiler::DistributedConfig distributedConfig(const Parsed& p) {
+  shardscope::profiler::DistributedConfig c;
+  const auto& a = p.run;
+  c.model = a.model;
+  c.cluster = a.cluster;
+  c.plan = a.plan;
+  c.grid = p.grid;
+  c.store = a.store;
+  c.steps = a.steps;
+  c.warmup = a.warmup;
+  c.seed = a.seed;
+  c.threads = a.threads;
+  c.sync_interval = a.sync_interval;
+  c.memory_budget_bytes = a.memory_budget_bytes;
+  c.batch = a.batch;
+  c.label = a.label;
+  c.progress = a.progress;
+  c.tracing = a.tracing;
+  c.summary_json = p.summary_json;
+  c.device = a.device;
+  c.cupti = a.cupti;
+  return c;
+}
 
-int main(int argc, char** argv) {
+// One MPI process per rank: MPI_Init, rank 0's help or usage error, or the
+// run, then MPI_Finalize. The exit code.
+int runDistributedMode(int& argc, char**& argv, const Parsed& parsed) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  std::signal(SIGTERM, onSignal);
-  std::signal(SIGINT, onSignal);
-  std::signal(SIGUSR1, onSignal);
-
-  const Parsed parsed = parseArgs(std::vector<std::string>(argv + 1, argv + argc));
-  using shardscope::app::exitCodeFor;
-  using shardscope::app::kExitOk;
-  using shardscope::app::kExitUsage;
-  int code = kExitOk;
+  int code = shardscope::app::kExitOk;
   if (parsed.help) {
     if (rank == 0) std::cout << kHelp;
   } else if (!parsed.error.empty()) {
     if (rank == 0) std::cerr << "shardscope-engine: " << parsed.error << " (--help for usage)\n";
-    code = kExitUsage;
+    code = shardscope::app::kExitUsage;
   } else {
-    const auto outcome = shardscope::profiler::runDistributed(MPI_COMM_WORLD, parsed.config, g_cancel, std::cout);
+    const auto outcome =
+        shardscope::profiler::runDistributed(MPI_COMM_WORLD, distributedConfig(parsed), g_cancel, std::cout);
     if (rank == 0 && !outcome) std::cerr << "shardscope-engine: " << outcome.error().message << "\n";
-    code = outcome ? kExitOk : exitCodeFor(outcome.error());
+    code = outcome ? shardscope::app::kExitOk : shardscope::app::exitCodeFor(outcome.error());
   }
   MPI_Finalize();
   return code;
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::signal(SIGTERM, onSignal);
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGUSR1, onSignal);
+  const Parsed parsed = parseArgs(std::vector<std::string>(argv + 1, argv + argc));
+  const bool emulate = parsed.emulate && !parsed.help && parsed.error.empty();
+  if (emulate) return shardscope::app::engine::runEmulateMode(parsed.run, g_cancel, std::cout, std::cerr);
+#ifdef SHARDSCOPE_ENGINE_MPI
+  return runDistributedMode(argc, argv, parsed);
+#else
+  if (parsed.help) {
+    std::cout << kHelp;
+    return shardscope::app::kExitOk;
+  }
+  std::cerr << "shardscope-engine: "
+            << (parsed.error.empty() ? "this engine was built without MPI; it runs --emulate only" : parsed.error)
+            << " (--help for usage)\n";
+  return shardscope::app::kExitUsage;
+#endif
 }

@@ -349,6 +349,19 @@ std::uint64_t autoMemoryBudgetBytes() {
   return available > 0 ? available / 10 * 6 : std::uint64_t{1} << 30;
 }
 
+core::Result<std::vector<EmulateRankMemory>> emulateRankMemory(const core::ModelSpec& model,
+                                                               const core::ShardPlan& plan, std::uint32_t batch_size) {
+  const std::uint32_t M = plan.sharding_group_size;
+  std::vector<EmulateRankMemory> out;
+  for (std::uint32_t i = 0; i < M; ++i) {
+    auto shards = shardsOfRank(model, plan, i);
+    if (!shards) return shards.error();
+    out.push_back({i, shards->size(), stateBytes(*shards, model),
+                   scratchBytes(*shards, model, nullptr, std::uint64_t{M} * batch_size, batch_size)});
+  }
+  return out;
+}
+
 core::Result<EmulateResult> runEmulate(const core::ModelSpec& model, const core::ClusterSpec& cluster,
                                        const core::ShardPlan& plan, const EmulateOptions& options,
                                        const std::filesystem::path& store) {
@@ -421,6 +434,7 @@ core::Result<EmulateResult> runEmulate(const core::ModelSpec& model, const core:
   if (!begun) return begun.error();
   core::store::RunWriter writer = std::move(*begun);
   result.run = writer.run();
+  if (options.on_run) options.on_run(result.run);
   const auto failRun = [&writer](const std::string& reason) -> core::Error {
     (void)writer.fail(reason);
     return core::Error{reason};

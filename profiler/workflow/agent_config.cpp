@@ -1,11 +1,18 @@
 #include "shardscope/profiler/workflow/agent_config.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <limits>
+#include <map>
+#include <set>
+#include <thread>
 
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/presets.h"
+#include "shardscope/core/summary.h"
 
 namespace shardscope::profiler {
 
@@ -28,7 +35,24 @@ class ConfigReader {
   [[nodiscard]] core::Error error() const { return *error_; }
   [[nodiscard]] const std::string& source() const { return source_; }
 
+  // A key the object at `path` may hold (every read below notes its own).
+  void known(const std::string& path, const char* key) { known_[path].insert(key); }
+  // Every member of the object at `path` must be a key some read noted: a
+  // misspelt limit would otherwise be ignored and its default used silently.
+  void refuseUnknownKeys(const json& obj, const std::string& path) {
+    if (!obj.is_object()) return;
+    const std::set<std::string>& keys = known_[path];
+    for (const auto& [key, value] : obj.items()) {
+      if (keys.count(key) != 0) continue;
+      std::string expected;
+      for (const auto& k : keys) expected += (expected.empty() ? "" : ", ") + k;
+      fail(path + "/" + key, "unknown key; expected one of " + expected);
+      return;
+    }
+  }
+
   std::optional<std::string> text(const json& obj, const std::string& path, const char* key, bool required) {
+    known(path, key);
     const auto it = obj.find(key);
     if (it == obj.end()) {
       if (required) fail(path + "/" + key, "missing (expected a non-empty string)");
@@ -43,6 +67,7 @@ class ConfigReader {
 
   std::optional<std::uint64_t> whole(const json& obj, const std::string& path, const char* key, std::uint64_t min,
                                      std::uint64_t max) {
+    known(path, key);
     const auto it = obj.find(key);
     if (it == obj.end()) return std::nullopt;
     const bool whole_number = it->is_number_unsigned() || (it->is_number_integer() && it->get<std::int64_t>() >= 0);
@@ -74,6 +99,7 @@ class ConfigReader {
  private:
   std::string source_;
   std::optional<core::Error> error_;
+  std::map<std::string, std::set<std::string>> known_;  // by object path ("" for the top level)
 };
 
 std::string absoluteFrom(const std::string& base_dir, const std::string& p) {
@@ -87,13 +113,17 @@ void readListen(ConfigReader& r, const json& j, AgentConfig& c) {
   if (!it->is_object()) return r.fail("/listen", "expected an object {\"address\", \"port\"}");
   if (auto a = r.text(*it, "/listen", "address", false)) c.listen_address = *a;
   if (auto p = r.whole(*it, "/listen", "port", 0, 65535)) c.port = static_cast<std::uint16_t>(*p);
+  r.refuseUnknownKeys(*it, "/listen");
 }
 
 void readLauncher(ConfigReader& r, const json& j, AgentConfig& c) {
   const auto it = j.find("launcher");
   if (it == j.end() || it->is_null()) return;
   if (!it->is_object()) return r.fail("/launcher", "expected an object {\"kind\", \"argv\"} or null");
+  r.known("/launcher", "argv");
+  r.known("/launcher", "step_argv");
   const auto kind = r.text(*it, "/launcher", "kind", true);
+  r.refuseUnknownKeys(*it, "/launcher");
   if (!kind) return;
   if (*kind == "none") return;
   if (*kind == "mpirun")
@@ -147,7 +177,35 @@ void readLimits(ConfigReader& r, const json& j, AgentLimits& l) {
   if (auto v = r.whole(*it, "/limits", "max_frame_bytes", 4096, 1u << 30)) l.max_frame_bytes = *v;
   if (auto v = r.whole(*it, "/limits", "max_client_backlog_bytes", 1u << 20, k32 * 16)) l.max_client_backlog_bytes = *v;
 }
+
+// What one job may take of the machine: memory per job and of all running
+// jobs, kernel threads, wall time (docs/agent.md "Jobs and their limits").
+void readJobLimits(ConfigReader& r, const json& j, AgentLimits& l) {
+  const auto it = j.find("limits");
+  if (it == j.end() || !it->is_object()) return;
+  constexpr std::uint64_t kMinMemory = 16u << 20, kMaxMemory = std::uint64_t{1} << 50;
+  if (auto v = r.whole(*it, "/limits", "job_memory_bytes", kMinMemory, kMaxMemory)) l.job_memory_bytes = *v;
+  if (auto v = r.whole(*it, "/limits", "total_memory_bytes", kMinMemory, kMaxMemory)) l.total_memory_bytes = *v;
+  if (auto v = r.whole(*it, "/limits", "job_threads", 1, 4096)) l.job_threads = static_cast<std::uint32_t>(*v);
+  if (auto v = r.whole(*it, "/limits", "job_seconds", 1, 31u * 86400)) l.job_seconds = static_cast<std::uint32_t>(*v);
+  if (l.job_memory_bytes != 0 && l.total_memory_bytes != 0 && l.job_memory_bytes > l.total_memory_bytes)
+    r.fail("/limits/job_memory_bytes", "expected at most total_memory_bytes (" + std::to_string(l.total_memory_bytes) +
+                                           "), got " + std::to_string(l.job_memory_bytes));
+}
 }  // namespace
+
+void resolveJobLimits(AgentLimits& l) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const std::uint64_t physical =
+      pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+  if (l.total_memory_bytes == 0)
+    l.total_memory_bytes = std::max<std::uint64_t>(std::uint64_t{256} << 20, physical / 4 * 3);
+  if (l.job_memory_bytes == 0)
+    l.job_memory_bytes = std::min<std::uint64_t>(std::uint64_t{8} << 30, l.total_memory_bytes);
+  if (l.job_threads == 0)
+    l.job_threads = std::max(1u, std::thread::hardware_concurrency() / std::max(1u, l.max_running));
+  if (l.job_seconds == 0) l.job_seconds = 86400;
+}
 
 const char* toString(LauncherKind kind) {
   switch (kind) {
@@ -207,6 +265,7 @@ core::Result<AgentConfig> agentConfigFromJson(const json& j, const std::string& 
                        core::ErrorKind::InvalidInput, source, "/schema"};
   AgentConfig c;
   c.source = source;
+  for (const char* key : {"schema", "listen", "cluster", "launcher", "limits"}) r.known("", key);
   readListen(r, j, c);
   if (auto t = r.text(j, "", "token_file", true)) c.token_file = absoluteFrom(base_dir, *t);
   if (auto s = r.text(j, "", "store_dir", true)) c.store_dir = absoluteFrom(base_dir, *s);
@@ -214,7 +273,16 @@ core::Result<AgentConfig> agentConfigFromJson(const json& j, const std::string& 
   readCluster(r, j, base_dir, c);
   readLauncher(r, j, c);
   readLimits(r, j, c.limits);
+  readJobLimits(r, j, c.limits);
+  if (const auto limits = j.find("limits"); limits != j.end()) r.refuseUnknownKeys(*limits, "/limits");
+  r.refuseUnknownKeys(j, "");
   if (!r.ok()) return r.error();
+  resolveJobLimits(c.limits);
+  if (c.limits.job_memory_bytes > c.limits.total_memory_bytes)
+    return core::Error{source + ": /limits/job_memory_bytes: " + core::formatBytes(c.limits.job_memory_bytes) +
+                           " exceeds total_memory_bytes (" + core::formatBytes(c.limits.total_memory_bytes) +
+                           ", 3/4 of this machine's memory unless given)",
+                       core::ErrorKind::InvalidInput, source, "/limits/job_memory_bytes"};
   return c;
 }
 

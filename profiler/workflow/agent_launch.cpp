@@ -42,7 +42,7 @@ core::Result<PreparedLaunch> sbatchLaunch(const AgentConfig& config, const Launc
   script.push_back('\n');
   const std::string script_path = (dir / "job.sh").string();
   if (auto s = core::writeFileAtomic(script_path, script); !s) return s.error();
-  ::chmod(script_path.c_str(), 0700);
+  ::chmod(script_path.c_str(), 0600);  // sbatch reads it; no one else may
   PreparedLaunch p;
   p.argv = fillLauncherTemplate(config.launcher_argv, values);
   const std::string out = (dir / "engine.out").string();

@@ -107,7 +107,8 @@ void summariseTimeline(const ProfileRequest& r, st::RunId run, const ProfileProg
 
 // The engine's arguments after the launcher's, its inputs written into `dir`.
 std::vector<std::string> engineArguments(const ProfileRequest& r, const fs::path& dir) {
-  const std::uint32_t n = r.plan.world_size;
+  const bool emulate = r.mode == ProfileMode::Emulate;  // one process: shardscope-engine --emulate
+  const std::uint32_t n = emulate ? 1 : r.plan.world_size;
   std::error_code ec;
   std::vector<std::string> argv{findEngine(r.engine),
                                 "--model",
@@ -127,13 +128,17 @@ std::vector<std::string> engineArguments(const ProfileRequest& r, const fs::path
                                 "--sync-interval",
                                 std::to_string(profileSyncInterval(r)),
                                 "--progress"};
+  // Emulate on GPUs: the budget is per GPU, and the engine's default is 60% of its free memory.
+  const bool gpu_default = emulate && r.device == ProfileDevice::Cuda && !r.memory_budget_bytes;
   const std::uint64_t per_process = r.memory_budget_bytes.value_or(availableMemoryBytes() * 6 / 10 / std::max(1u, n));
-  if (per_process > 0) argv.insert(argv.end(), {"--memory-budget", std::to_string(per_process)});
+  if (per_process > 0 && !gpu_default) argv.insert(argv.end(), {"--memory-budget", std::to_string(per_process)});
   if (r.threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(r.threads)});
   if (!r.trace_spans) argv.emplace_back("--no-trace");
   if (r.device == ProfileDevice::Cuda) argv.insert(argv.end(), {"--device", "cuda"});
   if (r.device == ProfileDevice::Cuda && !r.cupti) argv.emplace_back("--no-cupti");
   if (r.label) argv.push_back("--label=" + *r.label);  // one word, even when the label starts with "--"
+  if (emulate) argv.insert(argv.begin() + 1, "--emulate");
+  if (emulate && r.all_groups) argv.emplace_back("--all-groups");
   return argv;
 }
 
@@ -175,11 +180,13 @@ core::Result<InputsFolder> engineInputsFolder(const std::string& given) {
 // The run of an exited launcher: marks it failed when the launcher was
 // cancelled or failed (the engine may not have got that far).
 core::Result<st::RunId> launchedRun(const ProfileRequest& r, const EngineLaunchOutcome& outcome) {
-  if (outcome.cancelled || outcome.exit_code != 0) {
-    const std::string reason =
-        outcome.cancelled ? r.cancel_reason : "the launcher exited with status " + std::to_string(outcome.exit_code);
-    const core::ErrorKind kind = outcome.cancelled ? core::ErrorKind::Cancelled : core::ErrorKind::Io;
-    const std::string hint = outcome.cancelled ? "" : launcherFailureHint(outcome.stderr_tail);
+  if (outcome.cancelled || outcome.exit_code != 0 || !outcome.limit.empty()) {
+    const bool cancelled = outcome.cancelled && outcome.limit.empty();
+    const std::string reason = !outcome.limit.empty() ? outcome.limit
+                               : cancelled            ? r.cancel_reason
+                                           : "the launcher exited with status " + std::to_string(outcome.exit_code);
+    const core::ErrorKind kind = cancelled ? core::ErrorKind::Cancelled : core::ErrorKind::Io;
+    const std::string hint = cancelled || !outcome.limit.empty() ? "" : launcherFailureHint(outcome.stderr_tail);
     if (!outcome.run)
       return core::Error{reason + " before the engine created a run" + (hint.empty() ? "" : ": " + hint), kind};
     auto store = st::openStore(r.store, st::OpenMode::ReadWrite);
@@ -193,7 +200,7 @@ core::Result<st::RunId> launchedRun(const ProfileRequest& r, const EngineLaunchO
   return *outcome.run;
 }
 
-// One mpi run: the engine's inputs into a temporary folder, then the launcher.
+// One launched run (mpi, or emulate in the engine): its inputs into a folder, then the launcher.
 core::Result<st::RunId> launch(const ProfileRequest& r, const ProfileProgressFn& progress,
                                const std::atomic<bool>* cancel) {
   const MpiLaunchHooks* hooks = r.mpi_hooks ? &*r.mpi_hooks : nullptr;
@@ -210,6 +217,8 @@ core::Result<st::RunId> launch(const ProfileRequest& r, const ProfileProgressFn&
     auto p = hooks->prepare(engine, dir.string());
     if (!p) return p.error();
     prepared = std::move(p).value();
+  } else if (r.mode == ProfileMode::Emulate) {
+    prepared.argv = engine;
   } else {
     prepared.argv = launcherCommand(r.launcher, r.plan.world_size);
     if (prepared.argv.empty()) return core::Error{"--launcher is empty", core::ErrorKind::Usage};
@@ -217,14 +226,15 @@ core::Result<st::RunId> launch(const ProfileRequest& r, const ProfileProgressFn&
   }
   core::Result<EngineLaunchOutcome> outcome = core::Error{""};
   {
-    const Stage stage(progress, "mpi x" + std::to_string(r.plan.world_size));
+    const bool emulate = r.mode == ProfileMode::Emulate;
+    const Stage stage(progress, emulate ? std::string("emulate") : "mpi x" + std::to_string(r.plan.world_size));
     EngineLaunchCallbacks callbacks;
     callbacks.progress = [&stage](std::uint64_t done, std::uint64_t total, std::string_view what) {
       stage.step(done, total, what);
     };
     callbacks.output = [&stage](const std::string& line) { stage.output(line); };
     if (hooks != nullptr) callbacks.error_output = hooks->stderr_line;
-    if (!r.launcher && hooks == nullptr && runningAsRoot())
+    if (!emulate && !r.launcher && hooks == nullptr && runningAsRoot())
       stage.output("running as root: passing --allow-run-as-root to mpirun, which refuses root without it");
     callbacks.step = [&r](std::int64_t step, const std::vector<double>& rank_ms) {
       if (!r.on_step) return;
@@ -276,7 +286,9 @@ core::Result<core::ShardPlan> plannedProfilePlan(const ProfileRequest& request,
 core::Result<ProfileOutcome> runProfile(const ProfileRequest& request, const ProfileProgressFn& progress,
                                         const std::atomic<bool>* cancel) {
   core::Result<st::RunId> run = core::Error{""};
-  if (request.device == ProfileDevice::Cuda && request.mode == ProfileMode::Emulate) {
+  if (request.mode == ProfileMode::Emulate && request.emulate_in_engine) {
+    run = launch(request, progress, cancel);
+  } else if (request.device == ProfileDevice::Cuda && request.mode == ProfileMode::Emulate) {
     run = runOnLocalGpus(request, progress, cancel);
   } else if (request.mode == ProfileMode::Emulate) {
     const core::ModelSpec model = profileModel(request);

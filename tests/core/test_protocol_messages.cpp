@@ -547,6 +547,26 @@ class TestProtocolMessages : public QObject {
     QCOMPARE(parsed.error().json_path, std::string("/job/model"));
   }
 
+  // What a job may ask for and take: describe's shapes and job limits (both
+  // left out by older agents) and a spec's nodes.
+  void jobShapesLimitsAndNodesRoundTrip() {
+    Description d = parseDescription(descriptionJson(), kSource).value();
+    QCOMPARE(d.shapes.size(), std::size_t{0});  // an older agent's: none said
+    QVERIFY(d.job_limits == JobLimits{});
+    d.shapes = {{1, 8, {1, 2, 4, 8}}, {2, 16, {1, 2, 4, 8, 16}}};
+    d.job_limits = {8u << 30, 48ull << 30, 16, 86400};
+    QVERIFY(parseDescription(wire(toJson(d)), kSource).value() == d);
+    json bad = toJson(d);
+    bad["jobs"]["shapes"][0]["grids"][1] = 0;
+    QCOMPARE(parseDescription(bad, kSource).error().json_path, std::string("/jobs/shapes/0/grids/1"));
+    JobSpec spec = gridSpec();
+    spec.nodes = 1;
+    QVERIFY(parseJobSpec(toJson(spec), kSource, "/job").value() == spec);
+    json zero = toJson(spec);
+    zero["nodes"] = 0;
+    QCOMPARE(parseJobSpec(zero, kSource, "/job").error().json_path, std::string("/job/nodes"));
+  }
+
   void answersWithoutAnIdAreEvents() {
     const json m = without(toJson(JobMessage{5, sampleInfo("j3", JobState::Running)}), "/id");
     QCOMPARE(parseJobMessage(m, kSource).value().id, std::uint64_t{0});

@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "shardscope/profiler/workflow/agent_config.h"
 #include "shardscope/profiler/workflow/agent_launch.h"
@@ -83,6 +84,64 @@ class TestAgentConfig : public QObject {
     QVERIFY(!c);
     QCOMPARE(QString::fromStdString(c.error().json_path), path);
     QVERIFY2(c.error().message.rfind("agent.json: " + path.toStdString(), 0) == 0, c.error().message.c_str());
+  }
+
+  // Keys the agent does not know, at every level, and the job limits' ranges.
+  void unknownKeysAndJobLimitsNameTheirPath_data() {
+    QTest::addColumn<QString>("patch");
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QString>("says");
+    QTest::newRow("top")
+        << R"({"tokenfile": "t"})"
+        << "/tokenfile"
+        << "unknown key; expected one of cluster, engine, launcher, limits, listen, schema, store_dir, "
+           "token_file";
+    QTest::newRow("listen") << R"({"listen": {"adress": "0.0.0.0"}})"
+                            << "/listen/adress"
+                            << "unknown key; expected one of address, port";
+    QTest::newRow("launcher") << R"({"launcher": {"kind": "none", "agrv": []}})"
+                              << "/launcher/agrv"
+                              << "unknown key; expected one of argv, kind, step_argv";
+    QTest::newRow("limits") << R"({"limits": {"max_conections": 5}})"
+                            << "/limits/max_conections"
+                            << "unknown key; expected one of handshake_seconds, job_memory_bytes";
+    QTest::newRow("job memory") << R"({"limits": {"job_memory_bytes": 1024}})"
+                                << "/limits/job_memory_bytes"
+                                << "expected a whole number in 16777216..";
+    QTest::newRow("job over total")
+        << R"({"limits": {"job_memory_bytes": 2147483648, "total_memory_bytes": 1073741824}})"
+        << "/limits/job_memory_bytes"
+        << "expected at most total_memory_bytes (1073741824)";
+    QTest::newRow("job threads") << R"({"limits": {"job_threads": 0}})"
+                                 << "/limits/job_threads"
+                                 << "expected a whole number in 1..4096";
+    QTest::newRow("job seconds") << R"({"limits": {"job_seconds": 2678401}})"
+                                 << "/limits/job_seconds"
+                                 << "expected a whole number in 1..2678400";
+  }
+  void unknownKeysAndJobLimitsNameTheirPath() {
+    QFETCH(QString, patch);
+    QFETCH(QString, path);
+    QFETCH(QString, says);
+    json j = minimal();
+    j.merge_patch(json::parse(patch.toStdString()));
+    auto c = profiler::agentConfigFromJson(j, "agent.json", "/tmp");
+    QVERIFY(!c);
+    QCOMPARE(QString::fromStdString(c.error().json_path), path);
+    QVERIFY2(c.error().message.rfind("agent.json: " + path.toStdString() + ": " + says.toStdString(), 0) == 0,
+             c.error().message.c_str());
+  }
+
+  void jobLimitsDefaultFromTheMachine() {
+    json j = minimal();
+    j["limits"] = {{"max_running", 2}, {"job_seconds", 60}};
+    auto c = profiler::agentConfigFromJson(j, "agent.json", "/tmp");
+    QVERIFY2(c, c ? "" : c.error().message.c_str());
+    const auto& l = c->limits;
+    QCOMPARE(l.job_seconds, 60u);  // given: kept
+    QVERIFY(l.total_memory_bytes >= std::uint64_t{256} << 20);
+    QCOMPARE(l.job_memory_bytes, std::min<std::uint64_t>(std::uint64_t{8} << 30, l.total_memory_bytes));
+    QCOMPARE(l.job_threads, std::max(1u, std::thread::hardware_concurrency() / 2));
   }
 
   void placeholdersTakeOnlyTheAgentsValues() {

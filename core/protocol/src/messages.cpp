@@ -304,6 +304,58 @@ Result<DescribeRequest> parseDescribeRequest(const json& m, const std::string& s
 
 // ---- description ------------------------------------------------------------
 
+namespace {
+
+// What a job may take and ask for: the limits past max_jobs, and "jobs".
+void writeJobLimits(const Description& m, json& j) {
+  const JobLimits& l = m.job_limits;
+  j["limits"]["job_memory_bytes"] = l.job_memory_bytes;
+  j["limits"]["total_memory_bytes"] = l.total_memory_bytes;
+  j["limits"]["job_threads"] = l.job_threads;
+  j["limits"]["job_seconds"] = l.job_seconds;
+  json shapes = json::array();
+  for (const auto& s : m.shapes)
+    shapes.push_back({{"nodes", s.nodes}, {"world_size", s.world_size}, {"grids", s.grids}});
+  j["jobs"] = {{"shapes", std::move(shapes)}};
+}
+
+// Both optional: an older agent says neither.
+void readJobLimits(JsonReader& r, const json& m, Description& d) {
+  if (const json* limits = detail::object(r, m, "", "limits", false)) {
+    JobLimits& l = d.job_limits;
+    if (auto x = detail::whole(r, *limits, "/limits", "job_memory_bytes", false, 0, kMaxMessageInteger))
+      l.job_memory_bytes = *x;
+    if (auto x = detail::whole(r, *limits, "/limits", "total_memory_bytes", false, 0, kMaxMessageInteger))
+      l.total_memory_bytes = *x;
+    if (auto x = detail::whole(r, *limits, "/limits", "job_threads", false, 0, UINT32_MAX))
+      l.job_threads = static_cast<std::uint32_t>(*x);
+    if (auto x = detail::whole(r, *limits, "/limits", "job_seconds", false, 0, UINT32_MAX))
+      l.job_seconds = static_cast<std::uint32_t>(*x);
+  }
+  const json* jobs = detail::object(r, m, "", "jobs", false);
+  if (jobs == nullptr) return;
+  const json* shapes = detail::array(r, *jobs, "/jobs", "shapes", true);
+  if (shapes == nullptr) return;
+  for (std::size_t i = 0; i < shapes->size(); ++i) {
+    const std::string path = childPath("/jobs/shapes", i);
+    const json& s = (*shapes)[i];
+    if (!r.expectObject(s, path)) return;
+    JobShape shape;
+    if (auto x = detail::whole(r, s, path, "nodes", true, 1, kMaxWorldSize))
+      shape.nodes = static_cast<std::uint32_t>(*x);
+    if (auto x = detail::whole(r, s, path, "world_size", true, 1, kMaxWorldSize))
+      shape.world_size = static_cast<std::uint32_t>(*x);
+    if (const json* grids = detail::array(r, s, path, "grids", true)) {
+      for (std::size_t k = 0; k < grids->size() && k < kMaxWorldSize; ++k)
+        if (auto g = detail::wholeValue(r, (*grids)[k], childPath(childPath(path, "grids"), k), 1, kMaxWorldSize))
+          shape.grids.push_back(static_cast<std::uint32_t>(*g));
+    }
+    d.shapes.push_back(std::move(shape));
+  }
+}
+
+}  // namespace
+
 json toJson(const Description& m) {
   json j = detail::messageHead("description", m.id);
   j["agent"] = m.agent;
@@ -323,6 +375,7 @@ json toJson(const Description& m) {
   j["modes"] = m.modes;
   j["cluster"] = json(core::toJson(m.cluster));
   j["limits"] = {{"max_ranks", m.max_ranks}, {"max_steps", m.max_steps}, {"max_jobs", m.max_jobs}};
+  writeJobLimits(m, j);
   return j;
 }
 
@@ -385,6 +438,7 @@ Result<Description> parseDescription(const json& m, const std::string& source) {
     }
   }
   readLimits(r, m, d);
+  readJobLimits(r, m, d);
   const json* cluster = detail::object(r, m, "", "cluster", true);
   if (!r.ok()) return r.error();
   auto c = clusterFromJson(*cluster, source);

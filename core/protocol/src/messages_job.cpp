@@ -40,6 +40,7 @@ json toJson(const JobSpec& spec) {
   j["project"] = json(core::toJson(spec.project));
   if (spec.plan) j["plan"] = json(core::toJson(*spec.plan));
   if (spec.grid) j["grid"] = *spec.grid;
+  if (spec.nodes) j["nodes"] = *spec.nodes;
   j["mode"] = kJobModes.at(static_cast<std::size_t>(spec.mode));
   j["device"] = kJobDevices.at(static_cast<std::size_t>(spec.device));
   j["steps"] = spec.steps;
@@ -70,6 +71,7 @@ void readSpecOptions(JsonReader& r, const json& j, const std::string& path, JobS
   if (auto b = r.boolean(j, path, "trace_spans", false)) spec.trace_spans = *b;
   if (auto b = r.boolean(j, path, "all_groups", false)) spec.all_groups = *b;
   if (auto x = detail::whole(r, j, path, "grid", false, 1, kMaxWorldSize)) spec.grid = static_cast<std::uint32_t>(*x);
+  if (auto x = detail::whole(r, j, path, "nodes", false, 1, kMaxWorldSize)) spec.nodes = static_cast<std::uint32_t>(*x);
 }
 
 std::string presetList(const std::vector<std::string>& names) {

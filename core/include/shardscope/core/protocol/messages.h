@@ -86,6 +86,25 @@ struct HostInfo {
   std::vector<GpuInfo> gpus;
   bool operator==(const HostInfo&) const = default;
 };
+
+// A job shape an agent runs: `nodes` whole nodes of its cluster (world size
+// nodes x gpus_per_node), and the sharding group sizes a grid may ask for.
+struct JobShape {
+  std::uint32_t nodes = 0;
+  std::uint32_t world_size = 0;
+  std::vector<std::uint32_t> grids;  // the divisors of world_size, ascending
+  bool operator==(const JobShape&) const = default;
+};
+
+// What one job may take of an agent's machine (0: not said, an older agent).
+struct JobLimits {
+  std::uint64_t job_memory_bytes = 0;    // one job's processes on the machine
+  std::uint64_t total_memory_bytes = 0;  // all running jobs together
+  std::uint32_t job_threads = 0;         // kernel threads per job
+  std::uint32_t job_seconds = 0;         // wall time per job
+  bool operator==(const JobLimits&) const = default;
+};
+
 struct Description {  // agent -> client: "description"
   std::uint64_t id = 0;
   std::string agent;               // as in Welcome
@@ -99,7 +118,9 @@ struct Description {  // agent -> client: "description"
   ClusterSpec cluster;             // the cluster jobs are planned and run on
   std::uint32_t max_ranks = 0;
   std::uint32_t max_steps = 0;
-  std::uint32_t max_jobs = 0;  // jobs queued or running at once
+  std::uint32_t max_jobs = 0;    // jobs queued or running at once
+  JobLimits job_limits;          // in "limits" with the three above
+  std::vector<JobShape> shapes;  // what a spec's nodes and grid may ask for ("jobs"); empty from an older agent
   bool operator==(const Description&) const = default;
 };
 
@@ -111,6 +132,10 @@ struct JobSpec {
   Project project;                    // model, cluster (world size N), constraints, calibration, sync interval
   std::optional<ShardPlan> plan;      // what runs; absent: the planner's plan for `grid` (or the sweep's best)
   std::optional<std::uint32_t> grid;  // sharding group size M (a divisor of N); only without a plan
+  // Whole nodes of the agent's cluster to run on (absent: all of them). The
+  // agent runs jobs on its own cluster only: the project's cluster is what
+  // the client planned with, and never reaches the agent's launcher.
+  std::optional<std::uint32_t> nodes;
   JobMode mode = JobMode::Emulate;
   JobDevice device = JobDevice::Cpu;
   std::uint32_t steps = 5;          // 1..kMaxJobSteps

@@ -52,6 +52,7 @@ struct EmulateOptions {
   std::string label;                // default "emulate <model> M=<M> R=<R>"
   EmulateProgress progress;
   EmulateStepFn on_step;                             // called after every (rank, step), on the calling thread
+  std::function<void(core::store::RunId)> on_run;    // once the run is begun in the store (before the first step)
   const std::atomic<bool>* cancel = nullptr;         // checked before every step
   std::optional<std::uint32_t> batch_size_override;  // samples per GPU; default the model's batch_size_per_gpu
 };
@@ -82,6 +83,22 @@ struct EmulateResult {
   std::vector<EmulateRankResult> ranks;   // measured ranks, in the order they ran
   std::vector<CappedShard> capped;        // once per (group rank, shard)
 };
+
+// What runEmulate allocates for one group rank (the same in every sharding
+// group) before any cap: its shards' weights and optimizer state, and the
+// upper bound on its per-step buffers the budget reserves first. The ranks
+// run one after another, each freeing its shards before the next allocates,
+// so a run's peak is its largest rank's.
+struct EmulateRankMemory {
+  std::uint32_t group_rank = 0;
+  std::size_t shards = 0;
+  std::uint64_t state_bytes = 0;    // weights + row-wise AdaGrad momentum of every row (no cap)
+  std::uint64_t scratch_bytes = 0;  // per-step buffers (ids, bags, forward output, gradient, backward workspace)
+};
+// Errors: a plan table the model lacks or whose shape differs (as shardsOfRank).
+[[nodiscard]] core::Result<std::vector<EmulateRankMemory>> emulateRankMemory(const core::ModelSpec& model,
+                                                                             const core::ShardPlan& plan,
+                                                                             std::uint32_t batch_size);
 
 // 60% of /proc/meminfo's MemAvailable, or 1 GiB when that cannot be read.
 [[nodiscard]] std::uint64_t autoMemoryBudgetBytes();

@@ -39,8 +39,19 @@ struct AgentLimits {
   std::uint32_t max_handshakes_per_address = 64;
   std::uint64_t max_frame_bytes = 8u << 20;
   std::uint64_t max_client_backlog_bytes = 64u << 20;  // unsent bytes to one client before it is dropped as slow
+
+  // What one job may take of the agent's machine (0 where absent until the
+  // config is loaded: resolveJobLimits fills them from the machine).
+  std::uint64_t job_memory_bytes = 0;    // one job's processes on this machine (default min(8 GiB, total))
+  std::uint64_t total_memory_bytes = 0;  // all running jobs together (default 3/4 of physical memory)
+  std::uint32_t job_threads = 0;         // kernel threads per job (default hardware threads / max_running)
+  std::uint32_t job_seconds = 0;         // wall time per job from its start (default 86400)
   bool operator==(const AgentLimits&) const = default;
 };
+
+// The job limits a config left out, from this machine (physical memory and
+// hardware threads); given ones are kept.
+void resolveJobLimits(AgentLimits& limits);
 
 struct AgentConfig {
   std::string source;  // the config file, for messages

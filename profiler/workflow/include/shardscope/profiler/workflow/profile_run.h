@@ -41,8 +41,9 @@ struct GpuStackVersions {
 };
 [[nodiscard]] GpuStackVersions gpuStackVersions();
 
-// An mpi run whose launch a caller owns (the agent: its launcher template,
-// a batch script, the job's folder, its stderr and exit code).
+// A launched run (mpi, or emulate in the engine) whose launch a caller owns
+// (the agent: its launcher template, a batch script, the job's folder, its
+// stderr and exit code, the child's limits).
 struct MpiLaunchHooks {
   // The launch of the engine's words, its inputs in `inputs_dir`.
   std::function<core::Result<PreparedLaunch>(const std::vector<std::string>& engine_argv,
@@ -76,6 +77,11 @@ struct ProfileRequest {
   std::string cancel_reason = "cancelled";  // mpi: the failure reason a cancelled run gets
   EmulateStepFn on_step;                    // emulate: every rank's step time as it finishes (live views)
   std::optional<MpiLaunchHooks> mpi_hooks;  // mpi: the launch as a caller prepares it (replaces launcher)
+  // emulate: start `shardscope-engine --emulate` (engine, findEngine) as a
+  // child process and follow it like an mpi run, instead of running in this
+  // process: the run's tables live in the child's memory, and a caller's
+  // hooks can limit it. No launcher: mpi_hooks->prepare gets the engine's words.
+  bool emulate_in_engine = false;
 };
 
 // The model a request runs (its batch applied) and its sync interval.
