@@ -39,7 +39,7 @@ std::variant<core::ClusterSpec, JobRefusal> jobCluster(const proto::JobSpec& spe
   const std::uint32_t gpn = std::max(1u, cluster.gpus_per_node);
   const std::uint32_t most = maxNodes(cluster, max_ranks);
   const std::string shape = "this agent's cluster \"" + cluster.name + "\" has " + std::to_string(cluster.nodes) +
-                            " nodes of " + std::to_string(gpn) + " GPUs";
+                            (cluster.nodes == 1 ? " node of " : " nodes of ") + std::to_string(gpn) + " GPUs";
   if (most == 0)
     return refuse(proto::ErrorCode::LimitExceeded,
                   shape + ": one node exceeds its " + std::to_string(max_ranks) + " ranks (limits.max_ranks)");
@@ -62,7 +62,8 @@ std::variant<core::ClusterSpec, JobRefusal> jobCluster(const proto::JobSpec& spe
 // The plan that runs: the spec's (its world size the job's) or the planner's for its grid.
 std::variant<core::ShardPlan, JobRefusal> jobPlan(const proto::JobSpec& spec, const profiler::ProfileRequest& req) {
   const std::uint32_t world = req.project.cluster.worldSize();
-  const std::string on = " (" + std::to_string(req.project.cluster.nodes) + " nodes of " +
+  const std::string on = " (" + std::to_string(req.project.cluster.nodes) +
+                         (req.project.cluster.nodes == 1 ? " node of " : " nodes of ") +
                          std::to_string(req.project.cluster.gpus_per_node) + " GPUs of this agent's cluster)";
   if (spec.plan) {
     if (spec.plan->world_size != world)

@@ -28,13 +28,40 @@ using namespace shardscope;
 volatile std::sig_atomic_t g_stop = 0;
 
 constexpr const char* kUsage = R"(usage: shardscope-agent --config FILE
+       shardscope-agent --help | --version
 
 Serves ShardScope clients (the desktop's Connections, shardscope-cli remote)
-over TLS: describe this cluster, run engine jobs through its launcher, stream
-their progress and hand out their runs. FILE is a shardscope.agent-config/1
-file (docs/agent.md). On first start the agent makes its key and certificate
-in <store_dir>/identity and prints the certificate's fingerprint.
+over TLS: describe this cluster, run engine jobs (each a child process within
+the config's limits) on the cluster the config names, stream their progress
+and hand out their runs. FILE is a shardscope.agent-config/1 file
+(docs/agent.md). On first start the agent makes its key and certificate in
+<store_dir>/identity and prints the certificate's fingerprint. It logs one
+line per event to stderr. SIGTERM or SIGINT stop it: running jobs are
+cancelled first.
 )";
+
+constexpr const char* kExitCodes = R"(
+exit codes:
+  0  stopped by SIGTERM or SIGINT
+  1  cannot run: listen, identity, job folder or engine failed (the message says which)
+  2  bad command line or config (the message names the file and the JSON path)
+)";
+
+// --help: the usage, every config key (from the config reader itself) and the exit codes.
+void printHelp() {
+  std::cout << kUsage << "\nconfig keys (docs/agent.md has each one's default and range):\n";
+  std::size_t column = 1;
+  std::cout << ' ';
+  for (const std::string& key : profiler::agentConfigKeys()) {
+    if (column + key.size() + 1 > 78) {
+      std::cout << "\n ";
+      column = 1;
+    }
+    std::cout << ' ' << key;
+    column += key.size() + 1;
+  }
+  std::cout << "\n" << kExitCodes;
+}
 
 int fail(const core::Error& e) {
   std::cerr << "shardscope-agent: " << e.message << "\n";
@@ -74,7 +101,11 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
-      std::cout << kUsage;
+      printHelp();
+      return 0;
+    }
+    if (a == "--version") {
+      std::cout << "shardscope-agent " SHARDSCOPE_VERSION "\n";
       return 0;
     }
     if (a == "--config" && i + 1 < argc) {

@@ -19,6 +19,7 @@
 #include "run_fetch.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/limits.h"
+#include "shardscope/core/summary.h"
 #include "shardscope/core/version.h"
 
 namespace shardscope::app::cli {
@@ -44,11 +45,13 @@ commands:
   describe [--json]           hosts, GPUs, versions, launcher, modes, cluster, limits
   list [--json]               the agent's jobs, oldest first
   submit [--project F] [--model M] [--cluster C] [--calibration F] [--constraints F]
-         [--plan P | --grid M] [--mode emulate|mpi] [--device cpu|cuda] [--steps S]
-         [--warmup W] [--seed N] [--batch B] [--sync-interval K] [--no-trace]
+         [--plan P | --grid M] [--nodes K] [--mode emulate|mpi] [--device cpu|cuda]
+         [--steps S] [--warmup W] [--seed N] [--batch B] [--sync-interval K] [--no-trace]
          [--all-groups] [--label L] [--json] [--watch] [--fetch --store F]
-                              queues a job: prints its id (--watch follows it, --fetch
-                              then brings its run into the local store F)
+                              queues a job on the agent's own cluster (--nodes: K of its
+                              nodes; --grid: a sharding group size dividing their GPUs;
+                              a --cluster only prices the plan here): prints its id
+                              (--watch follows it, --fetch then brings its run into F)
   watch JOB [--quiet]         follows a job to its end: exit 0 when complete, 3 when
                               failed or cancelled (Ctrl-C stops watching; the job goes on)
   cancel JOB                  cancels a queued or running job
@@ -56,6 +59,8 @@ commands:
                               brings a finished job's run into the local store F
                               (resumable; the file's SHA-256 checked): prints the run id
 )";
+
+constexpr unsigned long long kMaxRanks = 1u << 20;  // the most any agent config allows (limits.max_ranks)
 
 // What the command line asks for.
 struct RemoteOptions {
@@ -92,11 +97,12 @@ std::optional<std::string> readToken(const std::optional<std::string>& file, std
 // values are never read as positional words).
 struct SubmitTexts {
   profiler::ProjectSources sources;
-  std::optional<std::string> plan, grid, mode, device, label, steps, warmup, seed, batch, sync;
+  std::optional<std::string> plan, grid, nodes, mode, device, label, steps, warmup, seed, batch, sync;
   bool no_trace = false, all_groups = false;
   [[nodiscard]] bool any() const {
     return sources.project || sources.model || sources.cluster || sources.calibration || sources.constraints || plan ||
-           grid || mode || device || label || steps || warmup || seed || batch || sync || no_trace || all_groups;
+           grid || nodes || mode || device || label || steps || warmup || seed || batch || sync || no_trace ||
+           all_groups;
   }
 };
 
@@ -105,6 +111,7 @@ SubmitTexts takeSubmitOptions(Args& args) {
   t.sources = takeProjectSources(args);
   t.plan = args.option("--plan");
   t.grid = args.option("--grid");
+  t.nodes = args.option("--nodes");
   t.mode = args.option("--mode");
   t.device = args.option("--device");
   t.label = args.option("--label");
@@ -154,12 +161,16 @@ int buildSubmit(const SubmitTexts& t, proto::JobSpec& s) {
     if (!plan) return fail(plan.error());
     s.plan = std::move(plan).value();
   }
+  // The agent runs the job on its own cluster and checks both against it (remote describe lists what it offers).
   if (t.grid) {
-    const std::uint32_t n = s.project.cluster.worldSize();
-    const auto m = parsePositive(*t.grid, n);
-    if (!m || n % *m != 0)
-      return usageError("remote submit: --grid must be a divisor of N = " + std::to_string(n) + ", got " + *t.grid);
-    s.grid = static_cast<std::uint32_t>(*m);
+    std::uint32_t m = 0;
+    if (!numberInto(t.grid, "--grid", m, kMaxRanks, false)) return kExitUsage;
+    s.grid = m;
+  }
+  if (t.nodes) {
+    std::uint32_t nodes = 0;
+    if (!numberInto(t.nodes, "--nodes", nodes, kMaxRanks, false)) return kExitUsage;
+    s.nodes = nodes;
   }
   return kExitOk;
 }
@@ -231,7 +242,19 @@ void printDescription(const proto::Description& d, bool json) {
   for (const auto& m : d.modes) std::cout << " " << m;
   std::cout << "\n  cluster " << d.cluster.name << ": " << d.cluster.nodes << " x " << d.cluster.gpus_per_node
             << " GPUs\n  limits: " << d.max_ranks << " ranks, " << d.max_steps << " steps, " << d.max_jobs
-            << " jobs at once\n";
+            << " jobs at once";
+  const proto::JobLimits& l = d.job_limits;
+  if (l.job_memory_bytes > 0)
+    std::cout << "; per job " << core::formatBytes(l.job_memory_bytes) << ", " << l.job_threads << " threads, "
+              << l.job_seconds << " s; " << core::formatBytes(l.total_memory_bytes) << " for all jobs";
+  std::cout << "\n";
+  // What a submit may ask for: whole nodes of the cluster and, on them, a grid.
+  for (const auto& shape : d.shapes) {
+    std::cout << "  jobs on " << shape.nodes << (shape.nodes == 1 ? " node" : " nodes") << " (--nodes " << shape.nodes
+              << ", N = " << shape.world_size << "): --grid";
+    for (const auto m : shape.grids) std::cout << " " << m;
+    std::cout << "\n";
+  }
   for (const auto& h : d.hosts) {
     std::cout << "  host " << h.name << ": " << h.cpus << " CPUs, " << h.memory_bytes / (1u << 20) << " MiB available, "
               << h.gpus.size() << " GPUs\n";
@@ -289,6 +312,7 @@ class Session {
           for (const auto& j : *l) a.push_back(proto::toJson(j));
           std::cout << a.dump(2) << "\n";
         } else {
+          if (l->empty()) std::cout << "no jobs on this agent\n";
           for (const auto& j : *l) std::cout << jobLine(j) << "\n";
         }
         finish(kExitOk);

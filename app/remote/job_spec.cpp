@@ -42,8 +42,15 @@ std::string runTargetText(const std::string& agent_label, const proto::Descripti
 
 core::Result<proto::JobSpec> makeJobSpec(const core::Project& project, const proto::Description& agent,
                                          const RemoteRunOptions& options) {
-  const std::uint32_t n = agent.cluster.worldSize();
-  if (n == 0) return refused("it describes no cluster (its config's \"cluster\" is empty)");
+  if (agent.cluster.worldSize() == 0) return refused("it describes no cluster (its config's \"cluster\" is empty)");
+  if (options.nodes > agent.cluster.nodes)
+    return refused("it has " + std::to_string(agent.cluster.nodes) + " nodes; " + std::to_string(options.nodes) +
+                   " asked");
+  const std::uint32_t n = options.nodes == 0 ? agent.cluster.worldSize() : options.nodes * agent.cluster.gpus_per_node;
+  if (options.nodes != 0 && !agent.shapes.empty() &&
+      std::none_of(agent.shapes.begin(), agent.shapes.end(), [&](const auto& s) { return s.nodes == options.nodes; }))
+    return refused("it does not run jobs on " + std::to_string(options.nodes) +
+                   " nodes (remote describe lists the node counts it offers)");
   if (!agentRunsMode(agent, options.mode))
     return refused("it does not run " + options.mode + " jobs (its launcher is " + agent.launcher +
                    "); choose emulate");
@@ -64,6 +71,10 @@ core::Result<proto::JobSpec> makeJobSpec(const core::Project& project, const pro
   proto::JobSpec spec;
   spec.project = project;
   spec.project.cluster = agent.cluster;
+  if (options.nodes != 0) {
+    spec.nodes = options.nodes;
+    spec.project.cluster = core::resizedCluster(agent.cluster, n);
+  }
   spec.project.trace_store.clear();
   spec.project.access.reset();
   spec.project.chosen_group_size.reset();

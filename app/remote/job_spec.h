@@ -23,6 +23,7 @@ struct RemoteRunOptions {
   std::string label;                    // "": defaultJobLabel
   std::optional<core::ShardPlan> plan;  // what runs; its world size must be the agent cluster's
   std::uint32_t grid = 0;               // without a plan: the planner's plan for this M (0: the sweep's best)
+  std::uint32_t nodes = 0;              // whole nodes of the agent's cluster (0: all of them)
   std::string mode = "emulate";         // "emulate" | "mpi": one of the agent's modes
   bool cuda = false;                    // the agent's GPUs (needs its GPU engine)
   std::uint32_t steps = 5;
@@ -35,7 +36,8 @@ struct RemoteRunOptions {
 
 // `project` on `agent`'s cluster with `options`; an error (InvalidInput)
 // names what the agent would refuse: a mode it does not run, too many steps
-// or ranks, a plan for another world size, a grid that does not divide N.
+// or ranks, a node count it does not offer, a plan for another world size, a
+// grid that does not divide N (N: the agent's cluster, or `nodes` of its nodes).
 [[nodiscard]] core::Result<core::protocol::JobSpec> makeJobSpec(const core::Project& project,
                                                                 const core::protocol::Description& agent,
                                                                 const RemoteRunOptions& options);

@@ -34,6 +34,7 @@ class ConfigReader {
   [[nodiscard]] bool ok() const { return !error_; }
   [[nodiscard]] core::Error error() const { return *error_; }
   [[nodiscard]] const std::string& source() const { return source_; }
+  [[nodiscard]] const std::map<std::string, std::set<std::string>>& knownKeys() const { return known_; }
 
   // A key the object at `path` may hold (every read below notes its own).
   void known(const std::string& path, const char* key) { known_[path].insert(key); }
@@ -255,16 +256,10 @@ std::vector<std::string> fillLauncherTemplate(const std::vector<std::string>& wo
   return out;
 }
 
-core::Result<AgentConfig> agentConfigFromJson(const json& j, const std::string& source, const std::string& base_dir) {
-  ConfigReader r(source);
-  if (!j.is_object())
-    return core::Error{source + ": expected a JSON object", core::ErrorKind::InvalidInput, source, "/"};
-  const auto schema = j.find("schema");
-  if (schema == j.end() || *schema != kAgentConfigSchema)
-    return core::Error{source + ": /schema: expected \"" + std::string(kAgentConfigSchema) + "\"",
-                       core::ErrorKind::InvalidInput, source, "/schema"};
-  AgentConfig c;
-  c.source = source;
+namespace {
+
+// Every member of a config, read into `c`; the first error stays in `r`.
+void readConfig(ConfigReader& r, const json& j, const std::string& base_dir, AgentConfig& c) {
   for (const char* key : {"schema", "listen", "cluster", "launcher", "limits"}) r.known("", key);
   readListen(r, j, c);
   if (auto t = r.text(j, "", "token_file", true)) c.token_file = absoluteFrom(base_dir, *t);
@@ -276,6 +271,37 @@ core::Result<AgentConfig> agentConfigFromJson(const json& j, const std::string& 
   readJobLimits(r, j, c.limits);
   if (const auto limits = j.find("limits"); limits != j.end()) r.refuseUnknownKeys(*limits, "/limits");
   r.refuseUnknownKeys(j, "");
+}
+
+}  // namespace
+
+std::vector<std::string> agentConfigKeys() {
+  // The readers note every key they look up: run them over every object.
+  ConfigReader r("keys");
+  AgentConfig c;
+  readConfig(r, json{{"listen", json::object()}, {"launcher", {{"kind", "none"}}}, {"limits", json::object()}}, "/", c);
+  std::vector<std::string> out;
+  for (const auto& [path, keys] : r.knownKeys())
+    for (const auto& key : keys) {
+      std::string full = path;
+      full += '/';
+      full += key;
+      if (r.knownKeys().count(full) == 0) out.push_back(full.substr(1));  // objects are listed by their keys
+    }
+  return out;
+}
+
+core::Result<AgentConfig> agentConfigFromJson(const json& j, const std::string& source, const std::string& base_dir) {
+  ConfigReader r(source);
+  if (!j.is_object())
+    return core::Error{source + ": expected a JSON object", core::ErrorKind::InvalidInput, source, "/"};
+  const auto schema = j.find("schema");
+  if (schema == j.end() || *schema != kAgentConfigSchema)
+    return core::Error{source + ": /schema: expected \"" + std::string(kAgentConfigSchema) + "\"",
+                       core::ErrorKind::InvalidInput, source, "/schema"};
+  AgentConfig c;
+  c.source = source;
+  readConfig(r, j, base_dir, c);
   if (!r.ok()) return r.error();
   resolveJobLimits(c.limits);
   if (c.limits.job_memory_bytes > c.limits.total_memory_bytes)

@@ -132,6 +132,25 @@ class TestAgentConfig : public QObject {
              c.error().message.c_str());
   }
 
+  void everyKeyIsListedAndDocumented() {
+    const std::vector<std::string> keys = profiler::agentConfigKeys();
+    for (const char* expected : {"listen/address", "listen/port", "token_file", "store_dir", "cluster", "engine",
+                                 "launcher/kind", "launcher/argv", "launcher/step_argv", "limits/max_connections",
+                                 "limits/max_handshakes_per_address", "limits/job_memory_bytes", "limits/job_seconds"})
+      QVERIFY2(std::find(keys.begin(), keys.end(), expected) != keys.end(), expected);
+    for (const std::string& key : keys) {
+      QVERIFY2(key != "limits" && key != "listen" && key != "launcher", key.c_str());  // objects by their keys
+    }
+    // docs/agent.md's table of keys names each one (`limits/job_seconds`), schema aside.
+    QFile doc(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/docs/agent.md"));
+    QVERIFY(doc.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(doc.readAll());
+    for (const std::string& key : keys) {
+      if (key == "schema") continue;
+      QVERIFY2(text.contains(QStringLiteral("| `%1` |").arg(QString::fromStdString(key))), key.c_str());
+    }
+  }
+
   void jobLimitsDefaultFromTheMachine() {
     json j = minimal();
     j["limits"] = {{"max_running", 2}, {"job_seconds", 60}};

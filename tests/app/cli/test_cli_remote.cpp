@@ -117,6 +117,23 @@ class TestCliRemote : public QObject {
     QCOMPARE(QString::fromStdString(runs->front().label), "cli remote " + mode);
   }
 
+  void describeSaysWhatAJobMayAskAndTheAgentHoldsToIt() {
+    Run r = remote({"--accept-new", "describe"});
+    QCOMPARE(r.code, 0);
+    // One node of 4 CPU ranks: the node counts and grids a submit may name, and the job limits.
+    QVERIFY2(r.out.contains("jobs on 1 node (--nodes 1, N = 4): --grid 1 2 4"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("; per job "), qPrintable(r.out));
+    // A grid or node count the agent's cluster does not have is refused by the agent, whatever the
+    // client's own --cluster says (it has 8 GPUs here; the agent 4).
+    r = remote({"submit", "--model", kTinyModel, "--cluster", "h100x8", "--grid", "8", "--steps", "1"});
+    QVERIFY2(r.code == 1, qPrintable(r.err));  // an invalid job: the input's fault
+    QVERIFY2(r.err.contains("grid 8 does not divide the job's 4 GPUs (1 node of 4 GPUs"), qPrintable(r.err));
+    r = remote({"submit", "--model", kTinyModel, "--nodes", "2", "--steps", "1"});
+    QVERIFY2(r.code == 1, qPrintable(r.err));
+    QVERIFY2(r.err.contains("a job of 2 nodes: this agent's cluster") && r.err.contains("has 1 node of 4 GPUs"),
+             qPrintable(r.err));
+  }
+
   void aClientComesBackToItsJob() {
     Run r = remote(submitArgs("mpi", 400));
     QCOMPARE(r.code, 0);

@@ -71,6 +71,9 @@ struct AgentConfig {
 // Errors name the file and the JSON path (/launcher/argv/2: unknown
 // placeholder "{cmd}"; expected one of {ranks} {nodes} {gpus_per_node} {job_dir}).
 [[nodiscard]] core::Result<AgentConfig> loadAgentConfig(const std::string& path);
+// Every key a config may hold, as JSON paths without the leading slash
+// ("listen/address", "limits/job_seconds"), in order: what --help lists.
+[[nodiscard]] std::vector<std::string> agentConfigKeys();
 [[nodiscard]] core::Result<AgentConfig> agentConfigFromJson(const nlohmann::json& j, const std::string& source,
                                                             const std::string& base_dir);
 
