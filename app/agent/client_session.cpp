@@ -25,7 +25,7 @@ ClientSession::ClientSession(SessionHost& host, std::string peer, std::size_t ma
       peer_(std::move(peer)),
       max_frame_bytes_(max_frame_bytes),
       handshake_seconds_(handshake_seconds),
-      decoder_(max_frame_bytes) {}
+      decoder_(std::min(max_frame_bytes, proto::kMaxHelloFrameBytes)) {}
 
 template <class Step>
 ClientSession::Output ClientSession::guarded(Step step) {
@@ -173,6 +173,7 @@ void ClientSession::hello(Output& out, const json& message) {
     return close(out);
   }
   authenticated_ = true;
+  decoder_.setMaxBytes(max_frame_bytes_);  // the agent's frame limit from now on
   out.log.push_back(peer_ + ": authenticated (" + proto::quoteText(h->client, 100) + ")");
   const proto::Description& d = host_.description();
   send(out, proto::toJson(proto::Welcome{h->id, d.agent, d.hosts.empty() ? std::string() : d.hosts.front().name}));

@@ -204,6 +204,12 @@ std::variant<proto::JobInfo, JobManager::Refusal> JobManager::submit(const proto
   if (spec.steps > l.max_steps)
     return refused(refusal(proto::ErrorCode::LimitExceeded, std::to_string(spec.steps) + " steps exceed this agent's " +
                                                                 std::to_string(l.max_steps) + " (limits.max_steps)"));
+  // Before anything is planned: the agent plans a job when it is submitted, on its event loop.
+  if (spec.project.model.tables.size() > l.max_tables)
+    return refused(refusal(proto::ErrorCode::LimitExceeded, "a model of " +
+                                                                std::to_string(spec.project.model.tables.size()) +
+                                                                " tables exceeds this agent's " +
+                                                                std::to_string(l.max_tables) + " (limits.max_tables)"));
   if (queue_.size() + running_.size() >= l.max_jobs)
     return refused(refusal(proto::ErrorCode::LimitExceeded, "this agent already has " + std::to_string(l.max_jobs) +
                                                                 " jobs queued or running (limits.max_jobs)"));

@@ -5,8 +5,10 @@
 // cancelled, their runs failed) before it exits. Everything it and its jobs
 // write is its user's only (umask 077).
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -20,6 +22,7 @@
 #include "job_manager.h"
 #include "shardscope/core/summary.h"
 #include "shardscope/profiler/engine/host_info.h"
+#include "shardscope/profiler/workflow/engine_launch.h"
 #include "shardscope/profiler/engine/local_cluster.h"
 #include "tls_identity.h"
 
@@ -82,6 +85,20 @@ core::Result<core::ClusterSpec> agentCluster(const profiler::AgentConfig& config
   return local->cluster;
 }
 
+// Whether `program` (a path, or a name looked up in PATH) is an executable file.
+bool executable(const std::string& program) {
+  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "";
+  for (std::size_t start = 0; start <= dirs.size();) {
+    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string dir = end > start ? dirs.substr(start, end - start) : ".";
+    if (::access((dir + "/" + program).c_str(), X_OK) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 // The start's log line: version, cluster and limits.
 std::string startLine(const profiler::AgentConfig& c, const core::ClusterSpec& cluster) {
   const auto& l = c.limits;
@@ -127,6 +144,12 @@ int main(int argc, char** argv) {
   if (!config) return fail(config.error());
   auto token = app::agent::readTokenFile(config->token_file);
   if (!token) return fail(token.error());
+  // Every job starts the engine: a missing one is the operator's to fix now, not each job's failure later.
+  if (const std::string engine = profiler::findEngine(config->engine); !executable(engine))
+    return fail(core::Error{config->source + ": " + (config->engine ? "/engine: " : "") + "the engine " + engine +
+                                " is not an executable file" +
+                                (config->engine ? "" : " (none next to the agent or on PATH; name it in \"engine\")"),
+                            core::ErrorKind::Io, config->source, config->engine ? "/engine" : ""});
   auto cluster = agentCluster(*config);
   if (!cluster) return fail(cluster.error());
   auto identity = app::agent::loadOrCreateIdentity(config->store_dir + "/identity", profiler::hostName());
@@ -135,7 +158,7 @@ int main(int argc, char** argv) {
   auto* jobs = new app::agent::JobManager(*config, *cluster, &app);
   auto recovered = jobs->recover();
   if (!recovered) return fail(recovered.error());
-  for (const auto& line : *recovered) std::cout << "recovered: " << line << "\n";
+  for (const auto& line : *recovered) app::agent::logLine("recovered: " + line);
   const std::string fingerprint = identity->fingerprint;
   const bool created = identity->created;
   core::protocol::Description description = app::agent::describeAgent(*config, *cluster);

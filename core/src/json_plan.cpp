@@ -192,7 +192,10 @@ PlanPrediction readPrediction(JsonReader& r, const json& j, std::uint32_t group_
   }
   if (const json* imb = r.member(*v, "/predicted", "imbalance", false, "");
       imb && r.expectObject(*imb, "/predicted/imbalance")) {
-    if (auto x = r.number(*imb, "/predicted/imbalance", "max_over_mean", true, 1.0, kInf)) pred.max_over_mean = *x;
+    // max / mean is at least 1; a float sum can put it a rounding error below (0.9999999999999999),
+    // and a writer of ours once wrote that: read as 1.
+    if (auto x = r.number(*imb, "/predicted/imbalance", "max_over_mean", true, 1.0 - 1e-9, kInf))
+      pred.max_over_mean = std::max(1.0, *x);
   }
   if (const json* inputs = r.member(*v, "/predicted", "inputs", false, "");
       inputs && r.expectObject(*inputs, "/predicted/inputs"))
@@ -240,7 +243,7 @@ nlohmann::ordered_json toJson(const ShardPlan& p) {
                      {"compute_ms", r.compute_ms},
                      {"comm_ms", r.comm_ms},
                      {"memory_bytes", r.memory_bytes}});
-  pred["imbalance"] = {{"max_over_mean", p.predicted.max_over_mean}};
+  pred["imbalance"] = {{"max_over_mean", std::max(1.0, p.predicted.max_over_mean)}};
   if (!p.predicted.inputs_json.empty()) {
     auto inputs = nlohmann::ordered_json::parse(p.predicted.inputs_json, nullptr, false);
     if (!inputs.is_discarded()) pred["inputs"] = std::move(inputs);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/limits.h"
 #include "shardscope/core/presets.h"
 #include "shardscope/core/summary.h"
 
@@ -166,6 +167,8 @@ void readLimits(ConfigReader& r, const json& j, AgentLimits& l) {
   constexpr std::uint64_t k32 = std::numeric_limits<std::uint32_t>::max();
   if (auto v = r.whole(*it, "/limits", "max_ranks", 1, 1u << 20)) l.max_ranks = static_cast<std::uint32_t>(*v);
   if (auto v = r.whole(*it, "/limits", "max_steps", 1, 100000)) l.max_steps = static_cast<std::uint32_t>(*v);
+  if (auto v = r.whole(*it, "/limits", "max_tables", 1, core::kMaxTables))
+    l.max_tables = static_cast<std::uint32_t>(*v);
   if (auto v = r.whole(*it, "/limits", "max_jobs", 1, 100000)) l.max_jobs = static_cast<std::uint32_t>(*v);
   if (auto v = r.whole(*it, "/limits", "max_running", 1, 1024)) l.max_running = static_cast<std::uint32_t>(*v);
   if (auto v = r.whole(*it, "/limits", "max_connections", 1, 100000))

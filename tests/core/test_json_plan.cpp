@@ -59,6 +59,20 @@ class TestJsonPlan : public QObject {
     QVERIFY(!r->provenance.calibration);
   }
 
+  void anImbalanceARoundingBelowOneReadsAsOne() {
+    // A sum of floats can put max / mean one ulp under 1; what a writer wrote must read back.
+    json j = validPlan();
+    j["predicted"]["imbalance"]["max_over_mean"] = 0.9999999999999999;
+    auto r = planFromJson(j, "plan.json");
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+    QCOMPARE(r->predicted.max_over_mean, 1.0);
+    ShardPlan p = *r;
+    p.predicted.max_over_mean = 0.9999999999999999;
+    QCOMPARE(toJson(p)["predicted"]["imbalance"]["max_over_mean"].get<double>(), 1.0);
+    j["predicted"]["imbalance"]["max_over_mean"] = 0.5;  // really below: still an error with its path
+    QVERIFY(errorOf(j).contains("/predicted/imbalance/max_over_mean"));
+  }
+
   void writesTheKeysTrainersRead() {
     auto r = planFromJson(validPlan(), "plan.json");
     QVERIFY(r.ok());

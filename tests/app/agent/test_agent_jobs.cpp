@@ -181,6 +181,16 @@ class TestAgentJobs : public QObject {
     QCOMPARE(watchToEnd(c, third)["state"], "complete");
   }
 
+  void aModelPastTheTableLimitIsRefusedBeforeItIsPlanned() {
+    Agent agent;
+    agent.config()["limits"]["max_tables"] = 2;  // the tiny model has more
+    RawClient c;
+    QVERIFY(startAndHello(agent, c));
+    const json r = submitAnswer(c, jobSpec("emulate", 1));
+    QCOMPARE(r["code"], "limit_exceeded");
+    QVERIFY2(text(r, "message").find("(limits.max_tables)") != std::string::npos, r.dump().c_str());
+  }
+
   void aChildPastItsLimitIsKilledAndTheNextJobRuns() {
     Agent agent;
     agent.config()["engine"] = (kFakeJobs + "/grow-engine").toStdString();
@@ -302,6 +312,14 @@ class TestAgentJobs : public QObject {
     agent.config().erase("cluster");
     QCOMPARE(agent.runToExit(), 2);
     QVERIFY2(agent.output().contains("/cluster: the config names no cluster and this machine has no GPUs"),
+             qPrintable(agent.output()));
+  }
+
+  void aMissingEngineStopsTheStart() {
+    Agent agent;
+    agent.config()["engine"] = "/nonexistent/shardscope-engine";
+    QCOMPARE(agent.runToExit(), 1);
+    QVERIFY2(agent.output().contains("/engine: the engine /nonexistent/shardscope-engine is not an executable file"),
              qPrintable(agent.output()));
   }
 

@@ -136,6 +136,28 @@ class TestClientSession : public QObject {
     QVERIFY(s.received(helloFrame()).send.empty());  // nothing more is read
   }
 
+  void beforeHelloOnlyASmallFrameIsBuffered() {
+    Host host;
+    ClientSession s(host, kPeer, kDefaultMaxFrameBytes, 10);
+    // A header announcing a frame past the hello limit is refused at once, before its body is held.
+    std::string header(4, '\0');
+    const std::uint32_t big = static_cast<std::uint32_t>(kMaxHelloFrameBytes) + 1;
+    for (int i = 0; i < 4; ++i) header[static_cast<std::size_t>(i)] = static_cast<char>((big >> (8 * (3 - i))) & 0xff);
+    auto out = s.received(header + std::string(1000, 'A'));
+    const auto m = messages(out.send);
+    QCOMPARE(m.size(), std::size_t{1});
+    QCOMPARE(m[0]["code"], "bad_frame");
+    QVERIFY(out.close);
+    // Once authenticated, frames up to the agent's limit are read (a submit far past the hello limit).
+    ClientSession t(host, kPeer, kDefaultMaxFrameBytes, 10);
+    QVERIFY(!t.received(helloFrame()).close);
+    json submit = request("submit", 3);
+    submit["job"] = {{"label", std::string(100000, 'x')}};
+    const auto answer = messages(t.received(frame(submit)).send);
+    QCOMPARE(answer.size(), std::size_t{1});
+    QVERIFY2(answer[0]["code"] != "bad_frame", answer[0].dump().c_str());  // decoded: refused as a job, not a frame
+  }
+
   void aWrongTokenIsAnsweredLaterAndCloses() {
     Host host;
     ClientSession s(host, kPeer, kDefaultMaxFrameBytes, 10);

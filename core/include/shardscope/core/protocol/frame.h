@@ -45,6 +45,9 @@ class FrameDecoder {
   // known). The error's text is safe (safe_text.h) whatever the bytes were. After an error the stream cannot be
   // trusted: the decoder stays failed and returns the same error; the connection should be closed.
   [[nodiscard]] Result<std::optional<nlohmann::json>> next();
+  // A new limit for the frames not yet returned (the agent's limit once a
+  // client has authenticated; a small one before).
+  void setMaxBytes(std::size_t max_bytes) { max_bytes_ = max_bytes; }
   // Bytes received and not yet returned as messages.
   [[nodiscard]] std::size_t buffered() const { return buffer_.size() - offset_; }
   [[nodiscard]] bool failed() const { return error_.has_value(); }

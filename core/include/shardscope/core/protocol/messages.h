@@ -28,6 +28,10 @@ inline constexpr std::uint32_t kMaxJobWarmup = 10000;
 inline constexpr std::uint64_t kMaxJobSeed = std::uint64_t{1} << 53;
 inline constexpr std::size_t kMaxLabelBytes = 200;
 inline constexpr std::size_t kMaxTokenBytes = 4096;
+// The largest frame a peer may send before it has authenticated: a hello
+// (its token, client name and envelope) fits with room to spare, and a
+// flood of half-sent frames holds at most this much per connection.
+inline constexpr std::size_t kMaxHelloFrameBytes = 16384;
 // Request ids, offsets and counts stay below 2^53 (exact in every JSON reader).
 inline constexpr std::uint64_t kMaxMessageInteger = (std::uint64_t{1} << 53) - 1;
 

@@ -29,6 +29,7 @@ enum class LauncherKind { None, Mpirun, Srun, Sbatch };
 struct AgentLimits {
   std::uint32_t max_ranks = 1024;        // a job's world size
   std::uint32_t max_steps = 10000;       // a job's measured steps
+  std::uint32_t max_tables = 2048;       // tables in a job's model (the agent plans it when it is submitted)
   std::uint32_t max_jobs = 64;           // jobs queued or running at once
   std::uint32_t max_running = 1;         // jobs running at once (the rest wait in order)
   std::uint32_t max_connections = 256;   // clients connected at once
