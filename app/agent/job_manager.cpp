@@ -14,6 +14,7 @@
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/core/summary.h"
 #include "shardscope/core/time_text.h"
+#include "shardscope/profiler/engine/gpu_devices.h"
 #include "shardscope/profiler/workflow/agent_launch.h"
 #include "shardscope/profiler/workflow/profile_run.h"
 
@@ -137,7 +138,9 @@ JobManager::JobManager(profiler::AgentConfig config, core::ClusterSpec cluster, 
     : QObject(parent),
       config_(std::move(config)),
       cluster_(std::move(cluster)),
-      ledger_(std::make_shared<ResidentLedger>(config_.limits.total_memory_bytes)) {}
+      ledger_(std::make_shared<ResidentLedger>(config_.limits.total_memory_bytes)) {
+  if (auto gpus = profiler::queryGpuDevices()) local_gpus_ = gpus->size();
+}
 
 JobManager::~JobManager() {
   stopping_ = true;
@@ -218,6 +221,12 @@ std::variant<proto::JobInfo, JobManager::Refusal> JobManager::submit(const proto
         refusal(proto::ErrorCode::InvalidJob, "this agent runs emulate jobs only (its config names no launcher)"));
   if (spec.device == proto::JobDevice::Cuda && !profiler::gpuEngineBuilt())
     return refused(refusal(proto::ErrorCode::InvalidJob, "this agent's engine was built without CUDA, NCCL and CUPTI"));
+  // An emulate job runs on this machine: its GPUs, not the cluster's (mpi jobs' ranks run where the launcher puts
+  // them).
+  if (spec.device == proto::JobDevice::Cuda && spec.mode == proto::JobMode::Emulate && local_gpus_ == 0)
+    return refused(refusal(proto::ErrorCode::InvalidJob,
+                           "this agent's machine has no GPU for an emulate job on the cuda device; choose the cpu "
+                           "device, or mpi where its launcher reaches GPU nodes"));
   auto admitted = admitJob(spec, config_, cluster_, reservedMemory());
   if (auto* r = std::get_if<Refusal>(&admitted)) return refused(*r);
   Admission& a = std::get<Admission>(admitted);
@@ -485,6 +494,9 @@ void JobManager::finish(const std::string& id, const proto::JobInfo& ended, cons
   job.info.state = ended.state;
   job.info.finished = core::utcNowIso8601();
   job.info.error = ended.error;
+  // Cancelled because the agent is stopping, not by a client.
+  if (stopping_ && ended.state == proto::JobState::Cancelled)
+    job.info.error = "cancelled: the agent stopped (SIGTERM or SIGINT) while this job ran";
   job.info.exit_code = ended.exit_code;
   job.info.stderr_tail = ended.stderr_tail;
   job.info.run = ended.run;

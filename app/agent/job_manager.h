@@ -111,7 +111,8 @@ class JobManager : public QObject {
   std::map<std::string, std::unique_ptr<Runtime>> running_;
   std::shared_ptr<ResidentLedger> ledger_;  // the running children's resident memory, for the total limit
   std::uint64_t next_number_ = 1;
-  bool stopping_ = false;  // the agent is stopping: start nothing more
+  bool stopping_ = false;       // the agent is stopping: start nothing more
+  std::size_t local_gpus_ = 0;  // this machine's GPUs (emulate jobs on the cuda device run here)
 };
 
 // The SHA-256 (lowercase hex) and size of a file; errors name it.

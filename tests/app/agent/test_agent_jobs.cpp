@@ -315,6 +315,21 @@ class TestAgentJobs : public QObject {
              qPrintable(agent.output()));
   }
 
+  void anEmulateCudaJobNeedsAGpuHere() {
+    if (QFile::exists("/dev/nvidiactl")) QSKIP("this machine has GPUs");
+    Agent agent;
+    RawClient c;
+    QVERIFY(startAndHello(agent, c));
+    json spec = jobSpec("emulate", 1);
+    spec["device"] = "cuda";
+    const json r = submitAnswer(c, spec);
+    QCOMPARE(r["code"], "invalid_job");  // refused at submit, not failed later
+    const std::string m = text(r, "message");
+    QVERIFY2(m.find("has no GPU for an emulate job") != std::string::npos ||
+                 m.find("built without CUDA") != std::string::npos,
+             m.c_str());
+  }
+
   void aMissingEngineStopsTheStart() {
     Agent agent;
     agent.config()["engine"] = "/nonexistent/shardscope-engine";

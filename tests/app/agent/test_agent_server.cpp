@@ -388,6 +388,8 @@ class TestAgentServer : public QObject {
     QVERIFY2(!agent.output().contains("was running"), qPrintable(agent.output()));
     auto list = after.request({{"type", "list"}});
     QCOMPARE((*list)["jobs"][0]["state"], "cancelled");
+    const std::string error = (*list)["jobs"][0].value("error", std::string());
+    QVERIFY2(error.find("the agent stopped") != std::string::npos, error.c_str());  // not "by a client"
     QVERIFY(fetchAll(after, job));  // what it ran before the stop is there
   }
 
