@@ -40,9 +40,10 @@ core::Result<std::string> readTokenFile(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     return usage("token file " + path +
-                 " does not exist: write a random token into it, e.g. `head -c 32 "
+                 " does not exist: write a random token into it, e.g. `(umask 077; head -c 32 "
                  "/dev/urandom | base64 > " +
-                 path + " && chmod 600 " + path + "`");
+                 path + ")` as the agent's user");
+  if (!S_ISREG(st.st_mode)) return usage("token file " + path + " is not a regular file");
   if (st.st_uid != ::geteuid())
     return usage("token file " + path + " belongs to another user: it must be the agent user's own");
   if ((st.st_mode & 077) != 0) return usage("token file " + path + " is readable by other users: chmod 600 " + path);

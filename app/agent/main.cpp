@@ -143,7 +143,9 @@ int main(int argc, char** argv) {
   auto config = profiler::loadAgentConfig(config_path);
   if (!config) return fail(config.error());
   auto token = app::agent::readTokenFile(config->token_file);
-  if (!token) return fail(token.error());
+  if (!token)
+    return fail(core::Error{config->source + ": /token_file: " + token.error().message, token.error().kind,
+                            config->source, "/token_file"});
   // Every job starts the engine: a missing one is the operator's to fix now, not each job's failure later.
   if (const std::string engine = profiler::findEngine(config->engine); !executable(engine))
     return fail(core::Error{config->source + ": " + (config->engine ? "/engine: " : "") + "the engine " + engine +

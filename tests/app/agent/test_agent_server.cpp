@@ -66,6 +66,7 @@ class TestAgentServer : public QObject {
     agent.writeFile("token", agent.token() + "\n", 0644);
     QCOMPARE(agent.runToExit(), 2);
     QVERIFY2(agent.output().contains("readable by other users: chmod 600"), qPrintable(agent.output()));
+    QVERIFY2(agent.output().contains("/token_file: token file"), qPrintable(agent.output()));  // the config's path
     agent.writeFile("token", "short\n", 0600);
     QCOMPARE(agent.runToExit(), 2);
     QVERIFY2(agent.output().contains("at least 16"), qPrintable(agent.output()));
