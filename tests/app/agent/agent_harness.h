@@ -14,6 +14,7 @@
 
 #include <QByteArray>
 #include <QCryptographicHash>
+#include <QDebug>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -251,6 +252,42 @@ class RawClient {
   proto::FrameDecoder decoder_;
   std::uint64_t last_id_ = 0;
 };
+
+// A started agent with an authenticated client.
+inline bool startAndHello(Agent& agent, RawClient& client) {
+  if (!agent.start()) return false;
+  if (!client.connect(agent.port())) return false;
+  auto w = client.hello(agent.token());
+  return w && (*w)["type"] == "welcome";
+}
+
+// The answer to a submit (a "job" or an "error"; null json when none came).
+inline json submitAnswer(RawClient& c, const json& spec) {
+  auto r = c.request({{"type", "submit"}, {"job", spec}});
+  return r ? *r : json();
+}
+
+// The id of a submitted job; empty (the answer printed) when it was refused.
+inline std::string submit(RawClient& c, const json& spec) {
+  const json r = submitAnswer(c, spec);
+  if (r.value("type", "") != "job") {
+    qWarning() << "submit answered" << QString::fromStdString(r.dump());
+    return {};
+  }
+  return r["job"]["job"].get<std::string>();
+}
+
+// Watches a job until its first progress past step 0 (it is running).
+inline bool waitRunning(RawClient& c, const std::string& job) {
+  auto first = c.request({{"type", "watch"}, {"job", job}});
+  if (!first) return false;
+  for (int i = 0; i < 400; ++i) {
+    auto m = c.receive(30000);
+    if (!m) return false;
+    if ((*m)["type"] == "progress" && (*m)["progress"]["done"].get<int>() > 0) return true;
+  }
+  return false;
+}
 
 // Follows a job with a watch until it ends: its final info (null json on timeout).
 inline json watchToEnd(RawClient& c, const std::string& job, int timeout_ms = 120000) {

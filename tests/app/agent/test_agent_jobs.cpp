@@ -113,35 +113,6 @@ class TestAgentJobs : public QObject {
   Q_OBJECT
 
  private:
-  static bool startAndHello(Agent& agent, RawClient& client) {
-    if (!agent.start()) return false;
-    if (!client.connect(agent.port())) return false;
-    auto w = client.hello(agent.token());
-    return w && (*w)["type"] == "welcome";
-  }
-  // The answer to a submit (a "job" or an "error").
-  static json submitAnswer(RawClient& c, const json& spec) {
-    auto r = c.request({{"type", "submit"}, {"job", spec}});
-    return r ? *r : json();
-  }
-  static std::string submit(RawClient& c, const json& spec) {
-    const json r = submitAnswer(c, spec);
-    if (r.value("type", "") != "job") {
-      qWarning() << "submit answered" << QString::fromStdString(r.dump());
-      return {};
-    }
-    return r["job"]["job"].get<std::string>();
-  }
-  static bool waitRunning(RawClient& c, const std::string& job) {
-    auto first = c.request({{"type", "watch"}, {"job", job}});
-    if (!first) return false;
-    for (int i = 0; i < 400; ++i) {
-      auto m = c.receive(30000);
-      if (!m) return false;
-      if ((*m)["type"] == "progress" && (*m)["progress"]["done"].get<int>() > 0) return true;
-    }
-    return false;
-  }
   // The agent's engine child (shardscope-engine --emulate), -1 when none.
   static int engineChild(const Agent& agent) {
     const int a = agentPid(agent.path("agent.json"));

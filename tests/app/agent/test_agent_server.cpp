@@ -15,34 +15,6 @@ namespace st = shardscope::core::store;
 class TestAgentServer : public QObject {
   Q_OBJECT
 
- private:
-  // A started agent with an authenticated client.
-  static bool startAndHello(Agent& agent, RawClient& client) {
-    if (!agent.start()) return false;
-    if (!client.connect(agent.port())) return false;
-    auto w = client.hello(agent.token());
-    return w && (*w)["type"] == "welcome";
-  }
-  static std::string submit(RawClient& c, const json& spec) {
-    auto r = c.request({{"type", "submit"}, {"job", spec}});
-    if (!r || (*r)["type"] != "job") {
-      qWarning() << "submit answered" << QString::fromStdString(r ? r->dump() : "nothing");
-      return {};
-    }
-    return (*r)["job"]["job"].get<std::string>();
-  }
-  // Waits for the first progress of a watched job (it is running).
-  static bool waitRunning(RawClient& c, const std::string& job) {
-    auto first = c.request({{"type", "watch"}, {"job", job}});
-    if (!first) return false;
-    for (int i = 0; i < 200; ++i) {
-      auto m = c.receive(30000);
-      if (!m) return false;
-      if ((*m)["type"] == "progress" && (*m)["progress"]["done"].get<int>() > 0) return true;
-    }
-    return false;
-  }
-
  private slots:
   void identityIsMadeOnceAndKept() {
     Agent agent;
