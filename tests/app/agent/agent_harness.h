@@ -253,6 +253,17 @@ class RawClient {
   std::uint64_t last_id_ = 0;
 };
 
+// A frame around `body` exactly as given (any bytes: what a hostile client sends).
+inline QByteArray rawFrame(const QByteArray& body) {
+  QByteArray f(4, '\0');
+  const auto n = static_cast<quint32>(body.size());
+  f[0] = static_cast<char>(n >> 24);
+  f[1] = static_cast<char>(n >> 16);
+  f[2] = static_cast<char>(n >> 8);
+  f[3] = static_cast<char>(n);
+  return f + body;
+}
+
 // A started agent with an authenticated client.
 inline bool startAndHello(Agent& agent, RawClient& client) {
   if (!agent.start()) return false;

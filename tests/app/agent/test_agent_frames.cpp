@@ -14,15 +14,7 @@ using namespace agent_test;
 
 namespace {
 
-QByteArray frame(const QByteArray& body) {
-  QByteArray f(4, '\0');
-  const auto n = static_cast<quint32>(body.size());
-  f[0] = static_cast<char>(n >> 24);
-  f[1] = static_cast<char>(n >> 16);
-  f[2] = static_cast<char>(n >> 8);
-  f[3] = static_cast<char>(n);
-  return f + body;
-}
+QByteArray frame(const QByteArray& body) { return rawFrame(body); }
 
 // A hello's body with its members' text as given (any bytes), `tail` after the token's.
 QByteArray rawHello(const QByteArray& id, const QByteArray& client, const QByteArray& token,

@@ -98,15 +98,7 @@ class TestAgentServer : public QObject {
   void malformedFramesCloseOnlyTheirConnection_data() {
     QTest::addColumn<QByteArray>("bytes");
     QTest::addColumn<QString>("expected");
-    const auto frame = [](const QByteArray& body) {
-      QByteArray f(4, '\0');
-      const auto n = static_cast<quint32>(body.size());
-      f[0] = static_cast<char>(n >> 24);
-      f[1] = static_cast<char>(n >> 16);
-      f[2] = static_cast<char>(n >> 8);
-      f[3] = static_cast<char>(n);
-      return f + body;
-    };
+    const auto frame = rawFrame;
     QTest::newRow("oversized") << QByteArray("\xff\xff\xff\xff", 4) << "frame";
     QTest::newRow("not json") << frame("{\"v\":1,") << "";
     QTest::newRow("array") << frame("[1,2]") << "object";
