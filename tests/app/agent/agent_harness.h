@@ -253,6 +253,15 @@ class RawClient {
   std::uint64_t last_id_ = 0;
 };
 
+// A process's resident memory (VmRSS), KiB; 0 when it is gone or unreadable.
+inline long residentKiB(qint64 pid) {
+  QFile f(QStringLiteral("/proc/%1/status").arg(pid));
+  if (!f.open(QIODevice::ReadOnly)) return 0;
+  for (const QByteArray& line : f.readAll().split('\n'))
+    if (line.startsWith("VmRSS:")) return line.mid(6).trimmed().split(' ').front().toLong();
+  return 0;
+}
+
 // A frame around `body` exactly as given (any bytes: what a hostile client sends).
 inline QByteArray rawFrame(const QByteArray& body) {
   QByteArray f(4, '\0');

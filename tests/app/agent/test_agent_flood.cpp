@@ -105,15 +105,6 @@ int connectedCount(const std::vector<std::unique_ptr<PlainPeer>>& peers) {
   }));
 }
 
-// The agent's resident memory (VmRSS), KiB; 0 when unreadable.
-long rssKiB(qint64 pid) {
-  QFile f(QStringLiteral("/proc/%1/status").arg(pid));
-  if (!f.open(QIODevice::ReadOnly)) return 0;
-  for (const QByteArray& line : f.readAll().split('\n'))
-    if (line.startsWith("VmRSS:")) return line.mid(6).trimmed().split(' ').front().toLong();
-  return 0;
-}
-
 // A new client's hello and describe: whether both were answered as they should be.
 bool helloDescribe(quint16 port, const std::string& token, int timeout_ms = 10000) {
   RawClient c;
@@ -141,7 +132,7 @@ class TestAgentFlood : public QObject {
     Agent agent;
     QVERIFY2(agent.start(), qPrintable(agent.output()));
     QVERIFY(helloDescribe(agent.port(), agent.token()));
-    const long rss_before = rssKiB(agent.pid());
+    const long rss_before = residentKiB(agent.pid());
 
     {  // 256 opened one by one, then closed: they filled Qt 6.4 QSslServer's pending count for good
       std::vector<std::unique_ptr<PlainPeer>> peers;
@@ -159,7 +150,7 @@ class TestAgentFlood : public QObject {
     const double served_ms = static_cast<double>(t.nsecsElapsed()) / 1e6;
     std::printf("with 300 idle connections held open: hello + describe served in %.1f ms (bar: 2000 ms)\n", served_ms);
     QVERIFY2(served_ms < 10000, "a legitimate client waited past the generous limit");
-    const long rss_flood = rssKiB(agent.pid());
+    const long rss_flood = residentKiB(agent.pid());
 
     // Idle ones are dropped by the first-byte deadline, not held for the whole handshake's.
     for (auto& p : idle) QVERIFY(p->closedWithin(15000));
@@ -174,7 +165,7 @@ class TestAgentFlood : public QObject {
     QVERIFY2(log.contains("sent nothing in 3 s; closed"), qPrintable(log));
     QVERIFY2(log.contains("more lines about"), qPrintable(log));
 
-    const long rss_after = rssKiB(agent.pid());
+    const long rss_after = residentKiB(agent.pid());
     std::printf("agent RSS: %ld KiB before, %ld KiB with the flood, %ld KiB after\n", rss_before, rss_flood, rss_after);
     QVERIFY(rss_before > 0);
     QVERIFY2(rss_after < rss_before + 64 * 1024, "the flood's memory was not given back");
@@ -256,7 +247,7 @@ class TestAgentFlood : public QObject {
     QVERIFY(agent.start());
     if (!PlainPeer(agent.port(), 0x7f000002).connected(2000)) QSKIP("no loopback address but 127.0.0.1 here");
     QVERIFY(helloDescribe(agent.port(), agent.token()));
-    const long rss_before = rssKiB(agent.pid());
+    const long rss_before = residentKiB(agent.pid());
     std::vector<std::unique_ptr<PlainPeer>> stalled;  // 4 addresses x 60, each within the per-address cap
     for (quint32 address = 0x7f000002; address < 0x7f000006; ++address)
       for (int i = 0; i < 60; ++i) {
@@ -264,7 +255,7 @@ class TestAgentFlood : public QObject {
         QVERIFY(stalled.back()->send(stalledClientHello()));
       }
     QTest::qWait(500);
-    const long rss_flood = rssKiB(agent.pid());
+    const long rss_flood = residentKiB(agent.pid());
     QElapsedTimer t;
     t.start();
     QVERIFY(helloDescribe(agent.port(), agent.token()));
@@ -275,7 +266,7 @@ class TestAgentFlood : public QObject {
     QVERIFY(!stalled.back()->closedWithin(0));
     stalled.clear();
     QTest::qWait(2500);  // the agent gives memory back once a second
-    const long rss_after = rssKiB(agent.pid());
+    const long rss_after = residentKiB(agent.pid());
     std::printf("agent RSS: %ld KiB before, %ld KiB with 128 TLS handshakes under way, %ld KiB after\n", rss_before,
                 rss_flood, rss_after);
     QVERIFY(helloDescribe(agent.port(), agent.token()));

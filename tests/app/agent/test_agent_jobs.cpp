@@ -61,12 +61,6 @@ std::string commandLine(int pid) {
   s.replace('\0', ' ');
   return s.toStdString();
 }
-std::uint64_t residentKb(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6));
-  return 0;
-}
 std::vector<int> processes() {
   std::vector<int> out;
   for (const QString& name : QDir("/proc").entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
@@ -208,8 +202,8 @@ class TestAgentJobs : public QObject {
     const int agent_pid = agentPid(agent.path("agent.json"));
     const int child = engineChild(agent);
     QVERIFY(agent_pid > 0 && child > 0);
-    QVERIFY2(residentKb(child) > 200 * 1024, qPrintable(QString::number(residentKb(child))));  // the tables are there
-    QVERIFY2(residentKb(agent_pid) < 150 * 1024, qPrintable(QString::number(residentKb(agent_pid))));
+    QVERIFY2(residentKiB(child) > 200 * 1024, qPrintable(QString::number(residentKiB(child))));  // the tables are there
+    QVERIFY2(residentKiB(agent_pid) < 150 * 1024, qPrintable(QString::number(residentKiB(agent_pid))));
     QCOMPARE((*c.request({{"type", "cancel"}, {"job", job}}))["type"], "job");
     QCOMPARE(watchToEnd(c, job)["state"], "cancelled");
   }
