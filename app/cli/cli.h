@@ -23,6 +23,7 @@ int runSummary(Args args);
 int runPresets(Args args);
 int runDevices(Args args);
 int runPlan(Args args);
+int runScaling(Args args);  // command_scaling.cpp: weak scaling 8..4,096 GPUs, the cause of each drop
 int runGenModel(Args args);
 int runEvaluate(Args args);
 int runProfile(Args args);      // command_profile.cpp: engine runs (emulate in-process, mpi through a launcher)

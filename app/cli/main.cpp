@@ -21,6 +21,9 @@ commands:
   plan [--model M] [--cluster C] [--grid M] [--layout L] [--algorithm A] [--calibration F] [--balance-compute]
        [--constraints F] [--sync-interval K] [--target torchrec|shardscope] [--out plan.json] [--json]
                          sweep every grid (M x R), rank them, show the chosen grid per rank
+  scaling [--model M] [--cluster C] [--sync-interval K] [--json]
+                         weak scaling from 8 to 4,096 GPUs: the best grid per world size, per-GPU
+                         throughput, and the phase that causes each drop
   evaluate --plan P (--model M | --project F) [--cluster C] [--calibration F] [--constraints F]
            [--world-size N] [--layout L] [--balance-compute] [--json]
                          price a shardscope or TorchRec plan; compare with the optimized plan
@@ -92,6 +95,7 @@ int run(int argc, char** argv) {
   if (cmd == "presets") return runPresets(std::move(rest));
   if (cmd == "devices") return runDevices(std::move(rest));
   if (cmd == "plan") return runPlan(std::move(rest));
+  if (cmd == "scaling") return runScaling(std::move(rest));
   if (cmd == "gen-model") return runGenModel(std::move(rest));
   if (cmd == "evaluate") return runEvaluate(std::move(rest));
   if (cmd == "profile") return runProfile(std::move(rest));

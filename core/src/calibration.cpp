@@ -16,6 +16,12 @@ const std::vector<std::string_view>& knownCalibrationCoefficients() {
       "intra_node_latency_us",
       "inter_node_bandwidth_gbps",  // achieved collective bandwidth across nodes
       "inter_node_latency_us",
+      // Per-op, per-link fits of measured collective calls (nccl-tests bus
+      // bandwidth and latency); they replace the algorithm model for that op
+      // on groups inside one node (intra) or across nodes (inter).
+      "all_reduce_intra_node_busbw_gbps", "all_reduce_intra_node_latency_us", "all_reduce_inter_node_busbw_gbps",
+      "all_reduce_inter_node_latency_us", "all_to_all_intra_node_busbw_gbps", "all_to_all_intra_node_latency_us",
+      "all_to_all_inter_node_busbw_gbps", "all_to_all_inter_node_latency_us",
       "dense_efficiency",  // achieved fraction of peak dense TFLOP/s
       "cache_bytes",       // cache that keeps a shard's hottest rows resident
       "cache_miss_ns",     // extra per looked-up id / updated row outside it

@@ -14,6 +14,12 @@ ClusterSpec resizedCluster(const ClusterSpec& cluster, std::uint32_t world_size,
     resized.nodes = 1;
     resized.gpus_per_node = world_size;
   }
+  // The same NICs per GPU: a node of other size keeps the cluster's rails per GPU.
+  if (cluster.network.nics_per_node && resized.gpus_per_node != cluster.gpus_per_node && cluster.gpus_per_node) {
+    const std::uint64_t scaled =
+        std::uint64_t{cluster.network.nics_per_node} * resized.gpus_per_node / cluster.gpus_per_node;
+    resized.network.nics_per_node = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, scaled));
+  }
   if (resized.worldSize() != cluster.worldSize()) resized.collectives.clear();
   return resized;
 }

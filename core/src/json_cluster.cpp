@@ -26,6 +26,18 @@ LinkSpec readLink(JsonReader& r, const json& j, const std::string& path, std::st
   if (auto x = r.number(*v, lpath, "latency_us", true, 0.0, kInf)) l.latency_us = *x;
   return l;
 }
+NetworkSpec readNetwork(JsonReader& r, const json& j, const std::string& path) {
+  NetworkSpec n;
+  const json* v = r.member(j, path, "network", false, "");
+  const std::string npath = childPath(path, "network");
+  if (!v || !r.expectObject(*v, npath)) return n;
+  if (auto x = r.integer(*v, npath, "nics_per_node", false, 1, kMaxGpusPerNode))
+    n.nics_per_node = static_cast<std::uint32_t>(*x);
+  if (auto b = r.boolean(*v, npath, "nvls", false)) n.nvls = *b;
+  if (auto b = r.boolean(*v, npath, "sharp", false)) n.sharp = *b;
+  if (auto x = r.number(*v, npath, "congestion_per_doubling", false, 0.0, 0.5)) n.congestion_per_doubling = *x;
+  return n;
+}
 }  // namespace
 
 namespace detail {
@@ -107,6 +119,7 @@ ClusterSpec readClusterBody(JsonReader& r, const json& j, const std::string& pat
   }
   c.intra_node = readLink(r, j, path, "intra_node");
   c.inter_node = readLink(r, j, path, "inter_node");
+  c.network = readNetwork(r, j, path);
   c.collectives = readCollectiveCurves(r, j, path);
   return c;
 }
@@ -127,6 +140,12 @@ nlohmann::ordered_json toJson(const ClusterSpec& c) {
   if (c.gpu.device == DeviceClass::Cpu) j["gpu"]["kind"] = "cpu";
   j["intra_node"] = {{"bandwidth_gbps", c.intra_node.bandwidth_gbps}, {"latency_us", c.intra_node.latency_us}};
   j["inter_node"] = {{"bandwidth_gbps", c.inter_node.bandwidth_gbps}, {"latency_us", c.inter_node.latency_us}};
+  nlohmann::ordered_json net;
+  if (c.network.nics_per_node) net["nics_per_node"] = c.network.nics_per_node;
+  net["nvls"] = c.network.nvls;
+  net["sharp"] = c.network.sharp;
+  if (c.network.congestion_per_doubling > 0) net["congestion_per_doubling"] = c.network.congestion_per_doubling;
+  j["network"] = std::move(net);
   if (!c.collectives.empty()) j["collectives"] = detail::collectiveCurvesToJson(c.collectives);
   return j;
 }

@@ -120,8 +120,15 @@ std::string formatClusterSummary(const ClusterSpec& c) {
          formatf(", %.0f dense TFLOP/s\n", c.gpu.peak_dense_tflops);
   out += formatf("  intra-node: %.0f GB/s", c.intra_node.bandwidth_gbps) +
          formatf(", %.1f us; ", c.intra_node.latency_us) +
-         formatf("inter-node: %.1f GB/s", c.inter_node.bandwidth_gbps) +
+         formatf("inter-node: %u NICs x %.1f GB/s per node", c.nicsPerNode(), c.inter_node.bandwidth_gbps) +
          formatf(", %.1f us\n", c.inter_node.latency_us);
+  out += std::string("  switches: ") + (c.network.nvls ? "NVLS (NVLink SHARP)" : "no NVLS") + ", " +
+         (c.network.sharp ? "SHARP in the fabric" : "no SHARP") +
+         (c.network.congestion_per_doubling > 0
+              ? formatf(", %.0f%% of inter-node bandwidth lost per doubling of nodes",
+                        c.network.congestion_per_doubling * 100.0)
+              : "") +
+         "\n";
   out += "  aggregate HBM: " + formatBytes(c.gpu.hbm_bytes * c.worldSize()) + "\n";
   return out;
 }

@@ -12,8 +12,6 @@ namespace shardscope::planner {
 namespace {
 constexpr double kMsPerSecond = 1e3;
 
-double log2ceil(std::uint32_t n) { return n <= 1 ? 0.0 : std::ceil(std::log2(static_cast<double>(n))); }
-
 int optimizerStateBytesPerRow(core::Optimizer o, std::uint32_t cols) {
   switch (o) {
     case core::Optimizer::SGD:
@@ -42,6 +40,10 @@ CostConstants CostConstants::from(const core::ClusterSpec& c, const core::Calibr
   k.intra_node_latency_us = c.intra_node.latency_us;
   k.inter_node_bandwidth_gbps = c.inter_node.bandwidth_gbps;
   k.inter_node_latency_us = c.inter_node.latency_us;
+  k.nics_per_node = c.nicsPerNode();
+  k.nvls = c.network.nvls;
+  k.sharp = c.network.sharp;
+  k.congestion_per_doubling = c.network.congestion_per_doubling;
   if (!cal) return k;
   auto take = [&](const char* name, double& field) {
     if (auto it = cal->coefficients.find(name); it != cal->coefficients.end()) field = it->second.value;
@@ -58,6 +60,14 @@ CostConstants CostConstants::from(const core::ClusterSpec& c, const core::Calibr
   take("inter_node_bandwidth_gbps", k.inter_node_bandwidth_gbps);
   take("inter_node_latency_us", k.inter_node_latency_us);
   take("dense_efficiency", k.dense_efficiency);
+  take("all_reduce_intra_node_busbw_gbps", k.all_reduce_intra_fit.busbw_gbps);
+  take("all_reduce_intra_node_latency_us", k.all_reduce_intra_fit.latency_us);
+  take("all_reduce_inter_node_busbw_gbps", k.all_reduce_inter_fit.busbw_gbps);
+  take("all_reduce_inter_node_latency_us", k.all_reduce_inter_fit.latency_us);
+  take("all_to_all_intra_node_busbw_gbps", k.all_to_all_intra_fit.busbw_gbps);
+  take("all_to_all_intra_node_latency_us", k.all_to_all_intra_fit.latency_us);
+  take("all_to_all_inter_node_busbw_gbps", k.all_to_all_inter_fit.busbw_gbps);
+  take("all_to_all_inter_node_latency_us", k.all_to_all_inter_fit.latency_us);
   take("cache_bytes", k.cache_bytes);
   take("cache_miss_ns", k.cache_miss_ns);
   return k;
@@ -79,6 +89,15 @@ std::string pricingInputsJson(const CostModel& model) {
   c["intra_node_latency_us"] = k.intra_node_latency_us;
   c["inter_node_bandwidth_gbps"] = k.inter_node_bandwidth_gbps;
   c["inter_node_latency_us"] = k.inter_node_latency_us;
+  const std::pair<const char*, const CollectiveFit*> fits[] = {{"all_reduce_intra_node", &k.all_reduce_intra_fit},
+                                                               {"all_reduce_inter_node", &k.all_reduce_inter_fit},
+                                                               {"all_to_all_intra_node", &k.all_to_all_intra_fit},
+                                                               {"all_to_all_inter_node", &k.all_to_all_inter_fit}};
+  for (const auto& [name, fit] : fits) {
+    if (fit->busbw_gbps <= 0) continue;
+    c[std::string(name) + "_busbw_gbps"] = fit->busbw_gbps;
+    c[std::string(name) + "_latency_us"] = fit->latency_us;
+  }
   c["dense_efficiency"] = k.dense_efficiency;
   c["hbm_reserve_fraction"] = k.hbm_reserve_fraction;
   c["balance_replica_sync"] = k.balance_replica_sync;
@@ -134,45 +153,39 @@ double CostModel::bytesMs(double bytes, std::uint32_t cols) const {
 GridCosts CostModel::gridCosts(const Grid& grid) const {
   GridCosts gc;
   const double B = model_.batch_size_per_gpu;
-  const double M = grid.group_size;
-  // All-to-all inside the sharding group: intra- and inter-node peers are
-  // reached over different links at once, so the slower share decides.
-  const double f = grid.worstShardingTopology().intra_node_peer_fraction;
-  const double remote = M > 1 ? (M - 1) / M : 0.0;  // share of a rank's traffic that leaves it
-  gc.seconds_per_byte_group =
-      remote * std::max(f / (k_.intra_node_bandwidth_gbps * 1e9), (1.0 - f) / (k_.inter_node_bandwidth_gbps * 1e9));
-  const double a2a_latency_us =
-      M <= 1 ? 0.0
-             : (f >= 1.0 ? k_.intra_node_latency_us : k_.inter_node_latency_us) * (1.0 + log2ceil(grid.group_size));
-  gc.a2a_latency_ms = 3.0 * a2a_latency_us / 1e3;
+  const CollectivePricer pricer = collectives();
   // What every rank sends and receives for its own B samples: ids out, pooled
   // embeddings in (fwd), their gradients out (bwd). Served bytes are per shard.
-  double lookups = 0.0, dims = 0.0;
-  for (const auto& t : model_.tables) {
-    lookups += t.pooling.mean;
-    dims += t.dim;
+  double lookups = 0.0, dims = 0.0, state_bytes = 0.0;
+  for (std::size_t t = 0; t < model_.tables.size(); ++t) {
+    lookups += model_.tables[t].pooling.mean;
+    dims += model_.tables[t].dim;
+    state_bytes += static_cast<double>(stateBytes(t, model_.tables[t].rows, model_.tables[t].dim));
   }
   const double own_bytes = B * lookups * k_.index_bytes + 2.0 * B * dims * k_.output_bytes;
+  // All-to-all inside the sharding group (three per step: ids, pooled fwd,
+  // grads bwd). A rank's bytes are counted sent + received; links are full
+  // duplex, so NCCL's time per buffer byte covers two of them (CPU ranks copy
+  // both through memory: one each).
+  const CollectivePrice a2a = pricer.allToAll(shapeOf(grid.worstShardingTopology(), grid.group_size), own_bytes / 3.0);
+  gc.seconds_per_byte_group = a2a.ms_per_byte / kMsPerSecond / allToAllDuplex(cluster_.gpu.device);
+  gc.a2a_latency_ms = 3.0 * a2a.latency_ms;
   gc.a2a_own_ms = own_bytes * gc.seconds_per_byte_group * kMsPerSecond;
-  // Replica sync: ring all-reduce across R, inside a node only if every replica group is.
-  const double R = grid.replicas;
+  // Replica sync: all-reduce of each rank's weights and optimizer state over
+  // its replica group, the algorithm chosen at a rank's mean share of the state.
   if (grid.replicas > 1) {
-    const bool intra = grid.replicaSyncIntraNode();
-    const double bw = (intra ? k_.intra_node_bandwidth_gbps : k_.inter_node_bandwidth_gbps) * 1e9;
-    gc.seconds_per_byte_replica = 2.0 * (R - 1) / R / bw;
-    gc.replica_latency_ms =
-        2.0 * log2ceil(grid.replicas) * (intra ? k_.intra_node_latency_us : k_.inter_node_latency_us) / 1e3;
+    const CollectivePrice sync = pricer.allReduce(shapeOf(grid.worstReplicaTopology(), grid.replicas),
+                                                  state_bytes / std::max<std::uint32_t>(1, grid.group_size));
+    gc.seconds_per_byte_replica = sync.ms_per_byte / kMsPerSecond;
+    gc.replica_latency_ms = sync.latency_ms;
   }
   // Dense part: compute on B samples, gradient all-reduce over all N GPUs.
-  const double N = grid.world_size;
   gc.dense_compute_ms =
       model_.dense.flops_per_sample * B / (cluster_.gpu.peak_dense_tflops * 1e12 * k_.dense_efficiency) * kMsPerSecond;
   if (grid.world_size > 1) {
-    const bool intra = grid.world_size <= grid.gpus_per_node;
-    const double bw = (intra ? k_.intra_node_bandwidth_gbps : k_.inter_node_bandwidth_gbps) * 1e9;
-    const double lat = intra ? k_.intra_node_latency_us : k_.inter_node_latency_us;
-    gc.dense_allreduce_ms = 2.0 * (N - 1) / N * static_cast<double>(model_.dense.parameters) * 4.0 / bw * kMsPerSecond +
-                            2.0 * log2ceil(grid.world_size) * lat / 1e3;
+    const double bytes = static_cast<double>(model_.dense.parameters) * 4.0;
+    gc.dense_allreduce = pricer.allReduce(worldShape(grid), bytes);
+    gc.dense_allreduce_ms = gc.dense_allreduce.ms(bytes);
   }
   // Memory every rank needs besides embedding state: the KJT and all-to-all
   // buffers of its own samples (ids out, pooled outputs and gradients in; what
@@ -183,6 +196,12 @@ GridCosts CostModel::gridCosts(const Grid& grid) const {
   const double left = usable - static_cast<double>(gc.dense_reserve_bytes) - static_cast<double>(gc.buffer_bytes);
   gc.hbm_capacity_bytes = core::toByteCount(left);
   return gc;
+}
+
+double allToAllDuplex(core::DeviceClass device) { return device == core::DeviceClass::Cpu ? 1.0 : 2.0; }
+
+CollectivePricer CostModel::collectives() const {
+  return CollectivePricer(k_, cluster_.gpus_per_node, cluster_.gpu.device);
 }
 
 std::uint64_t stateBytesOf(const core::TableSpec& table, core::Optimizer optimizer, std::uint64_t rows,
@@ -243,10 +262,8 @@ ShardCost CostModel::dataParallelCost(std::size_t table, const Grid& grid, const
   addCacheMisses(c, table, 0, t.rows, t.dim, draws);
   // Dense gradient all-reduce of the whole table inside the sharding group (DDP).
   if (grid.group_size > 1) {
-    const double M = grid.group_size;
-    const double f = grid.worstShardingTopology().intra_node_peer_fraction;
-    const double bw = (f >= 1.0 ? k_.intra_node_bandwidth_gbps : k_.inter_node_bandwidth_gbps) * 1e9;
-    c.comm_ms = 2.0 * (M - 1) / M * static_cast<double>(t.rows) * t.dim * 4.0 / bw * kMsPerSecond;
+    const double bytes = static_cast<double>(t.rows) * t.dim * 4.0;
+    c.comm_ms = collectives().allReduce(shapeOf(grid.worstShardingTopology(), grid.group_size), bytes).ms(bytes);
   }
   c.memory_bytes = stateBytes(table, t.rows, t.dim);
   c.sync_ms = syncShareMs(c.memory_bytes, gc);

@@ -224,7 +224,8 @@ GridResult evaluatePlacement(const CostModel& model, const Grid& grid, std::vect
   r.samples_per_second =
       st.step_ms > 0 ? grid.world_size * static_cast<double>(model.model().batch_size_per_gpu) / (st.step_ms / 1e3) : 0;
   r.lower_bound_ms = lower_bound_ms ? *lower_bound_ms : lowerBoundMs(model, grid, constraints, target);
-  r.gap = r.lower_bound_ms > 0 ? r.max_load_ms / r.lower_bound_ms - 1.0 : 0.0;
+  // A plan at the bound may sum its loads in another order: rounding, not a gap below 0.
+  r.gap = r.lower_bound_ms > 0 ? std::max(0.0, r.max_load_ms / r.lower_bound_ms - 1.0) : 0.0;
   r.critical_path = {
       "ids all-to-all",
       "embedding forward on group rank " + std::to_string(crit.group_rank) + " (" + ms(crit.fwd_ms) + ")",

@@ -45,6 +45,7 @@ void fillColumn(ScalingResult& out, std::size_t ni, std::uint32_t n, const Sweep
     c.layout = g.grid.layout;
     c.samples_per_second_per_gpu = per_gpu;
     c.step_ms = g.step.step_ms;
+    c.step = g.step;
   }
 }
 
@@ -69,6 +70,63 @@ double ScalingResult::bestPerGpu() const {
   for (const ScalingCell& c : cells)
     if (c.planned && c.fits) best = std::max(best, c.samples_per_second_per_gpu);
   return best;
+}
+
+std::string_view toString(StepPhase p) {
+  switch (p) {
+    case StepPhase::Embedding:
+      return "embedding";
+    case StepPhase::AllToAll:
+      return "all-to-all";
+    case StepPhase::ReplicaSync:
+      return "replica sync";
+    case StepPhase::Dense:
+      return "dense";
+    case StepPhase::Memory:
+      return "memory";
+  }
+  return "?";
+}
+
+std::vector<WeakScalingPoint> ScalingResult::weakScaling() const {
+  constexpr double kDrop = 0.95;
+  std::vector<WeakScalingPoint> out;
+  out.reserve(world_sizes.size());  // prev points into it
+  const double top = bestPerGpu();
+  const WeakScalingPoint* prev = nullptr;
+  for (std::size_t ni = 0; ni < world_sizes.size(); ++ni) {
+    WeakScalingPoint p;
+    p.world_size = world_sizes[ni];
+    bool any = false;
+    for (std::size_t mi = 0; mi < group_sizes.size(); ++mi) {
+      const ScalingCell* c = at(mi, ni);
+      if (!c || !c->planned) continue;
+      any = true;
+      if (c->fits && (!p.best || c->samples_per_second_per_gpu > p.best->samples_per_second_per_gpu)) p.best = c;
+    }
+    if (!any) break;  // not planned yet (cancelled)
+    if (!p.best) {
+      p.cause = StepPhase::Memory;
+      p.drop = true;
+    } else {
+      p.efficiency = top > 0 ? p.best->samples_per_second_per_gpu / top : 0.0;
+      if (prev && prev->best) {
+        const StepBreakdown &a = prev->best->step, &b = p.best->step;
+        const std::pair<StepPhase, double> grew[] = {{StepPhase::Embedding, b.embedding_ms - a.embedding_ms},
+                                                     {StepPhase::AllToAll, b.all_to_all_ms - a.all_to_all_ms},
+                                                     {StepPhase::ReplicaSync, b.replica_sync_ms - a.replica_sync_ms},
+                                                     {StepPhase::Dense, b.dense_ms - a.dense_ms}};
+        const auto* most = std::max_element(std::begin(grew), std::end(grew),
+                                            [](const auto& x, const auto& y) { return x.second < y.second; });
+        p.cause = most->first;
+        p.cause_ms = most->second;
+        p.drop = p.best->samples_per_second_per_gpu < kDrop * prev->best->samples_per_second_per_gpu;
+      }
+    }
+    out.push_back(p);
+    prev = &out.back();
+  }
+  return out;
 }
 
 std::vector<std::uint32_t> scalingWorldSizes(const core::ClusterSpec& cluster) {

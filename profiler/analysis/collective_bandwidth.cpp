@@ -27,7 +27,6 @@ namespace {
 
 using namespace analysis_detail;
 
-constexpr double kMsPerSecond = 1e3;
 constexpr int kSamplesPerOctave = 4;
 constexpr double kKiB = 1024.0;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -223,45 +222,35 @@ std::string linkText(double intra_fraction) {
   return "intra- and inter-node (" + fmt(intra_fraction * 100.0, 0) + "% of peers on the node)";
 }
 
-double log2ceil(std::uint32_t n) { return n <= 1 ? 0.0 : std::ceil(std::log2(static_cast<double>(n))); }
-
-// The planner's price of one call of `op` in `group` (docs/cost-model.md),
-// per NCCL-tests byte: the sharding group's all-to-all and replica sync as
-// CostModel::gridCosts prices them, the data-parallel tables' gradient
-// all-reduce as dataParallelCost, the dense all-reduce as gridCosts'
-// dense_allreduce_ms. nullopt: the planner prices no such call.
-std::optional<AlphaBeta> plannerPrice(std::string_view op, CollectiveGroup group, const planner::Grid& grid,
-                                      const core::ClusterSpec& cluster, const planner::CostConstants& k) {
-  // The link terms of gridCosts do not depend on the model.
-  const planner::GridCosts gc = planner::CostModel(core::ModelSpec{}, cluster, k).gridCosts(grid);
-  AlphaBeta ab;
+// The planner's price of one call of `op` in `group` (docs/cost-model.md):
+// the sharding group's all-to-all and replica sync as CostModel::gridCosts
+// prices them, the data-parallel tables' gradient all-reduce as
+// dataParallelCost, the dense all-reduce over every rank as gridCosts.
+// nullopt: the planner prices no such call.
+std::optional<CollectivePriceModel> plannerPrice(std::string_view op, CollectiveGroup group, const planner::Grid& grid,
+                                                 const core::ClusterSpec& cluster, const planner::CostConstants& k) {
+  CollectivePriceModel m;
+  m.constants = k;
+  m.gpus_per_node = cluster.gpus_per_node;
+  m.device = cluster.gpu.device;
   if (op == "all_to_all" && group == CollectiveGroup::Sharding && grid.group_size > 1) {
-    // The planner charges a rank's bytes sent + received: twice the NCCL-tests size.
-    ab.ms_per_byte = 2.0 * gc.seconds_per_byte_group * kMsPerSecond;
-    ab.latency_ms = gc.a2a_latency_ms / 3.0;  // one of the step's three all-to-alls
-    return ab;
+    m.op = planner::CollectiveOp::AllToAll;
+    m.shape = planner::shapeOf(grid.worstShardingTopology(), grid.group_size);
+    m.bytes_scale = 2.0 / planner::allToAllDuplex(m.device);  // the planner charges sent + received
+    return m;
   }
   if (op != "all_reduce") return std::nullopt;
   if (group == CollectiveGroup::Sharding && grid.group_size > 1) {
-    const double m = grid.group_size;
-    const bool intra = grid.worstShardingTopology().intra_node_peer_fraction >= 1.0;
-    const double bw = (intra ? k.intra_node_bandwidth_gbps : k.inter_node_bandwidth_gbps) * 1e9;
-    ab.ms_per_byte = 2.0 * (m - 1.0) / m / bw * kMsPerSecond;
-    return ab;
+    m.shape = planner::shapeOf(grid.worstShardingTopology(), grid.group_size);
+    return m;
   }
   if (group == CollectiveGroup::Replica && grid.replicas > 1) {
-    ab.ms_per_byte = gc.seconds_per_byte_replica * kMsPerSecond;
-    ab.latency_ms = gc.replica_latency_ms;
-    return ab;
+    m.shape = planner::shapeOf(grid.worstReplicaTopology(), grid.replicas);
+    return m;
   }
   if (group == CollectiveGroup::World && grid.world_size > 1) {
-    const double n = grid.world_size;
-    const bool intra = grid.world_size <= grid.gpus_per_node;
-    const double bw = (intra ? k.intra_node_bandwidth_gbps : k.inter_node_bandwidth_gbps) * 1e9;
-    const double lat = intra ? k.intra_node_latency_us : k.inter_node_latency_us;
-    ab.ms_per_byte = 2.0 * (n - 1.0) / n / bw * kMsPerSecond;
-    ab.latency_ms = 2.0 * log2ceil(grid.world_size) * lat / 1e3;
-    return ab;
+    m.shape = planner::worldShape(grid);
+    return m;
   }
   return std::nullopt;
 }
@@ -297,7 +286,9 @@ bool sameLinks(const planner::CostConstants& a, const planner::CostConstants& b)
   return a.intra_node_bandwidth_gbps == b.intra_node_bandwidth_gbps &&
          a.intra_node_latency_us == b.intra_node_latency_us &&
          a.inter_node_bandwidth_gbps == b.inter_node_bandwidth_gbps &&
-         a.inter_node_latency_us == b.inter_node_latency_us;
+         a.inter_node_latency_us == b.inter_node_latency_us && a.all_reduce_intra_fit == b.all_reduce_intra_fit &&
+         a.all_reduce_inter_fit == b.all_reduce_inter_fit && a.all_to_all_intra_fit == b.all_to_all_intra_fit &&
+         a.all_to_all_inter_fit == b.all_to_all_inter_fit;
 }
 
 // Series per (op, group), a curve for each the planner prices, every call's
@@ -317,7 +308,7 @@ void modelCalls(CollectiveBandwidth& out, const std::optional<planner::Grid>& gr
     const CallBandwidth& c = out.calls[i];
     if (out.series.empty() || out.series.back().op != c.op || out.series.back().group != c.group) {
       out.series.push_back({c.op, c.group, {}, -1});
-      std::optional<AlphaBeta> price;
+      std::optional<CollectivePriceModel> price;
       if (grid) price = plannerPrice(c.op, c.group, *grid, *in.cluster, *defaults);
       if (price) {
         CollectiveModelCurve curve;
@@ -427,7 +418,14 @@ std::string_view toString(CollectiveGroup group) {
   return "other";
 }
 
-double modelBusBandwidthGbps(const AlphaBeta& model, std::string_view op, int ranks, double size_bytes) {
+planner::CollectivePrice CollectivePriceModel::at(double size_bytes) const {
+  const planner::CollectivePricer pricer(constants, gpus_per_node, device);
+  planner::CollectivePrice p = pricer.price(op, shape, size_bytes);
+  p.ms_per_byte *= bytes_scale;
+  return p;
+}
+
+double modelBusBandwidthGbps(const CollectivePriceModel& model, std::string_view op, int ranks, double size_bytes) {
   const double ms = model.timeMs(size_bytes);
   if (!(ms > 0)) return -1.0;
   return size_bytes / (ms * kNsPerMs) * busBandwidthFactor(op, ranks);  // bytes per ns = GB/s

@@ -453,14 +453,6 @@ double collectiveSizeBytes(std::string_view op, double bytes) {
   return op == "all_to_all" ? bytes / 2.0 : bytes;
 }
 
-double busBandwidthFactor(std::string_view op, int ranks) {
-  if (ranks <= 1) return 1.0;
-  const double n = ranks;
-  if (op == "all_reduce") return 2.0 * (n - 1.0) / n;
-  if (op == "all_to_all" || op == "all_gather" || op == "reduce_scatter") return (n - 1.0) / n;
-  return 1.0;  // send/recv, broadcast, reduce
-}
-
 int groupRankOf(const core::ShardPlan& plan, int global_rank) {
   for (const auto& g : plan.sharding_groups)
     for (std::size_t i = 0; i < g.size(); ++i)

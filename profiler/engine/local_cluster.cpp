@@ -26,7 +26,7 @@ using core::formatf;
 // (docs/formats/cluster.md): intra- and inter-node latency, and one 400 Gb/s
 // NIC per GPU across nodes (unused by a one-node cluster, but a cluster names it).
 constexpr double kIntraLatencyUs = 3.0;
-constexpr core::LinkSpec kInterNode{50.0, 10.0};
+constexpr core::LinkSpec kInterNode{50.0, 5.0};  // one 400G NIC per GPU, as the presets
 
 std::string upper(std::string_view s) {
   std::string out(s);
@@ -453,8 +453,13 @@ core::Result<LocalCluster> localCluster(const LocalGpus& gpus, const std::string
 
   const auto [no_nvlink, pairs] = pairsWithoutNvLink(gpus);
   out.nvlink = pairs > 0 && no_nvlink.empty();
+  c.network.nics_per_node = c.gpus_per_node;
   if (out.nvlink) {
     c.intra_node.bandwidth_gbps = nvlinkBandwidth(gpus, out.notes);
+    // NVLS: NVSwitch reduction, from Hopper on (NCCL's rule).
+    const bool switched = std::any_of(gpus.topology.links.begin(), gpus.topology.links.end(),
+                                      [](const auto& l) { return l.through_nvswitch; });
+    c.network.nvls = switched && devices.front().compute_major >= 9;
   } else {
     std::string why;
     if (pairs == 0)
@@ -467,8 +472,8 @@ core::Result<LocalCluster> localCluster(const LocalGpus& gpus, const std::string
     c.intra_node.bandwidth_gbps = pcieBandwidth(gpus, why, out.notes);
   }
   out.notes.push_back(
-      formatf("latencies (intra-node %.0f us, inter-node %.0f us) and the inter-node link (%.0f GB/s "
-              "per GPU) are the presets' defaults, not measured",
+      formatf("latencies (intra-node %.0f us, inter-node %.0f us) and the inter-node link (one %.0f GB/s "
+              "NIC per GPU) are the presets' defaults, not measured",
               kIntraLatencyUs, kInterNode.latency_us, kInterNode.bandwidth_gbps));
   c.name = (host_name.empty() ? std::string("localhost") : host_name) + ": " + std::to_string(devices.size()) + " x " +
            c.gpu.name +

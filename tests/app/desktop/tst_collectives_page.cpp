@@ -161,7 +161,8 @@ st::RunId writeTwoDimRun(const QString& path) {
                              {"all_reduce", world, 1 << 20}};
   for (auto& c : probe) c.transfer_ms = 1.0;
   const auto probed = analyse(path, writeRun(path, probe));
-  std::map<std::pair<std::string, std::size_t>, profiler::AlphaBeta> model;  // (op, group size) -> the planner's
+  std::map<std::pair<std::string, std::size_t>, profiler::CollectivePriceModel>
+      model;  // (op, group size) -> the planner's
   for (const auto& curve : probed.curves) model[{curve.op, static_cast<std::size_t>(curve.group_size)}] = curve.model;
   model[{"all_gather", 2}] = model.at({"all_reduce", 2});
 

@@ -22,10 +22,28 @@ struct GpuKind {
   bool operator==(const GpuKind&) const = default;
 };
 
+// One link: intra_node is a GPU's NVLink (GB/s per GPU, one direction);
+// inter_node is one NIC, a rail (GB/s per NIC, one direction). Latency: one
+// hop of a small message (docs/cost-model.md "Collectives").
 struct LinkSpec {
-  double bandwidth_gbps = 0.0;  // GB/s per GPU, one direction
+  double bandwidth_gbps = 0.0;  // GB/s, one direction
   double latency_us = 0.0;
   bool operator==(const LinkSpec&) const = default;
+};
+
+// How nodes reach each other: the NICs of a node (rails of a rail-optimized,
+// non-blocking fat tree: NIC k of every node on leaf k), and what the
+// switches can do. A node is one NVLink domain (an NVL72 rack is one node of
+// 72 GPUs). Files without `network` read as one NIC per GPU, no NVLS, no SHARP.
+struct NetworkSpec {
+  std::uint32_t nics_per_node = 0;  // 0: one per GPU (gpus_per_node)
+  bool nvls = false;                // NVLink SHARP: the NVSwitches reduce (H100/H200/B200 HGX)
+  bool sharp = false;               // in-network reduction in the IB switches (SHARP / NCCL CollNet)
+  // Share of inter-node collective bandwidth lost per doubling of the nodes a
+  // collective spans (congestion of a fabric that is not non-blocking at
+  // scale); 0 for a non-blocking fat tree.
+  double congestion_per_doubling = 0.0;
+  bool operator==(const NetworkSpec&) const = default;
 };
 
 // A measured collective: time for a message size, from a profile run.
@@ -50,9 +68,13 @@ struct ClusterSpec {
   GpuKind gpu;
   LinkSpec intra_node;
   LinkSpec inter_node;
+  NetworkSpec network;
   std::vector<CollectiveCurve> collectives;  // optional measurements
 
   [[nodiscard]] std::uint32_t worldSize() const { return nodes * gpus_per_node; }
+  [[nodiscard]] std::uint32_t nicsPerNode() const {
+    return network.nics_per_node ? network.nics_per_node : gpus_per_node;
+  }
   bool operator==(const ClusterSpec&) const = default;
 };
 

@@ -14,6 +14,7 @@
 #include "shardscope/core/cluster.h"
 #include "shardscope/core/model.h"
 #include "shardscope/planner/access_profile.h"
+#include "shardscope/planner/collectives.h"
 #include "shardscope/planner/grid.h"
 
 namespace shardscope::planner {
@@ -34,8 +35,15 @@ struct CostConstants {
   double cache_miss_ns = 0.0;
   double intra_node_bandwidth_gbps = 0;
   double intra_node_latency_us = 0;
-  double inter_node_bandwidth_gbps = 0;
+  double inter_node_bandwidth_gbps = 0;  // one NIC (a rail)
   double inter_node_latency_us = 0;
+  std::uint32_t nics_per_node = 0;  // 0: one per GPU
+  bool nvls = false;
+  bool sharp = false;
+  double congestion_per_doubling = 0.0;
+  // Per-op, per-link fits of measured calls (a calibration's
+  // `{op}_{intra|inter}_node_busbw_gbps` and `..._latency_us`).
+  CollectiveFit all_reduce_intra_fit, all_reduce_inter_fit, all_to_all_intra_fit, all_to_all_inter_fit;
   double dense_efficiency = 0.5;       // achieved share of peak dense TFLOP/s
   double hbm_reserve_fraction = 0.15;  // TorchRec keeps 15% of HBM free
   std::uint32_t sync_interval = 1;     // replica weight sync every k steps (TorchRec default 1)
@@ -49,6 +57,11 @@ struct CostConstants {
   // Cluster values, overridden by any coefficient the calibration carries.
   static CostConstants from(const core::ClusterSpec& cluster, const core::Calibration* calibration);
 };
+
+// Bytes of a rank (sent + received) one NCCL-tests all-to-all byte covers:
+// 2 on GPUs (links are full duplex), 1 on CPU ranks (both directions are
+// copies through the same memory).
+[[nodiscard]] double allToAllDuplex(core::DeviceClass device);
 
 // Cost of one shard (rows [row_offset, row_offset+rows) x cols columns of a
 // table) on the rank that holds it, for one training step.
@@ -71,6 +84,7 @@ struct GridCosts {
   double a2a_own_ms = 0;      // bytes a rank sends/receives for its own samples
   double dense_compute_ms = 0;
   double dense_allreduce_ms = 0;
+  CollectivePrice dense_allreduce;      // its algorithm and terms
   double seconds_per_byte_group = 0;    // effective all-to-all time per byte inside a sharding group
   double seconds_per_byte_replica = 0;  // ring all-reduce time per byte across replicas
   double replica_latency_ms = 0;
@@ -94,6 +108,8 @@ class CostModel {
   [[nodiscard]] const AccessProfile& access(std::size_t table) const { return profiles_[table]; }
 
   [[nodiscard]] GridCosts gridCosts(const Grid& grid) const;
+  // The collective model of this cluster and these constants (collectives.h).
+  [[nodiscard]] CollectivePricer collectives() const;
 
   // A model-parallel shard: serves the ids of all M x B samples of its group
   // that fall in its rows.

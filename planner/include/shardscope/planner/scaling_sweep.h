@@ -13,6 +13,7 @@
 
 #include "shardscope/core/cluster.h"
 #include "shardscope/core/project.h"
+#include "shardscope/planner/grid_result.h"
 #include "shardscope/planner/sweep.h"
 
 namespace shardscope::planner {
@@ -35,6 +36,24 @@ struct ScalingCell {
   bool fits = false;
   double samples_per_second_per_gpu = 0;
   double step_ms = 0;
+  StepBreakdown step;  // its phases
+};
+
+// The phases of a step, for saying which one makes a world size slower.
+enum class StepPhase { Embedding, AllToAll, ReplicaSync, Dense, Memory };
+[[nodiscard]] std::string_view toString(StepPhase p);
+
+// One column of the heatmap read as weak scaling (the batch per GPU fixed):
+// the best grid that fits at this world size, and, against the previous
+// world size, the phase whose time grew most (the cause of a drop in
+// per-GPU throughput), or Memory where no grid fits.
+struct WeakScalingPoint {
+  std::uint32_t world_size = 0;
+  const ScalingCell* best = nullptr;  // nullptr: no planned grid fits
+  double efficiency = 0;              // per-GPU throughput / the best per-GPU throughput of all world sizes
+  bool drop = false;                  // per-GPU throughput at least 5 % below the previous world size's
+  StepPhase cause = StepPhase::Embedding;
+  double cause_ms = 0;  // how much that phase grew (ms per step)
 };
 
 struct ScalingResult {
@@ -49,6 +68,8 @@ struct ScalingResult {
   }
   // The highest per-GPU throughput of a planned cell that fits (0: none).
   [[nodiscard]] double bestPerGpu() const;
+  // Per world size (columns done so far), its best grid and what grew.
+  [[nodiscard]] std::vector<WeakScalingPoint> weakScaling() const;
 };
 
 // The world sizes of the heatmap for a cluster: powers of two from 8 to

@@ -17,6 +17,7 @@
 #include "shardscope/core/result.h"
 #include "shardscope/core/store/store_types.h"
 #include "shardscope/core/store/trace_store.h"
+#include "shardscope/planner/cost_model.h"
 #include "shardscope/profiler/analysis/run_analysis.h"
 
 namespace shardscope::profiler {
@@ -51,10 +52,20 @@ struct CallBandwidth {
 
 // The planner's time for one call of an op in a group: latency + size x
 // time per byte, with size the NCCL-tests size.
-struct AlphaBeta {
-  double latency_ms = 0.0;
-  double ms_per_byte = 0.0;
-  [[nodiscard]] double timeMs(double size_bytes) const { return latency_ms + size_bytes * ms_per_byte; }
+// One call's price as the planner makes it (docs/cost-model.md
+// "Collectives"): the op in its group on this cluster, the algorithm chosen
+// for each size as NCCL's tuner would.
+struct CollectivePriceModel {
+  planner::CostConstants constants;
+  std::uint32_t gpus_per_node = 1;
+  core::DeviceClass device = core::DeviceClass::Gpu;
+  planner::CollectiveOp op = planner::CollectiveOp::AllReduce;
+  planner::GroupShape shape;
+  // Per NCCL-tests byte, the planner charges this many of its own bytes
+  // (all-to-all: sent + received).
+  double bytes_scale = 1.0;
+  [[nodiscard]] planner::CollectivePrice at(double size_bytes) const;
+  [[nodiscard]] double timeMs(double size_bytes) const { return at(size_bytes).ms(size_bytes); }
 };
 
 // The model of one (op, group) as the planner prices it (docs/cost-model.md).
@@ -65,8 +76,8 @@ struct CollectiveModelCurve {
   std::string
       priced_as;     // what the planner prices with it: "each of a step's three all-to-alls in the sharding group", ...
   std::string link;  // "intra-node", "inter-node", "intra- and inter-node (33% of peers on the node)"
-  AlphaBeta model;   // default constants (CostConstants::from(cluster, nullptr))
-  std::optional<AlphaBeta> calibrated;  // CostConstants::from(cluster, &calibration), when one is given
+  CollectivePriceModel model;                      // default constants (CostConstants::from(cluster, nullptr))
+  std::optional<CollectivePriceModel> calibrated;  // CostConstants::from(cluster, &calibration), when one is given
   // The curves as bus bandwidth, sampled at `sizes` (bytes, 4 per octave over the result's size range).
   std::vector<double> sizes;
   std::vector<double> busbw_gbps;
@@ -74,7 +85,8 @@ struct CollectiveModelCurve {
 };
 
 // Bus bandwidth of `model` at NCCL-tests size `size_bytes` for `op` in a group of `ranks` (GB/s).
-[[nodiscard]] double modelBusBandwidthGbps(const AlphaBeta& model, std::string_view op, int ranks, double size_bytes);
+[[nodiscard]] double modelBusBandwidthGbps(const CollectivePriceModel& model, std::string_view op, int ranks,
+                                           double size_bytes);
 
 // The calls of one (op, group), as one scatter series.
 struct CollectiveSeries {

@@ -20,6 +20,7 @@
 #include "shardscope/core/result.h"
 #include "shardscope/core/store/store_types.h"
 #include "shardscope/core/store/trace_store.h"
+#include "shardscope/planner/collectives.h"
 #include "shardscope/profiler/trace/engine_run_config.h"  // CappedShard
 
 namespace shardscope::profiler {
@@ -140,7 +141,7 @@ struct CollectiveBin {
 // NCCL-tests size of a collective whose store row says `bytes` (the
 // trace-store convention per op) and bus-bandwidth factor for `ranks`.
 [[nodiscard]] double collectiveSizeBytes(std::string_view op, double bytes);
-[[nodiscard]] double busBandwidthFactor(std::string_view op, int ranks);
+using planner::busBandwidthFactor;  // one definition, beside the collective model
 
 struct RunAnalysis {
   core::store::RunRecord run;
