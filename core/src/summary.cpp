@@ -124,10 +124,9 @@ std::string formatClusterSummary(const ClusterSpec& c) {
          formatf(", %.1f us\n", c.inter_node.latency_us);
   out += std::string("  switches: ") + (c.network.nvls ? "NVLS (NVLink SHARP)" : "no NVLS") + ", " +
          (c.network.sharp ? "SHARP in the fabric" : "no SHARP") +
-         (c.network.congestion_per_doubling > 0
-              ? formatf(", %.0f%% of inter-node bandwidth lost per doubling of nodes",
-                        c.network.congestion_per_doubling * 100.0)
-              : "") +
+         (c.network.congestion_per_doubling > 0 ? formatf(", %.0f%% of inter-node bandwidth lost per doubling of nodes",
+                                                          c.network.congestion_per_doubling * 100.0)
+                                                : "") +
          "\n";
   out += "  aggregate HBM: " + formatBytes(c.gpu.hbm_bytes * c.worldSize()) + "\n";
   return out;

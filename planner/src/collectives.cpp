@@ -216,9 +216,12 @@ CollectivePrice CollectivePricer::allReduce(const GroupShape& s, double bytes) c
 
 CollectivePrice CollectivePricer::allToAll(const GroupShape& s, double /*bytes*/) const {
   if (s.ranks <= 1) return {CollectiveAlgorithm::Direct, 0.0, 0.0};
-  if (const CollectiveFit* f = fitFor(CollectiveOp::AllToAll, s))
+  if (const CollectiveFit* f = fitFor(CollectiveOp::AllToAll, s)) {
+    // On CPU ranks a price is per byte sent + received (allToAllDuplex): half an NCCL-tests byte.
+    const double per_byte = busBandwidthFactor(CollectiveOp::AllToAll, s.ranks) * msPerByte(f->busbw_gbps);
     return {CollectiveAlgorithm::Measured, f->latency_us / 1e3,
-            busBandwidthFactor(CollectiveOp::AllToAll, s.ranks) * msPerByte(f->busbw_gbps)};
+            device_ == core::DeviceClass::Cpu ? per_byte / 2.0 : per_byte};
+  }
   if (device_ == core::DeviceClass::Cpu) return linear(CollectiveOp::AllToAll, s);
   const double n = s.ranks, L = s.per_node;
   // The share of a rank's buffer for peers on its node rides NVLink; the rest

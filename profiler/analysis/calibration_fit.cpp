@@ -648,6 +648,13 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
   fittedValues(x, rep);
   coefficientsOf(*chosen, facts->default_bw, rep);
   core::Calibration& cal = rep.calibration;
+  auto links = fitCollectives(store, fit, supplied, &rep.warnings);
+  if (!links) return links.error();
+  for (const CollectiveLinkFit& f : *links) {
+    cal.coefficients[f.coefficientPrefix() + "_busbw_gbps"] = {f.busbw_gbps, 0.0};
+    cal.coefficients[f.coefficientPrefix() + "_latency_us"] = {f.latency_us, 0.0};
+  }
+  rep.collectives = std::move(*links);
   if (cal.coefficients.empty())
     return core::Error{store.path().string() + ": runs " + idList(fit) + ": every coefficient fit to 0"};
   cal.source = sourceText(rep, store, fit, *facts);

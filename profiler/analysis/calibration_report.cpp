@@ -36,14 +36,19 @@ std::string formatCalibrationReport(const CalibrationReport& r, std::size_t wors
                                         : "forward and backward where spans exist")
     << ")\n";
   for (const auto& w : r.warnings) o << "warning: " << w << "\n";
-  o << "\n  coefficient                      value    std error\n";
+  o << "\n  coefficient                              value    std error\n";
   for (const auto& [name, c] : r.calibration.coefficients) {
     char line[160];
-    std::snprintf(line, sizeof line, "  %-26s %12s %12s\n", name.c_str(), fmtSig(c.value).c_str(),
+    std::snprintf(line, sizeof line, "  %-34s %12s %12s\n", name.c_str(), fmtSig(c.value).c_str(),
                   fmtSig(c.std_error).c_str());
     o << line;
   }
   for (const auto& d : r.dropped) o << "  " << d << ": fit to 0, not written (the planner keeps its default)\n";
+  if (!r.collectives.empty()) o << "\nCollectives (time = latency + size x bus factor / busbw, per op and link):\n";
+  for (const auto& f : r.collectives)
+    o << "  " << f.op << (f.inter_node ? " across nodes" : " inside a node") << ": " << f.calls << " calls, busbw "
+      << fmtSig(f.busbw_gbps) << " GB/s, latency " << fmtSig(f.latency_us) << " us; MAPE " << pct(f.mape)
+      << (f.model_mape >= 0 ? " (the default model: " + pct(f.model_mape) + ")" : std::string()) << "\n";
   // The default constants are priced for the cluster's GPU: against runs on another device they are not compared.
   const bool defaults = r.defaults_not_compared.empty();
   o << "\nFit: MAPE " << pct(r.fit_mape) << " over the fitted measurements ("
@@ -131,6 +136,15 @@ nlohmann::ordered_json calibrationReportJson(const CalibrationReport& r) {
   j["holdout_mape"] = optional(r.holdout_mape);
   j["holdout_mape_default"] = optional(defaults ? r.holdout_mape_default : -1.0);
   j["dropped"] = r.dropped;
+  auto& links = j["collectives"] = J::array();
+  for (const auto& f : r.collectives)
+    links.push_back({{"op", f.op},
+                     {"link", f.inter_node ? "inter_node" : "intra_node"},
+                     {"calls", f.calls},
+                     {"busbw_gbps", f.busbw_gbps},
+                     {"latency_us", f.latency_us},
+                     {"mape", f.mape},
+                     {"model_mape", optional(f.model_mape)}});
   j["warnings"] = r.warnings;
   auto& terms = j["terms"] = J::array();
   for (const auto& t : r.terms)

@@ -301,7 +301,8 @@ void modelCalls(CollectiveBandwidth& out, const std::optional<planner::Grid>& gr
     if (options.calibration) calibrated = planner::CostConstants::from(*in.cluster, options.calibration);
     if (calibrated && sameLinks(*defaults, *calibrated))
       out.notes.push_back(
-          "the calibration carries no link constants (intra-/inter-node bandwidth and latency): "
+          "the calibration carries no link constants or collective fits (intra-/inter-node bandwidth and latency, "
+          "per-op bus bandwidth): "
           "its curves are the default ones");
   }
   for (std::size_t i = 0; i < out.calls.size(); ++i) {

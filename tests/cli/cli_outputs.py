@@ -42,6 +42,8 @@ INLINE_FILE_BYTES = 4096
 CASES: List[Dict] = [
     {"name": "plan_dcnv2_h200x512", "args": ["plan", "--model", "dcnv2", "--cluster", "h200x512", "--out", "plan.json"],
      "files": ["plan.json"], "mask": "timestamps"},
+    {"name": "scaling_dcnv2_h100_k16",
+     "args": ["scaling", "--model", "dcnv2", "--cluster", "h100x4096", "--sync-interval", "16"], "mask": "timestamps"},
     {"name": "plan_grid64_torchrec_greedy",
      "args": ["plan", "--grid", "64", "--layout", "strided", "--algorithm", "torchrec_greedy"], "mask": "timestamps"},
     {"name": "evaluate_torchrec_plan",

@@ -150,6 +150,23 @@ class TestCollectives : public QObject {
     QVERIFY(busbw < 8 * 50.0);
   }
 
+  // DCNv2's dense all-reduce on 64 H100 (8 nodes): over every rail with NVLink inside the nodes, a
+  // fraction of what one NIC per GPU would take (2 (N-1)/N x parameters x 4 B / 50 GB/s = 2.5 ms).
+  void dcnv2DenseAllReduceOn64H100IsPricedOverEveryRail() {
+    const auto model = core::modelPreset("dcnv2").value();
+    const auto cluster = core::clusterPreset("h100x64").value();
+    const CostModel cm(model, cluster, CostConstants::from(cluster, nullptr));
+    const GridCosts gc = cm.gridCosts(makeGrid(64, 8, 64, core::RankLayout::Strided));
+    const double one_nic_ms = 2.0 * 63 / 64 * static_cast<double>(model.dense.parameters) * 4.0 / 50e9 * 1e3;
+    qInfo("dense all-reduce %.3f ms by %s (one NIC per GPU: %.3f ms)", gc.dense_allreduce_ms,
+          std::string(toString(gc.dense_allreduce.algorithm)).c_str(), one_nic_ms);
+    QVERIFY(gc.dense_allreduce_ms < one_nic_ms / 3.0);
+    QVERIFY(gc.dense_allreduce.algorithm == CollectiveAlgorithm::NvlsTree ||
+            gc.dense_allreduce.algorithm == CollectiveAlgorithm::Ring);
+    // No faster than all eight NICs of a node at line rate allow.
+    QVERIFY(gc.dense_allreduce_ms > 2.0 * 63 / 64 * static_cast<double>(model.dense.parameters) * 4.0 / 400e9 * 1e3);
+  }
+
   // An all-to-all leaves each GPU through its own NIC: across many nodes its
   // bus bandwidth is about one NIC's.
   void allToAllAcrossNodesIsOneNicPerGpu() {

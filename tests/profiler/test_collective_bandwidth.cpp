@@ -338,6 +338,62 @@ class TestCollectiveBandwidth : public QObject {
     QVERIFY(r.notes.empty());
   }
 
+  // Calls timed as latency + size x bus factor / busbw per op and link: the fit gets both back, per link.
+  void collectiveFitsRecoverEachOpAndLink() {
+    Fixture f;
+    const auto sharding = core::shardingGroups(8, 4, core::RankLayout::Strided);  // across the two nodes
+    const auto replica = core::replicaGroups(8, 4, core::RankLayout::Strided);    // inside one node
+    std::vector<std::uint32_t> world(8);
+    for (std::uint32_t r = 0; r < 8; ++r) world[r] = r;
+    CallWriter w;
+    auto call = [&](const std::string& op, CollectiveGroup g, const std::vector<std::uint32_t>& ranks,
+                    std::int64_t store_bytes, double latency_us, double busbw_gbps, std::int64_t step) {
+      const double size =
+          op == "all_to_all" ? static_cast<double>(store_bytes) / 2.0 : static_cast<double>(store_bytes);
+      const double u = size * profiler::busBandwidthFactor(op, static_cast<int>(ranks.size()));
+      const auto ns = static_cast<std::int64_t>(std::llround(latency_us * 1e3 + u / busbw_gbps));
+      w.add(op, g, ranks, store_bytes, ns, step, 0);
+    };
+    for (std::int64_t step = 0; step < 2; ++step) {
+      for (const std::int64_t b : {std::int64_t{128} << 10, std::int64_t{2} << 20, std::int64_t{8} << 20})
+        for (const auto& g : sharding) call("all_to_all", CollectiveGroup::Sharding, g, b, 30.0, 5.0, step);
+      for (const std::int64_t b : {std::int64_t{1} << 20, std::int64_t{16} << 20})
+        for (const auto& g : replica) call("all_reduce", CollectiveGroup::Replica, g, b, 10.0, 40.0, step);
+      for (const std::int64_t b : {std::int64_t{1} << 20, std::int64_t{8} << 20})
+        call("all_reduce", CollectiveGroup::World, world, b, 50.0, 20.0, step);
+    }
+    const st::RunId run = writeRun(f.path, header(st::RunKind::Mpi, true), w.rows, ranksOf2D());
+    auto store = st::openStore(f.path);
+    QVERIFY(store.ok());
+    std::vector<std::string> warnings;
+    const st::RunId runs[] = {run};
+    auto fits = profiler::fitCollectives(*store, runs, nullptr, &warnings);
+    QVERIFY2(fits.ok(), fits.ok() ? "" : fits.error().message.c_str());
+    QCOMPARE(fits->size(), std::size_t{3});
+    std::map<std::string, profiler::CollectiveLinkFit> by;
+    for (const auto& x : *fits) by[x.coefficientPrefix()] = x;
+    const auto near = [](double a, double b) { return std::abs(a / b - 1.0) < 1e-3; };
+    QVERIFY(near(by.at("all_to_all_inter_node").busbw_gbps, 5.0));
+    QVERIFY(near(by.at("all_to_all_inter_node").latency_us, 30.0));
+    QVERIFY(near(by.at("all_reduce_intra_node").busbw_gbps, 40.0));
+    QVERIFY(near(by.at("all_reduce_intra_node").latency_us, 10.0));
+    QVERIFY(near(by.at("all_reduce_inter_node").busbw_gbps, 20.0));
+    QVERIFY(near(by.at("all_reduce_inter_node").latency_us, 50.0));
+    QVERIFY(by.at("all_reduce_inter_node").mape < 1e-3);
+    QCOMPARE(by.at("all_to_all_inter_node").calls, std::size_t{2 * 3 * 2});
+    // A calibration that carries them prices those calls as measured: the curve passes through the calls.
+    core::Calibration cal;
+    cal.source = "fitted";
+    for (const auto& x : *fits) {
+      cal.coefficients[x.coefficientPrefix() + "_busbw_gbps"] = {x.busbw_gbps, 0.0};
+      cal.coefficients[x.coefficientPrefix() + "_latency_us"] = {x.latency_us, 0.0};
+    }
+    profiler::CollectiveBandwidthOptions options;
+    options.calibration = &cal;
+    const auto r = analyse(f.path, run, options);
+    for (const auto& c : r.calls) QVERIFY2(std::abs(c.calibrated_busbw_gbps / c.busbw_gbps - 1.0) < 1e-3, c.op.c_str());
+  }
+
   void curvesAreTheCostModelsPrices() {
     Fixture f;
     const CallWriter gen = twoDimRun();

@@ -17,7 +17,8 @@
 #include "shardscope/core/result.h"
 #include "shardscope/core/store/store_types.h"
 #include "shardscope/core/store/trace_store.h"
-#include "shardscope/profiler/analysis/run_analysis.h"  // RunInputs
+#include "shardscope/profiler/analysis/collective_bandwidth.h"  // CollectiveLinkFit
+#include "shardscope/profiler/analysis/run_analysis.h"          // RunInputs
 
 namespace shardscope::profiler {
 
@@ -117,6 +118,7 @@ struct CalibrationReport {
   // Why the default constants are not compared with the runs ("" when they are): they are priced for
   // the cluster's GPU and the runs ran on another kind of device (docs/analysis.md#like-for-like).
   std::string defaults_not_compared;
+  std::vector<CollectiveLinkFit> collectives;  // per-op, per-link fits of the fit runs' collective calls
   std::vector<std::string> dropped;   // coefficients that came out 0 (not written; the planner keeps its default)
   std::vector<std::string> warnings;  // samples skipped, runs not complete, ...
 };

@@ -1,5 +1,5 @@
 // Bus bandwidth of every collective call of a stored run against message
-// size, beside the alpha-beta time the planner prices that op and group with
+// size, beside the time the planner prices that op and group with
 // (default constants, and a calibration's), and the calls that fall far below
 // it: what the desktop's Collectives page draws. Definitions in
 // docs/analysis.md ("Collectives page: bus bandwidth vs the model").
@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,8 +51,6 @@ struct CallBandwidth {
   double ratio = -1.0;
 };
 
-// The planner's time for one call of an op in a group: latency + size x
-// time per byte, with size the NCCL-tests size.
 // One call's price as the planner makes it (docs/cost-model.md
 // "Collectives"): the op in its group on this cluster, the algorithm chosen
 // for each size as NCCL's tuner would.
@@ -129,5 +128,29 @@ struct CollectiveBandwidthOptions {
 [[nodiscard]] core::Result<CollectiveBandwidth> collectiveBandwidth(const core::store::TraceStore& store,
                                                                     core::store::RunId run,
                                                                     const CollectiveBandwidthOptions& options = {});
+
+// A fit of one op's measured calls on one kind of link (groups inside one
+// node, or across nodes): time = latency + size x bus factor / busbw, least
+// squares over the calls of the runs (docs/cost-model.md "Calibration of
+// collectives"). A calibration stores it as `{op}_{intra|inter}_node_busbw_gbps`
+// and `..._latency_us`, and the planner then prices that op on that link with it.
+struct CollectiveLinkFit {
+  std::string op;  // all_reduce | all_to_all
+  bool inter_node = false;
+  std::size_t calls = 0;
+  double busbw_gbps = 0.0;
+  double latency_us = 0.0;
+  double mape = 0.0;                                    // of the fitted times, fraction
+  double model_mape = -1.0;                             // the default model's on the same calls (< 0: not comparable)
+  [[nodiscard]] std::string coefficientPrefix() const;  // "all_reduce_inter_node"
+};
+
+// Fits every (op, link) with at least 3 calls of 2 or more sizes in the runs
+// (calls whose group the planner prices, on the device it prices for);
+// `warnings` gets what was left out and why.
+[[nodiscard]] core::Result<std::vector<CollectiveLinkFit>> fitCollectives(const core::store::TraceStore& store,
+                                                                          std::span<const core::store::RunId> runs,
+                                                                          const RunInputs* supplied,
+                                                                          std::vector<std::string>* warnings);
 
 }  // namespace shardscope::profiler
