@@ -1,5 +1,6 @@
 #include "cluster_page.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -59,6 +60,18 @@ void addCustomItem(QComboBox* combo) {
   }
 }
 
+// "8 NICs per node, NVLS, no SHARP": a kind's network in its picker's tooltip.
+QString networkText(const core::NetworkSpec& n) {
+  const QString nics = n.nics_per_node == 0 ? ClusterPage::tr("one NIC per GPU")
+                                            : ClusterPage::tr("%1 NICs per node").arg(n.nics_per_node);
+  QString text = ClusterPage::tr("%1, %2, %3")
+                     .arg(nics, n.nvls ? ClusterPage::tr("NVLS") : ClusterPage::tr("no NVLS"),
+                          n.sharp ? ClusterPage::tr("SHARP") : ClusterPage::tr("no SHARP"));
+  if (n.congestion_per_doubling > 0)
+    text += ClusterPage::tr(", %1 % congestion per doubling").arg(number(n.congestion_per_doubling * 100.0));
+  return text;
+}
+
 }  // namespace
 
 ClusterPage::ClusterPage(ProjectDocument* document, QWidget* parent)
@@ -88,10 +101,16 @@ ClusterPage::ClusterPage(ProjectDocument* document, QWidget* parent)
   gpu_form->addRow(tr("HBM bandwidth:"), doubleField(Field::HbmBandwidth));
   gpu_form->addRow(tr("Peak dense:"), doubleField(Field::PeakTflops));
   auto* links_form = makeForm();
-  links_form->addRow(tr("Intra-node bandwidth:"), doubleField(Field::IntraBandwidth));
+  links_form->addRow(tr("Intra-node bandwidth per GPU:"), doubleField(Field::IntraBandwidth));
   links_form->addRow(tr("Intra-node latency:"), doubleField(Field::IntraLatency));
-  links_form->addRow(tr("Inter-node bandwidth:"), doubleField(Field::InterBandwidth));
+  links_form->addRow(tr("Inter-node bandwidth per NIC:"), doubleField(Field::InterBandwidth));
   links_form->addRow(tr("Inter-node latency:"), doubleField(Field::InterLatency));
+  buildToggles();
+  auto* network_form = makeForm();
+  network_form->addRow(tr("NICs per node:"), intField(Field::NicsPerNode));
+  network_form->addRow(tr("In-node reduction:"), toggle(Toggle::Nvls));
+  network_form->addRow(tr("In-network reduction:"), toggle(Toggle::Sharp));
+  network_form->addRow(tr("Congestion:"), doubleField(Field::CongestionPercent));
 
   auto* settings = new QWidget;
   auto* settings_layout = new QVBoxLayout(settings);
@@ -99,7 +118,8 @@ ClusterPage::ClusterPage(ProjectDocument* document, QWidget* parent)
   settings_layout->addWidget(groupAround(tr("Preset"), preset_form));
   settings_layout->addWidget(groupAround(tr("Nodes"), nodes_form));
   settings_layout->addWidget(groupAround(tr("GPU"), gpu_form));
-  settings_layout->addWidget(groupAround(tr("Links (per GPU, one direction)"), links_form));
+  settings_layout->addWidget(groupAround(tr("Links (one direction)"), links_form));
+  settings_layout->addWidget(groupAround(tr("Network between nodes"), network_form));
   settings_layout->addStretch(1);
   // Scrolls only when the window is shorter than the forms.
   auto* settings_scroll = new QScrollArea;
@@ -126,10 +146,11 @@ QFormLayout* ClusterPage::buildPresetPickers() {
     kind_combo_->addItem(QString::fromStdString(kind.gpu.name));
     kind_combo_->setItemData(
         kind_combo_->count() - 1,
-        tr("%1 GiB HBM at %2 GB/s, %3 TFLOP/s dense; intra-node %4 GB/s, inter-node %5 GB/s per GPU")
+        tr("%1 GiB HBM at %2 GB/s, %3 TFLOP/s dense; intra-node %4 GB/s per GPU, inter-node %5 GB/s per NIC; "
+           "%6")
             .arg(number(static_cast<double>(kind.gpu.hbm_bytes) / kGib), number(kind.gpu.hbm_bandwidth_gbps),
                  number(kind.gpu.peak_dense_tflops), number(kind.intra_node.bandwidth_gbps),
-                 number(kind.inter_node.bandwidth_gbps)),
+                 number(kind.inter_node.bandwidth_gbps), networkText(kind.network)),
         Qt::ToolTipRole);
   }
   addCustomItem(kind_combo_);
@@ -181,6 +202,8 @@ void ClusterPage::buildFields() {
   const IntSpec int_specs[] = {
       {Field::Nodes, "nodesSpin", 1, 1048576, tr("Machines in the cluster")},
       {Field::GpusPerNode, "gpusPerNodeSpin", 1, 1024, tr("GPUs in one machine, joined by the intra-node link")},
+      {Field::NicsPerNode, "nicsPerNodeSpin", 0, 1024,
+       tr("Network cards (rails) of one node; collectives across nodes use them all. 0: one per GPU")},
   };
   for (const IntSpec& spec : int_specs) {
     auto* spin = new QSpinBox;
@@ -191,7 +214,8 @@ void ClusterPage::buildFields() {
     spin->setAccelerated(true);
     spin->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
     spin->setToolTip(spec.tip);
-    int_fields_[static_cast<std::size_t>(field(spec.field))] = spin;
+    if (spec.field == Field::NicsPerNode) spin->setSpecialValueText(tr("one per GPU"));
+    fields_[static_cast<std::size_t>(field(spec.field))] = spin;
     connect(spin, &QSpinBox::valueChanged, this, [this, f = spec.field] { commitField(f); });
   }
   struct DoubleSpec {
@@ -212,8 +236,11 @@ void ClusterPage::buildFields() {
        tr("Intra-node link (NVLink): bandwidth per GPU, one direction")},
       {Field::IntraLatency, "intraLatencySpin", 0.0, 1.0e6, 2, " \u00b5s", tr("Intra-node link latency")},
       {Field::InterBandwidth, "interBandwidthSpin", 0.01, 1.0e6, 2, " GB/s",
-       tr("Inter-node network: bandwidth per GPU, one direction")},
+       tr("Inter-node network: bandwidth of one NIC (a rail), one direction; a node has NICs per node of them")},
       {Field::InterLatency, "interLatencySpin", 0.0, 1.0e6, 2, " \u00b5s", tr("Inter-node network latency")},
+      {Field::CongestionPercent, "congestionSpin", 0.0, 50.0, 1, " % per doubling",
+       tr("Share of inter-node collective bandwidth lost each time a collective spans twice the nodes: 0 for a "
+          "non-blocking fat tree, more for an oversubscribed fabric")},
   };
   for (const DoubleSpec& spec : double_specs) {
     auto* spin = new QDoubleSpinBox;
@@ -225,8 +252,30 @@ void ClusterPage::buildFields() {
     spin->setKeyboardTracking(false);
     spin->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
     spin->setToolTip(spec.tip);
-    double_fields_[static_cast<std::size_t>(field(spec.field) - 2)] = spin;
+    fields_[static_cast<std::size_t>(field(spec.field))] = spin;
     connect(spin, &QDoubleSpinBox::valueChanged, this, [this, f = spec.field] { commitField(f); });
+  }
+}
+
+void ClusterPage::buildToggles() {
+  struct ToggleSpec {
+    Toggle which;
+    const char* object;
+    QString text;
+    QString tip;
+  };
+  const ToggleSpec specs[] = {
+      {Toggle::Nvls, "nvlsCheck", tr("NVLS (NVLink SHARP)"),
+       tr("The NVSwitches reduce (H100, H200 and B200 HGX): NCCL's NVLS all-reduce inside a node")},
+      {Toggle::Sharp, "sharpCheck", tr("SHARP (InfiniBand switches)"),
+       tr("The InfiniBand switches reduce (SHARP, NCCL CollNet): all-reduce across nodes in the fabric")},
+  };
+  for (const ToggleSpec& spec : specs) {
+    auto* check = new QCheckBox(spec.text);
+    check->setObjectName(QLatin1String(spec.object));
+    check->setToolTip(spec.tip);
+    toggles_[static_cast<std::size_t>(spec.which)] = check;
+    connect(check, &QCheckBox::toggled, this, [this, t = spec.which] { commitToggle(t); });
   }
 }
 
@@ -265,12 +314,17 @@ QLayout* ClusterPage::buildSummary() {
 
 QSpinBox* ClusterPage::intField(Field f) const {
   const int i = field(f);
-  return i < 2 ? int_fields_[static_cast<std::size_t>(i)] : nullptr;
+  return i >= 0 && i < kFieldCount ? qobject_cast<QSpinBox*>(fields_[static_cast<std::size_t>(i)]) : nullptr;
 }
 
 QDoubleSpinBox* ClusterPage::doubleField(Field f) const {
   const int i = field(f);
-  return i >= 2 && i < kFieldCount ? double_fields_[static_cast<std::size_t>(i - 2)] : nullptr;
+  return i >= 0 && i < kFieldCount ? qobject_cast<QDoubleSpinBox*>(fields_[static_cast<std::size_t>(i)]) : nullptr;
+}
+
+QCheckBox* ClusterPage::toggle(Toggle which) const {
+  const auto i = static_cast<std::size_t>(which);
+  return i < toggles_.size() ? toggles_[i] : nullptr;
 }
 
 QString ClusterPage::presetText() const {
@@ -302,6 +356,7 @@ void ClusterPage::applyGpuKind(int kind_index) {
   next.gpu = kind.gpu;
   next.intra_node = kind.intra_node;
   next.inter_node = kind.inter_node;
+  next.network = kind.network;
   next.collectives.clear();  // measured on other hardware
   commitCluster(std::move(next), tr("Use %1 GPUs").arg(QString::fromStdString(kind.gpu.name)));
 }
@@ -369,7 +424,8 @@ void ClusterPage::localGpusFailed(const QString& message) {
 void ClusterPage::commitField(Field f) {
   if (refreshing_) return;
   const auto i = static_cast<std::size_t>(field(f));
-  const double value = i < 2 ? intField(f)->value() : doubleField(f)->value();
+  const QSpinBox* int_spin = intField(f);
+  const double value = int_spin != nullptr ? int_spin->value() : doubleField(f)->value();
   if (value == shown_[i]) return;  // focus left an untouched field
   core::ClusterSpec next = document_->project().cluster;
   QString description;
@@ -404,11 +460,38 @@ void ClusterPage::commitField(Field f) {
       break;
     case Field::InterBandwidth:
       next.inter_node.bandwidth_gbps = value;
-      description = tr("Set inter-node bandwidth to %1 GB/s").arg(number(value));
+      description = tr("Set inter-node bandwidth to %1 GB/s per NIC").arg(number(value));
       break;
     case Field::InterLatency:
       next.inter_node.latency_us = value;
       description = tr("Set inter-node latency to %1 \u00b5s").arg(number(value));
+      break;
+    case Field::NicsPerNode:
+      next.network.nics_per_node = static_cast<std::uint32_t>(value);
+      description = next.network.nics_per_node == 0 ? tr("Set NICs per node to one per GPU")
+                                                    : tr("Set NICs per node to %1").arg(next.network.nics_per_node);
+      break;
+    case Field::CongestionPercent:
+      next.network.congestion_per_doubling = value / 100.0;
+      description = tr("Set congestion to %1 % per doubling").arg(number(value));
+      break;
+  }
+  commitCluster(std::move(next), description);
+}
+
+void ClusterPage::commitToggle(Toggle which) {
+  if (refreshing_) return;
+  const bool on = toggle(which)->isChecked();
+  core::ClusterSpec next = document_->project().cluster;
+  QString description;
+  switch (which) {
+    case Toggle::Nvls:
+      next.network.nvls = on;
+      description = on ? tr("Turn NVLS on") : tr("Turn NVLS off");
+      break;
+    case Toggle::Sharp:
+      next.network.sharp = on;
+      description = on ? tr("Turn SHARP on") : tr("Turn SHARP off");
       break;
   }
   commitCluster(std::move(next), description);
@@ -454,6 +537,8 @@ void ClusterPage::refresh() {
       c.intra_node.latency_us,
       c.inter_node.bandwidth_gbps,
       c.inter_node.latency_us,
+      static_cast<double>(c.network.nics_per_node),
+      c.network.congestion_per_doubling * 100.0,
   };
   for (int i = 0; i < kFieldCount; ++i) {
     const auto f = static_cast<Field>(i);
@@ -467,6 +552,11 @@ void ClusterPage::refresh() {
       dspin->setValue(values[i]);  // rounds to the field's decimals; shown_ keeps what it shows
       shown_[slot] = dspin->value();
     }
+  }
+  const bool toggled[] = {c.network.nvls, c.network.sharp};
+  for (std::size_t i = 0; i < toggles_.size(); ++i) {
+    const QSignalBlocker block(toggles_[i]);
+    toggles_[i]->setChecked(toggled[i]);
   }
 
   const std::uint32_t n = c.worldSize();

@@ -2,7 +2,7 @@
 // world size from the built-in cluster presets), "From this machine's GPUs"
 // (one node of the local GPUs, profiler/engine/local_cluster.h, queried on a
 // worker thread), custom values for nodes,
-// GPUs, HBM and links, the totals that follow (N, HBM, grids), and a diagram
+// GPUs, HBM, links and the network between nodes, the totals that follow (N, HBM, grids), and a diagram
 // of nodes x GPUs coloured by the chosen grid's sharding groups. Every
 // change is one undoable ProjectDocument edit; the widgets follow the
 // project (open, undo, redo) without making edits of their own.
@@ -20,6 +20,8 @@
 #include "shardscope/profiler/engine/local_cluster.h"
 #include "shardscope/report/cluster_catalog.h"
 
+class QAbstractSpinBox;
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QFormLayout;
@@ -40,17 +42,24 @@ class ClusterPage : public QWidget {
  public:
   // The numeric fields, each a spin box committing on Enter / focus out.
   enum class Field {
-    Nodes,           // QSpinBox
-    GpusPerNode,     // QSpinBox
-    HbmGib,          // the rest: QDoubleSpinBox
-    HbmBandwidth,    // GB/s
-    PeakTflops,      // dense BF16 TFLOP/s
-    IntraBandwidth,  // GB/s per GPU, one direction
-    IntraLatency,    // µs
-    InterBandwidth,
-    InterLatency,
+    Nodes,              // QSpinBox
+    GpusPerNode,        // QSpinBox
+    HbmGib,             // QDoubleSpinBox, as the rest but NicsPerNode
+    HbmBandwidth,       // GB/s
+    PeakTflops,         // dense BF16 TFLOP/s
+    IntraBandwidth,     // GB/s per GPU (NVLink), one direction
+    IntraLatency,       // µs
+    InterBandwidth,     // GB/s per NIC (a rail), one direction
+    InterLatency,       // µs
+    NicsPerNode,        // QSpinBox; 0 shows "one per GPU"
+    CongestionPercent,  // % of inter-node bandwidth lost per doubling of the nodes
   };
-  static constexpr int kFieldCount = 9;
+  static constexpr int kFieldCount = 11;
+  // The network's switches, each a check box committing when toggled.
+  enum class Toggle {
+    Nvls,   // NVLink SHARP: the NVSwitches reduce
+    Sharp,  // in-network reduction in the InfiniBand switches
+  };
 
   explicit ClusterPage(ProjectDocument* document, QWidget* parent = nullptr);
 
@@ -58,8 +67,9 @@ class ClusterPage : public QWidget {
   // last, unselectable "Custom" item shown when the values match none.
   [[nodiscard]] QComboBox* gpuKindCombo() const { return kind_combo_; }
   [[nodiscard]] QComboBox* worldSizeCombo() const { return size_combo_; }
-  [[nodiscard]] QSpinBox* intField(Field field) const;           // Nodes, GpusPerNode; else nullptr
+  [[nodiscard]] QSpinBox* intField(Field field) const;           // Nodes, GpusPerNode, NicsPerNode; else nullptr
   [[nodiscard]] QDoubleSpinBox* doubleField(Field field) const;  // the others; else nullptr
+  [[nodiscard]] QCheckBox* toggle(Toggle which) const;
   [[nodiscard]] ClusterDiagram* diagram() const { return diagram_; }
 
   // The preset the cluster's values match ("h100x64"), else "Custom".
@@ -69,7 +79,7 @@ class ClusterPage : public QWidget {
   [[nodiscard]] QString gridsText() const;      // "7 grids: M = 1, 2, 4, 8, 16, 32, 64"
 
   // The pickers' actions (also what choosing in the combos does): the kind's
-  // GPU and links, keeping nodes x GPUs per node; or the size's nodes x GPUs
+  // GPU, links and network, keeping nodes x GPUs per node; or the size's nodes x GPUs
   // per node, keeping the GPU. Where both match a preset the cluster becomes
   // that preset exactly. One undoable edit each; out-of-range: nothing.
   void applyGpuKind(int kind_index);
@@ -88,10 +98,12 @@ class ClusterPage : public QWidget {
  private:
   [[nodiscard]] QFormLayout* buildPresetPickers();
   void buildFields();
+  void buildToggles();
   [[nodiscard]] QLayout* buildSummary();
   void refresh();
   void refreshDiagram();
   void commitField(Field field);
+  void commitToggle(Toggle which);
   void commitCluster(core::ClusterSpec cluster, const QString& description);
   void applyLocalCluster(const profiler::LocalCluster& local);
   void localGpusFailed(const QString& message);
@@ -106,8 +118,8 @@ class ClusterPage : public QWidget {
   QLabel* local_label_;
   JobTracker* local_jobs_;
   LocalClusterSource local_source_;
-  std::array<QSpinBox*, 2> int_fields_{};
-  std::array<QDoubleSpinBox*, kFieldCount - 2> double_fields_{};
+  std::array<QAbstractSpinBox*, kFieldCount> fields_{};
+  std::array<QCheckBox*, 2> toggles_{};
   // What refresh() put in each field: a field commits only when its value
   // differs, so focus leaving an untouched field never rounds the project.
   std::array<double, kFieldCount> shown_{};

@@ -29,6 +29,7 @@
 #include "sync_interval_chart.h"
 #include "planning_session.h"
 #include "project_document.h"
+#include "scaling_annotations.h"
 #include "shardscope/report/grid_choice.h"
 
 namespace shardscope::app {
@@ -323,6 +324,8 @@ void GridExplorerPage::buildHeatmap() {
   heatmap_marker_->setPen(QPen(chosenColor(), 2.5));
   heatmap_marker_->setBrush(Qt::NoBrush);
   heatmap_marker_->setVisible(false);
+  scaling_annotations_ = new ScalingAnnotations(
+      heatmap_plot_, [session = session_]() -> const planner::ScalingResult& { return session->scaling(); });
   heatmap_status_->setObjectName(QStringLiteral("heatmapStatus"));
   heatmap_status_->setWordWrap(true);
   connect(heatmap_plot_, &QCustomPlot::mousePress, this, &GridExplorerPage::onHeatmapClick);
@@ -629,16 +632,18 @@ void GridExplorerPage::fillHeatmap() {
   heatmap_plot_->xAxis->setTickLabelRotation(cols > 8 ? -45 : 0);
   // Log colours: from 1/1000 of the best cell (darkest) to the best.
   if (best > 0) heatmap_->setDataRange(QCPRange(best / 1000.0, best));
+  scaling_annotations_->update();
   if (!scaling.error.empty()) {
     heatmap_status_->setText(tr("No heatmap: %1.").arg(QString::fromStdString(scaling.error)));
   } else {
     heatmap_status_->setText(
-        tr("%1 grids at %2 world sizes, %3 fit%4. Cell text: throughput per GPU as % of the best cell; "
-           "click a cell to choose that grid (another N rescales the cluster).")
+        tr("%1 grids at %2 world sizes, %3 fit%4. Cell text: % of the best cell's throughput "
+           "per GPU. %5 Hover for figures; click a cell to choose it (another N rescales the "
+           "cluster).")
             .arg(heatmapCellCount())
             .arg(cols)
             .arg(fitting)
-            .arg(scaling.cancelled ? tr(" (cancelled)") : QString()));
+            .arg(scaling.cancelled ? tr(" (cancelled)") : QString(), scaling_annotations_->legendText()));
     // Every cell is priced with the calibration when there is one: say so beside the figures it changed.
     const core::Project& planned = session_->plannedProject();
     if (planned.calibration && report::calibratedFigures(&*planned.calibration).any())

@@ -1,7 +1,8 @@
 // The Grid Explorer: every grid (M x R, layout) of the project's cluster, as
 // stacked step-time bars (ms or share of the step), memory per GPU against
 // HBM, load imbalance, a table, and a heatmap of predicted throughput per
-// GPU over world size (8..4,096) x M. The sweeps come from the window's
+// GPU over world size (8..4,096) x M with its weak-scaling reading (the
+// best grid of each world size, the cause of each drop). The sweeps come from the window's
 // PlanningSession (off the GUI thread, debounced, stale results dropped).
 // Clicking a row, a bar or a heatmap cell chooses the grid (a cell at
 // another world size rescales the cluster, as one undoable edit).
@@ -34,6 +35,7 @@ namespace shardscope::app {
 
 class CalibrationBar;
 class GridTickLabels;
+class ScalingAnnotations;
 class SyncIntervalChart;
 class PlanningSession;
 
@@ -72,6 +74,8 @@ class GridExplorerPage : public QWidget {
   [[nodiscard]] QCustomPlot* memoryPlot() const { return memory_plot_; }
   [[nodiscard]] QCustomPlot* imbalancePlot() const { return imbalance_plot_; }
   [[nodiscard]] QCustomPlot* heatmapPlot() const { return heatmap_plot_; }
+  // The heatmap's best-grid outlines, drop labels and hover texts.
+  [[nodiscard]] ScalingAnnotations* scalingAnnotations() const { return scaling_annotations_; }
   // Step time of the Plan page's grid against the replica sync interval k.
   [[nodiscard]] SyncIntervalChart* syncPlot() const { return sync_plot_; }
   // The outline around the chosen grid's bar in the step, memory and imbalance charts.
@@ -153,6 +157,7 @@ class GridExplorerPage : public QWidget {
   QCPItemText* hbm_label_;
   QCPColorMap* heatmap_;
   QCPItemRect* heatmap_marker_;
+  ScalingAnnotations* scaling_annotations_ = nullptr;
   GridTickLabels* memory_ticks_ = nullptr;
   GridTickLabels* imbalance_ticks_ = nullptr;
   std::vector<QCPItemText*> heatmap_labels_;

@@ -13,11 +13,21 @@ namespace {
 // The GPU kinds in the picker, in this order; kinds from other presets follow.
 constexpr std::array<const char*, 4> kKindOrder = {"H100", "H200", "A100", "B200"};
 
+// The NICs a network gives a node of `gpus_per_node` GPUs (0 in the spec: one per GPU).
+std::uint32_t nicsOf(const core::NetworkSpec& n, std::uint32_t gpus_per_node) {
+  return n.nics_per_node != 0 ? n.nics_per_node : gpus_per_node;
+}
+
+bool sameNetwork(const core::NetworkSpec& a, std::uint32_t a_gpus, const core::NetworkSpec& b, std::uint32_t b_gpus) {
+  return nicsOf(a, a_gpus) == nicsOf(b, b_gpus) && a.nvls == b.nvls && a.sharp == b.sharp &&
+         a.congestion_per_doubling == b.congestion_per_doubling;
+}
+
 }  // namespace
 
 bool sameValues(const core::ClusterSpec& a, const core::ClusterSpec& b) {
   return a.nodes == b.nodes && a.gpus_per_node == b.gpus_per_node && a.gpu == b.gpu && a.intra_node == b.intra_node &&
-         a.inter_node == b.inter_node;
+         a.inter_node == b.inter_node && sameNetwork(a.network, a.gpus_per_node, b.network, b.gpus_per_node);
 }
 
 std::vector<std::uint32_t> divisors(std::uint32_t n) {
@@ -50,7 +60,7 @@ ClusterCatalog::ClusterCatalog(std::vector<core::ClusterSpec> specs) {
   std::stable_sort(specs.begin(), specs.end(),
                    [&](const core::ClusterSpec& a, const core::ClusterSpec& b) { return kind_rank(a) < kind_rank(b); });
   for (const core::ClusterSpec& c : specs) {
-    if (matchingKind(c) < 0) kinds_.push_back({c.gpu, c.intra_node, c.inter_node});
+    if (matchingKind(c) < 0) kinds_.push_back({c.gpu, c.intra_node, c.inter_node, c.network});
     if (matchingSize(c) < 0) sizes_.push_back({c.nodes, c.gpus_per_node});
   }
   std::stable_sort(sizes_.begin(), sizes_.end(), [](const Size& a, const Size& b) {
@@ -61,9 +71,13 @@ ClusterCatalog::ClusterCatalog(std::vector<core::ClusterSpec> specs) {
 }
 
 int ClusterCatalog::matchingKind(const core::ClusterSpec& c) const {
-  for (std::size_t i = 0; i < kinds_.size(); ++i)
-    if (kinds_[i].gpu == c.gpu && kinds_[i].intra_node == c.intra_node && kinds_[i].inter_node == c.inter_node)
+  for (std::size_t i = 0; i < kinds_.size(); ++i) {
+    const Kind& k = kinds_[i];
+    // A kind's "one NIC per GPU" (0) means as many as the cluster's nodes hold.
+    if (k.gpu == c.gpu && k.intra_node == c.intra_node && k.inter_node == c.inter_node &&
+        sameNetwork(k.network, c.gpus_per_node, c.network, c.gpus_per_node))
       return static_cast<int>(i);
+  }
   return -1;
 }
 

@@ -36,6 +36,31 @@ class TestClusterCatalog : public QObject {
     QVERIFY(catalog.preset(-1, 0) == nullptr);
   }
 
+  void aKindCarriesItsNetwork() {
+    const ClusterCatalog catalog = ClusterCatalog::builtIn();
+    const core::ClusterSpec a100 = core::clusterPreset("a100x64").value();
+    const core::ClusterSpec h100 = core::clusterPreset("h100x64").value();
+    const auto kindOf = [&](const core::ClusterSpec& c) {
+      return catalog.kinds()[static_cast<std::size_t>(catalog.matchingKind(c))];
+    };
+    QVERIFY(kindOf(a100).network == a100.network);
+    QVERIFY(!kindOf(a100).network.nvls);
+    QVERIFY(kindOf(h100).network.nvls);
+    // Another network is another kind, and no preset.
+    core::ClusterSpec sharp = h100;
+    sharp.network.sharp = true;
+    QCOMPARE(catalog.matchingKind(sharp), -1);
+    QVERIFY(catalog.matchingPreset(sharp) == nullptr);
+    QCOMPARE(catalog.namedForValues(sharp).name, std::string(ClusterCatalog::kCustomName));
+    // "One NIC per GPU" on nodes of 8 GPUs is the presets' 8 NICs.
+    core::ClusterSpec per_gpu = h100;
+    per_gpu.network.nics_per_node = 0;
+    QCOMPARE(catalog.matchingKind(per_gpu), catalog.matchingKind(h100));
+    QVERIFY(catalog.matchingPreset(per_gpu) != nullptr);
+    per_gpu.network.nics_per_node = 4;
+    QVERIFY(catalog.matchingPreset(per_gpu) == nullptr);
+  }
+
   void aPresetNameFollowsTheValuesAUserNameStays() {
     const ClusterCatalog catalog = ClusterCatalog::builtIn();
     core::ClusterSpec c = core::defaultProject().cluster;

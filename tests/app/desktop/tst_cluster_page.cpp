@@ -1,10 +1,13 @@
-// The Cluster page: preset picking, custom values as undoable edits, the
-// chosen grid kept valid, widgets following the project without making
+// The Cluster page: preset picking, custom values and the network as
+// undoable edits, the chosen grid kept valid, widgets following the project without making
 // edits, the diagram's sharding-group colouring, and the cluster of this
 // machine's GPUs.
 #include <QAbstractItemModelTester>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QLabel>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -23,6 +26,7 @@ using shardscope::app::ClusterPage;
 using shardscope::app::ProjectDocument;
 namespace core = shardscope::core;
 using Field = ClusterPage::Field;
+using Toggle = ClusterPage::Toggle;
 
 namespace {
 
@@ -48,6 +52,13 @@ void pick(QComboBox* combo, const QString& text_start) {
 void commit(QDoubleSpinBox* spin, double value) { spin->setValue(value); }
 void commit(QSpinBox* spin, int value) { spin->setValue(value); }
 
+// The text of the form label in front of `field`.
+QString labelOf(QWidget* field) {
+  for (auto* form : field->window()->findChildren<QFormLayout*>())
+    if (auto* label = qobject_cast<QLabel*>(form->labelForField(field))) return label->text();
+  return {};
+}
+
 core::Project projectWith(core::ClusterSpec cluster) {
   core::Project p = core::defaultProject();
   p.cluster = std::move(cluster);
@@ -68,6 +79,11 @@ class TestClusterPage : public QObject {
   void typingCommitsOnEnterNotPerKeystroke();
   void customValueEditIsOneUndoableStep();
   void customValuesShowCustomAndRenameThePreset();
+  void networkFieldsEditTheClustersNetwork();
+  void networkTogglesEditTheClustersNetwork();
+  void networkFollowsTheProject();
+  void interNodeBandwidthIsPerNic();
+  void gpuKindCarriesItsNetwork();
   void userNamedClusterKeepsItsName();
   void untouchedFieldDoesNotRoundTheProject();
   void typedHbmInGibShowsBackAsTyped();
@@ -170,6 +186,7 @@ void TestClusterPage::gpuKindOnCustomGeometryKeepsTheNodes() {
   QVERIFY(now.gpu == b200.gpu);
   QVERIFY(now.intra_node == b200.intra_node);
   QVERIFY(now.inter_node == b200.inter_node);
+  QVERIFY(now.network == b200.network);
   QCOMPARE(page.presetText(), QStringLiteral("Custom"));
   QVERIFY(page.gpuKindCombo()->currentText().startsWith(QStringLiteral("B200")));
   QCOMPARE(doc.undoStack()->count(), 2);
@@ -225,6 +242,117 @@ void TestClusterPage::customValuesShowCustomAndRenameThePreset() {
   commit(page.doubleField(Field::InterBandwidth), 50.0);
   QCOMPARE(page.presetText(), QStringLiteral("h100x64"));
   QVERIFY(doc.project().cluster == preset("h100x64"));
+}
+
+void TestClusterPage::networkFieldsEditTheClustersNetwork() {
+  ProjectDocument doc;
+  ClusterPage page(&doc);
+  QCOMPARE(page.intField(Field::NicsPerNode)->value(), 8);
+  QCOMPARE(page.doubleField(Field::CongestionPercent)->value(), 0.0);
+  commit(page.intField(Field::NicsPerNode), 4);
+  QCOMPARE(doc.project().cluster.network.nics_per_node, 4u);
+  QCOMPARE(doc.project().cluster.nicsPerNode(), 4u);
+  QCOMPARE(doc.undoStack()->text(0), QStringLiteral("Set NICs per node to 4"));
+  // 0 is one NIC per GPU, and says so.
+  commit(page.intField(Field::NicsPerNode), 0);
+  QCOMPARE(doc.project().cluster.network.nics_per_node, 0u);
+  QCOMPARE(doc.project().cluster.nicsPerNode(), 8u);
+  QCOMPARE(page.intField(Field::NicsPerNode)->text(), QStringLiteral("one per GPU"));
+  QCOMPARE(doc.undoStack()->text(1), QStringLiteral("Set NICs per node to one per GPU"));
+  // Congestion is typed in percent and stored as a fraction.
+  commit(page.doubleField(Field::CongestionPercent), 12.5);
+  QCOMPARE(doc.project().cluster.network.congestion_per_doubling, 0.125);
+  QCOMPARE(doc.undoStack()->text(2), QStringLiteral("Set congestion to 12.5 % per doubling"));
+  QCOMPARE(doc.undoStack()->count(), 3);
+  QCOMPARE(page.presetText(), QStringLiteral("Custom"));
+  QCOMPARE(page.gpuKindCombo()->currentText(), QStringLiteral("Custom"));
+  QCOMPARE(doc.project().cluster.name, std::string("custom"));
+  doc.undoStack()->undo();
+  doc.undoStack()->undo();
+  doc.undoStack()->undo();
+  QVERIFY(doc.project().cluster == preset("h100x64"));
+  QCOMPARE(page.intField(Field::NicsPerNode)->value(), 8);
+  QCOMPARE(page.doubleField(Field::CongestionPercent)->value(), 0.0);
+}
+
+void TestClusterPage::networkTogglesEditTheClustersNetwork() {
+  ProjectDocument doc;
+  ClusterPage page(&doc);
+  QCheckBox* nvls = page.toggle(Toggle::Nvls);
+  QCheckBox* sharp = page.toggle(Toggle::Sharp);
+  QVERIFY(nvls->isChecked());  // the H100 preset's NVSwitches reduce
+  QVERIFY(!sharp->isChecked());
+  nvls->setChecked(false);
+  QVERIFY(!doc.project().cluster.network.nvls);
+  QCOMPARE(doc.undoStack()->text(0), QStringLiteral("Turn NVLS off"));
+  sharp->setChecked(true);
+  QVERIFY(doc.project().cluster.network.sharp);
+  QCOMPARE(doc.undoStack()->text(1), QStringLiteral("Turn SHARP on"));
+  QCOMPARE(doc.undoStack()->count(), 2);
+  QCOMPARE(page.presetText(), QStringLiteral("Custom"));
+  doc.undoStack()->undo();
+  QVERIFY(!sharp->isChecked());
+  QVERIFY(!nvls->isChecked());
+  doc.undoStack()->undo();
+  QVERIFY(nvls->isChecked());
+  QVERIFY(doc.project().cluster == preset("h100x64"));
+  QCOMPARE(doc.undoStack()->count(), 2);  // following the project made no edits
+}
+
+void TestClusterPage::networkFollowsTheProject() {
+  ProjectDocument doc;
+  ClusterPage page(&doc);
+  core::ClusterSpec fabric = preset("h100x512");
+  fabric.network.nics_per_node = 2;
+  fabric.network.sharp = true;
+  fabric.network.congestion_per_doubling = 0.05;
+  doc.edit(projectWith(fabric), QStringLiteral("elsewhere"));
+  QCOMPARE(page.intField(Field::NicsPerNode)->value(), 2);
+  QVERIFY(page.toggle(Toggle::Sharp)->isChecked());
+  QVERIFY(page.toggle(Toggle::Nvls)->isChecked());
+  QCOMPARE(page.doubleField(Field::CongestionPercent)->value(), 5.0);
+  QCOMPARE(doc.undoStack()->count(), 1);
+  QVERIFY(doc.project().cluster == fabric);
+}
+
+void TestClusterPage::interNodeBandwidthIsPerNic() {
+  ProjectDocument doc;
+  ClusterPage page(&doc);
+  QVERIFY2(labelOf(page.doubleField(Field::InterBandwidth)).contains(QStringLiteral("per NIC")),
+           qPrintable(labelOf(page.doubleField(Field::InterBandwidth))));
+  QVERIFY2(labelOf(page.doubleField(Field::IntraBandwidth)).contains(QStringLiteral("per GPU")),
+           qPrintable(labelOf(page.doubleField(Field::IntraBandwidth))));
+  commit(page.doubleField(Field::InterBandwidth), 25.0);
+  QCOMPARE(doc.undoStack()->text(0), QStringLiteral("Set inter-node bandwidth to 25 GB/s per NIC"));
+}
+
+void TestClusterPage::gpuKindCarriesItsNetwork() {
+  ProjectDocument doc;
+  ClusterPage page(&doc);
+  QVERIFY(doc.project().cluster.network.nvls);
+  // On the presets' geometry the kind is its preset ...
+  pick(page.gpuKindCombo(), QStringLiteral("A100"));
+  QVERIFY(doc.project().cluster == preset("a100x64"));
+  QVERIFY(!page.toggle(Toggle::Nvls)->isChecked());
+  doc.undoStack()->undo();
+  QVERIFY(page.toggle(Toggle::Nvls)->isChecked());
+  // ... and on other geometry the kind's network comes with its GPU and links.
+  commit(page.intField(Field::Nodes), 3);
+  commit(page.intField(Field::NicsPerNode), 2);
+  page.toggle(Toggle::Sharp)->setChecked(true);
+  pick(page.gpuKindCombo(), QStringLiteral("A100"));
+  const core::ClusterSpec& now = doc.project().cluster;
+  QCOMPARE(now.nodes, 3u);
+  QVERIFY(now.network == preset("a100x64").network);
+  QVERIFY(!now.network.nvls);
+  QVERIFY(!page.toggle(Toggle::Nvls)->isChecked());
+  QVERIFY(!page.toggle(Toggle::Sharp)->isChecked());
+  QCOMPARE(page.intField(Field::NicsPerNode)->value(), 8);
+  QVERIFY(page.gpuKindCombo()->currentText().startsWith(QStringLiteral("A100")));
+  // Back to H100: NVLS again.
+  pick(page.gpuKindCombo(), QStringLiteral("H100"));
+  QVERIFY(doc.project().cluster.network.nvls);
+  QVERIFY(page.toggle(Toggle::Nvls)->isChecked());
 }
 
 void TestClusterPage::userNamedClusterKeepsItsName() {

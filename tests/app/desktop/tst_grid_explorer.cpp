@@ -1,7 +1,9 @@
 // The Grid Explorer: the sweep runs off the GUI thread, fills the table and
-// the plots, choosing a grid records it in the project, edits rerun the sweep
-// and drop the older result, and malformed projects never crash it.
+// the plots, the scaling heatmap shows its weak-scaling reading, choosing a
+// grid records it in the project, edits rerun the sweep and drop the older
+// result, and malformed projects never crash it.
 #include <QElapsedTimer>
+#include <QHelpEvent>
 #include <QLabel>
 #include <QListWidget>
 #include <QSignalSpy>
@@ -10,6 +12,7 @@
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTableView>
+#include <QToolTip>
 #include <qcustomplot.h>
 #include <QtTest>
 
@@ -21,13 +24,18 @@
 #include "planning_session.h"
 #include "project_document.h"
 #include "model_page.h"
+#include "scaling_annotations.h"
 #include "screenshot.h"
 #include "shardscope/core/presets.h"
 #include "shardscope/planner/grid_result.h"
+#include "shardscope/planner/scaling_sweep.h"
+#include "shardscope/report/weak_scaling_text.h"
 
 using shardscope::app::GridExplorerPage;
 using shardscope::app::MainWindow;
+using shardscope::app::ScalingAnnotations;
 namespace core = shardscope::core;
+namespace planner = shardscope::planner;
 
 namespace {
 
@@ -44,6 +52,94 @@ GridExplorerPage* showAt1280(MainWindow& window) {
   window.showPage(MainWindow::Page::GridExplorer);
   GridExplorerPage* page = window.gridExplorerPage();
   return waitForSweep(page) ? page : nullptr;
+}
+
+// The production-scale synthetic model on 4,096 H100: too big for the small world sizes.
+core::Project productionProject() {
+  core::Project p = core::defaultProject();
+  p.model = core::modelPreset("production_synthetic").value();
+  p.cluster = core::clusterPreset("h100x4096").value();
+  p.chosen_group_size.reset();
+  p.chosen_layout.reset();
+  return p;
+}
+
+// The window at `size` on the Grid Explorer with the sweep and the heatmap shown and laid out.
+GridExplorerPage* showWithHeatmap(MainWindow& window, QSize size) {
+  window.resize(size);
+  if (!window.isVisible()) {
+    window.show();
+    if (!QTest::qWaitForWindowExposed(&window)) return nullptr;
+  }
+  window.showPage(MainWindow::Page::GridExplorer);
+  if (!window.session()->waitUntilIdle(kSweepTimeoutMs, true)) return nullptr;
+  GridExplorerPage* page = window.gridExplorerPage();
+  QCoreApplication::processEvents();
+  page->heatmapPlot()->replot(QCustomPlot::rpImmediateRefresh);
+  page->heatmapPlot()->replot(QCustomPlot::rpImmediateRefresh);  // a margin the labels asked for
+  return page;
+}
+
+// The outlines are weakScaling()'s best cells, each column's label its cause
+// ("memory" where nothing fits); counts what was found.
+struct AnnotationCount {
+  int marked = 0;
+  int drops = 0;
+  int nothing_fits = 0;
+};
+AnnotationCount checkAnnotations(const planner::ScalingResult& scaling, const ScalingAnnotations& notes) {
+  AnnotationCount count;
+  const std::vector<planner::WeakScalingPoint> points = scaling.weakScaling();
+  const std::size_t cols = scaling.world_sizes.size();
+  [&] {
+    QCOMPARE(points.size(), cols);
+    for (std::size_t ni = 0; ni < cols; ++ni) {
+      const planner::WeakScalingPoint& p = points[ni];
+      QString expected;
+      if (p.best == nullptr) {
+        expected = QStringLiteral("memory");
+        ++count.nothing_fits;
+      } else {
+        QVERIFY(static_cast<std::size_t>(count.marked) < notes.bestMarkers().size());
+        const QCPItemRect* marker = notes.bestMarkers()[static_cast<std::size_t>(count.marked++)];
+        const auto cell = static_cast<std::size_t>(p.best - scaling.cells.data());
+        const QPointF centre = (marker->topLeft->coords() + marker->bottomRight->coords()) / 2.0;
+        QCOMPARE(centre.x(), static_cast<double>(cell % cols));
+        QCOMPARE(centre.y(), static_cast<double>(cell / cols));
+        if (p.drop) {
+          expected = QString::fromUtf8(shardscope::report::stepPhaseLabel(p.cause).data());
+          ++count.drops;
+        }
+      }
+      QCOMPARE(notes.labelOver(ni), expected);
+    }
+    QCOMPARE(static_cast<std::size_t>(count.marked), notes.bestMarkers().size());
+  }();
+  return count;
+}
+
+// Every drop label lies inside the plot, above the cells, and clear of the others.
+void checkLabelsReadable(const GridExplorerPage& page) {
+  const QCustomPlot* plot = page.heatmapPlot();
+  const QRectF cells = plot->axisRect()->rect();
+  const std::vector<QRectF> rects = page.scalingAnnotations()->labelRects();
+  QVERIFY(!rects.empty());
+  for (std::size_t i = 0; i < rects.size(); ++i) {
+    const QRectF& r = rects[i];
+    const QString where = QStringLiteral("label %1 at (%2, %3, %4 x %5) in %6 x %7, cells from y %8")
+                              .arg(i)
+                              .arg(r.x())
+                              .arg(r.y())
+                              .arg(r.width())
+                              .arg(r.height())
+                              .arg(plot->width())
+                              .arg(plot->height())
+                              .arg(cells.top());
+    QVERIFY2(r.left() >= 0 && r.top() >= 0 && r.right() <= plot->width(), qPrintable(where));
+    QVERIFY2(r.bottom() <= cells.top() + 0.5, qPrintable(where));
+    for (std::size_t j = i + 1; j < rects.size(); ++j)
+      QVERIFY2(!r.intersects(rects[j]), qPrintable(where + QStringLiteral(" overlaps label %1").arg(j)));
+  }
 }
 
 }  // namespace
@@ -248,7 +344,7 @@ class TestGridExplorer : public QObject {
   void screenshotOfTheGridExplorer() {
     MainWindow window;
     window.showPage(MainWindow::Page::GridExplorer);
-    QVERIFY(waitForSweep(window.gridExplorerPage()));
+    QVERIFY(window.session()->waitUntilIdle(kSweepTimeoutMs, true));  // the heatmap too
     for (const QSize size : {QSize(1600, 1000), QSize(1280, 800)}) {
       const QString path = QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/grid_explorer_%1x%2.png")
                                .arg(size.width())
@@ -276,6 +372,86 @@ class TestGridExplorer : public QObject {
     QVERIFY2(page->decisionText().startsWith(QStringLiteral("Best: M = ")) &&
                  page->decisionText().contains(QStringLiteral("dominates its step")),
              qPrintable(page->decisionText()));
+  }
+
+  // The heatmap read as weak scaling: each world size's best grid is outlined,
+  // a drop in throughput per GPU names the phase that grew, hovering says it all.
+  void heatmapMarksEachWorldSizesBestGridAndWhatDropped() {
+    MainWindow window;
+    GridExplorerPage* page = showWithHeatmap(window, QSize(1280, 800));
+    QVERIFY(page != nullptr);
+    const planner::ScalingResult& scaling = window.session()->scaling();
+    const ScalingAnnotations* notes = page->scalingAnnotations();
+    const AnnotationCount count = checkAnnotations(scaling, *notes);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(count.marked, static_cast<int>(scaling.world_sizes.size()));  // DCNv2 fits at every size
+    QVERIFY(count.drops > 0);
+    checkLabelsReadable(*page);
+    QVERIFY2(page->findChild<QLabel*>(QStringLiteral("heatmapStatus"))->text().contains(QStringLiteral("Outlined")),
+             qPrintable(page->findChild<QLabel*>(QStringLiteral("heatmapStatus"))->text()));
+
+    // Hovering the best cell of N = 64 gives its grid, step by phase and throughput.
+    const std::vector<planner::WeakScalingPoint> points = scaling.weakScaling();
+    const auto n64 = static_cast<std::size_t>(std::find(scaling.world_sizes.begin(), scaling.world_sizes.end(), 64u) -
+                                              scaling.world_sizes.begin());
+    QVERIFY(n64 < points.size() && points[n64].best != nullptr);
+    const planner::ScalingCell& best = *points[n64].best;
+    const auto row = static_cast<std::size_t>(points[n64].best - scaling.cells.data()) / scaling.world_sizes.size();
+    const QCustomPlot* plot = page->heatmapPlot();
+    const QPointF centre(plot->xAxis->coordToPixel(static_cast<double>(n64)),
+                         plot->yAxis->coordToPixel(static_cast<double>(row)));
+    const QString tip = notes->toolTipAt(centre);
+    for (const QString& part :
+         {QStringLiteral("N = 64, M = %1 × R = %2 (%3)")
+              .arg(best.group_size)
+              .arg(64 / best.group_size)
+              .arg(QString::fromLatin1(core::toString(best.layout))),
+          QStringLiteral("embedding"), QStringLiteral("all-to-all"), QStringLiteral("replica sync"),
+          QStringLiteral("dense"), QStringLiteral("samples/s per GPU"), QStringLiteral("best grid at N = 64")})
+      QVERIFY2(tip.contains(part), qPrintable(part + QStringLiteral(" not in: ") + tip));
+    // ... as the tooltip the plot shows there.
+    QHelpEvent hover(QEvent::ToolTip, centre.toPoint(), page->heatmapPlot()->mapToGlobal(centre.toPoint()));
+    QCoreApplication::sendEvent(page->heatmapPlot(), &hover);
+    QCOMPARE(QToolTip::text(), notes->toolTipAt(centre.toPoint()));
+    // A drop label's hover names the phase in full and how much it grew.
+    for (std::size_t ni = 1; ni < points.size(); ++ni) {
+      if (!points[ni].drop || points[ni].best == nullptr) continue;
+      const QPointF above(plot->xAxis->coordToPixel(static_cast<double>(ni)), plot->axisRect()->top() - 4);
+      const QString cause = notes->toolTipAt(above);
+      QVERIFY2(cause.contains(QString::fromUtf8(planner::toString(points[ni].cause).data())) &&
+                   cause.contains(QStringLiteral("grew most")) && cause.contains(QStringLiteral("ms per step")),
+               qPrintable(cause));
+      break;
+    }
+  }
+
+  // Where the small world sizes cannot hold the model, their columns say memory,
+  // and the labels stay readable at the window's default size and at 1280x800.
+  void heatmapSaysMemoryWhereNothingFits() {
+    MainWindow window;
+    window.document()->reset(productionProject());
+    for (const QSize size : {QSize(1400, 900), QSize(1280, 800)}) {
+      GridExplorerPage* page = showWithHeatmap(window, size);
+      QVERIFY(page != nullptr);
+      const AnnotationCount count = checkAnnotations(window.session()->scaling(), *page->scalingAnnotations());
+      if (QTest::currentTestFailed()) return;
+      QVERIFY(count.nothing_fits > 0);
+      QVERIFY(count.marked > 0);
+      QVERIFY(page->scalingAnnotations()->labelOver(0) == QStringLiteral("memory"));
+      QVERIFY2(page->scalingAnnotations()
+                   ->toolTipAt(QPointF(page->heatmapPlot()->xAxis->coordToPixel(0.0),
+                                       page->heatmapPlot()->axisRect()->top() - 4))
+                   .contains(QStringLiteral("no grid fits")),
+               "the memory label's hover");
+      checkLabelsReadable(*page);
+      if (QTest::currentTestFailed()) return;
+    }
+    for (const QSize size : {QSize(1400, 900), QSize(1280, 800)}) {
+      const QString path = QStringLiteral(SHARDSCOPE_BINARY_DIR "/screenshots/grid_explorer_production_%1x%2.png")
+                               .arg(size.width())
+                               .arg(size.height());
+      QVERIFY(shardscope::app::saveScreenshot(window, path, size).ok());
+    }
   }
 
   // The answer's columns, the step and its four parts, need no scrolling at 1280x800.

@@ -1,5 +1,5 @@
-// The cluster presets as the Cluster page offers them: the GPU kinds (GPU
-// and links) and world sizes (nodes x GPUs per node) they are made of, in
+// The cluster presets as the Cluster page offers them: the GPU kinds (GPU,
+// links and network) and world sizes (nodes x GPUs per node) they are made of, in
 // the pickers' order, which kind, size or preset a cluster's values match,
 // and the name a cluster gets once its values change.
 #pragma once
@@ -17,6 +17,7 @@ class ClusterCatalog {
     core::GpuKind gpu;
     core::LinkSpec intra_node;
     core::LinkSpec inter_node;
+    core::NetworkSpec network;  // NICs per node as the kind's presets set them
   };
   struct Size {
     std::uint32_t nodes = 0;
@@ -59,7 +60,9 @@ class ClusterCatalog {
   std::vector<Preset> presets_;
 };
 
-// Whether two clusters have the same hardware (name and measured collectives aside).
+// Whether two clusters have the same hardware (name and measured collectives
+// aside). NICs per node are compared as counts: 0 (one per GPU) on nodes of
+// 8 GPUs is the same network as 8.
 [[nodiscard]] bool sameValues(const core::ClusterSpec& a, const core::ClusterSpec& b);
 // The divisors of n, ascending: the sharding group sizes M a world size N allows.
 [[nodiscard]] std::vector<std::uint32_t> divisors(std::uint32_t n);
