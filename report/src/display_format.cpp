@@ -262,8 +262,14 @@ std::vector<SummaryRow> clusterSummaryRows(const core::ClusterSpec& c) {
        formatShort(std::round(std::ldexp(static_cast<double>(c.gpu.hbm_bytes), -30) * 10.0) / 10.0) + " GiB"},
       {"hbm_bandwidth", "HBM bandwidth", formatFixed(c.gpu.hbm_bandwidth_gbps / 1e3, 2) + " TB/s"},
       {"peak_tflops", "Peak dense", formatShort(c.gpu.peak_dense_tflops) + " TFLOP/s"},
-      {"intra_node", "Intra-node link", link(c.intra_node)},
-      {"inter_node", "Inter-node link", link(c.inter_node)},
+      {"intra_node", "Intra-node link (per GPU)", link(c.intra_node)},
+      {"inter_node", "Inter-node link (per NIC)", link(c.inter_node)},
+      {"network", "Network",
+       std::to_string(c.nicsPerNode()) + " NICs per node" + (c.network.nvls ? ", NVLS" : "") +
+           (c.network.sharp ? ", SHARP" : "") +
+           (c.network.congestion_per_doubling > 0
+                ? ", " + formatShort(c.network.congestion_per_doubling * 100.0) + " % lost per doubling of nodes"
+                : "")},
   };
 }
 

@@ -106,6 +106,13 @@ class TestDisplayFormat : public QObject {
         std::find_if(cluster_rows.begin(), cluster_rows.end(), [](const auto& r) { return r.key == "hbm"; });
     QVERIFY(hbm != cluster_rows.end());
     QCOMPARE(hbm->value, std::string("80 GiB"));  // no decimal GB beside it
+    c.gpus_per_node = 8;
+    c.network.nvls = true;
+    const auto with_network = shardscope::report::clusterSummaryRows(c);
+    const auto net =
+        std::find_if(with_network.begin(), with_network.end(), [](const auto& r) { return r.key == "network"; });
+    QVERIFY(net != with_network.end());
+    QCOMPARE(net->value, std::string("8 NICs per node, NVLS"));  // one NIC per GPU unless the file says otherwise
   }
 };
 

@@ -68,7 +68,8 @@ struct ScalingResult {
   }
   // The highest per-GPU throughput of a planned cell that fits (0: none).
   [[nodiscard]] double bestPerGpu() const;
-  // Per world size (columns done so far), its best grid and what grew.
+  // Per world size (columns done so far), its best grid and what grew. The
+  // points' `best` point into this result's cells: valid while it lives unchanged.
   [[nodiscard]] std::vector<WeakScalingPoint> weakScaling() const;
 };
 
