@@ -20,10 +20,12 @@ namespace {
 std::atomic<bool> g_cancel{false};
 
 constexpr const char* kScalingHelp = R"(usage: shardscope-cli scaling [--project F] [--model M] [--cluster C]
-                             [--sync-interval K] [--json]
+                             [--calibration F] [--constraints F] [--sync-interval K] [--json]
 
 Weak scaling (the batch per GPU fixed): plans the model on 8, 16, ..., 4,096
-GPUs of the cluster's kind (nodes of its shape) and prints, per world size,
+GPUs of the cluster's kind, in whole nodes of its shape (nodes of 72 GPUs:
+72, 144, ...), with the calibration and constraints as `plan` takes them,
+and prints, per world size,
 the best grid that fits, its step time by phase, the predicted throughput per
 GPU, its efficiency against the best world size, and where throughput per
 GPU drops by 5 % or more, the phase whose time grew most (or "memory" when no
@@ -54,7 +56,10 @@ nlohmann::ordered_json toJson(const std::vector<planner::WeakScalingPoint>& poin
       j["efficiency"] = p.efficiency;
     }
     j["drop"] = p.drop;
-    if (p.drop) j["cause"] = std::string(planner::toString(p.cause));
+    if (p.drop) {
+      j["cause"] = std::string(planner::toString(p.cause));
+      if (p.best) j["cause_ms"] = p.cause_ms;
+    }
     arr.push_back(std::move(j));
   }
   return arr;
@@ -114,13 +119,16 @@ int runScaling(Args args) {
     j["model"] = project->model.name;
     j["cluster"] = project->cluster.name;
     j["sync_interval"] = std::max<std::uint32_t>(1, project->sync_interval);
+    j["calibration"] = project->calibration ? nlohmann::ordered_json(project->calibration->source) : nullptr;
+    j["cancelled"] = result.cancelled;
     j["world_sizes"] = toJson(points);
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << "Weak scaling of \"" << project->model.name << "\" on " << project->cluster.name << " nodes ("
               << project->cluster.gpus_per_node << " " << project->cluster.gpu.name << " per node), batch "
               << project->model.batch_size_per_gpu << " per GPU, sync every "
-              << std::max<std::uint32_t>(1, project->sync_interval) << " step(s)\n\n";
+              << std::max<std::uint32_t>(1, project->sync_interval) << " step(s), "
+              << (project->calibration ? "calibrated: " + project->calibration->source : "default constants") << "\n\n";
     printTable(std::cout, points);
   }
   if (result.cancelled)

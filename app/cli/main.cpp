@@ -21,7 +21,7 @@ commands:
   plan [--model M] [--cluster C] [--grid M] [--layout L] [--algorithm A] [--calibration F] [--balance-compute]
        [--constraints F] [--sync-interval K] [--target torchrec|shardscope] [--out plan.json] [--json]
                          sweep every grid (M x R), rank them, show the chosen grid per rank
-  scaling [--model M] [--cluster C] [--sync-interval K] [--json]
+  scaling [--project F] [--model M] [--cluster C] [--calibration F] [--sync-interval K] [--json]
                          weak scaling from 8 to 4,096 GPUs: the best grid per world size, per-GPU
                          throughput, and the phase that causes each drop
   evaluate --plan P (--model M | --project F) [--cluster C] [--calibration F] [--constraints F]

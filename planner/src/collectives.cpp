@@ -177,20 +177,21 @@ std::vector<CollectivePrice> CollectivePricer::allReduceCandidates(const GroupSh
   if (nvls && K <= 1)
     out.push_back(priced(CollectiveAlgorithm::Nvls, kNvlsHops * a_in, kNvls * k_.intra_node_bandwidth_gbps));
   if (K > 1) {
-    // Tree across nodes (NVLS or a chain inside each node).
+    // Tree across nodes, a chain inside each node (and with NVLS, NVLS inside
+    // each node instead). No tree beats reducing each node's share over its
+    // members' NICs: a shard of S / L per NIC, all-reduced over K nodes,
+    // algorithm bandwidth NIC_group x K / (2 (K - 1)) (one NIC for 2 ranks on 2 nodes).
     const double tree_net = nicShareGbps(s) * (K == 2 ? kTreeTwoNodes : kTreeWide);
-    const double intra = L > 1 ? (nvls ? nvls_bus_intra : nvlink) : kInf;
-    const double tree_bus = std::min(intra, tree_net);
+    const double alg_cap = nicShareGbps(s) * K / (2.0 * (K - 1.0));
     const double depth = log2ceil(K);
-    for (const bool ll : {false, true}) {
-      const double hop = ll ? kHopLL : kHopSimple;
-      const double lat = nvls && !ll
-                             ? kNvlsHops * a_in + 2.0 * depth * hop * a_net
-                             : (ll ? kBaseLLUs : kBaseSimpleUs) + 2.0 * hop * ((L - 1.0) * a_in + depth * a_net);
-      const auto algo =
-          ll ? CollectiveAlgorithm::TreeLL : (nvls ? CollectiveAlgorithm::NvlsTree : CollectiveAlgorithm::Tree);
-      out.push_back(priced(algo, lat, (ll ? ll_share : 1.0) * tree_bus * ring_to_alg));
-    }
+    const auto tree = [&](CollectiveAlgorithm algo, double intra_bus, double lat, double share) {
+      const double bus = std::min(L > 1 ? intra_bus : kInf, tree_net);
+      out.push_back(priced(algo, lat, share * std::min(bus * ring_to_alg, alg_cap)));
+    };
+    tree(CollectiveAlgorithm::Tree, nvlink, kBaseSimpleUs + 2.0 * kHopSimple * ((L - 1.0) * a_in + depth * a_net), 1.0);
+    tree(CollectiveAlgorithm::TreeLL, nvlink, kBaseLLUs + 2.0 * kHopLL * ((L - 1.0) * a_in + depth * a_net), ll_share);
+    if (nvls)
+      tree(CollectiveAlgorithm::NvlsTree, nvls_bus_intra, kNvlsHops * a_in + 2.0 * depth * kHopSimple * a_net, 1.0);
     // SHARP: the switches reduce; each node's share goes up and comes down once.
     if (k_.sharp) {
       const double intra_alg =

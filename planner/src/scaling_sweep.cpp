@@ -15,6 +15,11 @@ void layOutCells(ScalingResult& out, const core::Project& project) {
   for (std::uint32_t n : out.world_sizes)
     for (std::uint32_t m = 1; m <= n; ++m)
       if (n % m == 0 && (m & (m - 1)) == 0) ms.insert(m);  // powers of two: one row each
+  // Whole nodes of a node size that is not a power of two (72: 72, 144, ...).
+  const std::uint32_t gpn = std::max<std::uint32_t>(1, project.cluster.gpus_per_node);
+  for (std::uint32_t n : out.world_sizes)
+    for (std::uint64_t m = gpn; m <= n; m *= 2)
+      if (n % m == 0) ms.insert(static_cast<std::uint32_t>(m));
   // The project's own M values (a non-power-of-two N) too.
   for (std::uint32_t m = 1; m <= project.cluster.worldSize(); ++m)
     if (project.cluster.worldSize() % m == 0) ms.insert(m);
@@ -130,14 +135,17 @@ std::vector<WeakScalingPoint> ScalingResult::weakScaling() const {
 }
 
 std::vector<std::uint32_t> scalingWorldSizes(const core::ClusterSpec& cluster) {
-  std::vector<std::uint32_t> sizes;
-  for (std::uint32_t n = 8; n <= 4096; n *= 2) sizes.push_back(n);
-  const std::uint32_t own = cluster.worldSize();
-  if (own > 0 && std::find(sizes.begin(), sizes.end(), own) == sizes.end()) {
-    sizes.push_back(own);
-    std::sort(sizes.begin(), sizes.end());
-  }
-  return sizes;
+  // Whole nodes of the cluster's shape (or part of one node): powers of two
+  // that nodes of this size make, else the node size times powers of two.
+  const std::uint32_t gpn = std::max<std::uint32_t>(1, cluster.gpus_per_node);
+  std::set<std::uint32_t> sizes;
+  for (std::uint32_t n = 8; n <= 4096; n *= 2)
+    if (n <= gpn || n % gpn == 0) sizes.insert(n);
+  if ((gpn & (gpn - 1)) != 0)
+    for (std::uint64_t n = gpn; n <= 4096; n *= 2)
+      if (n >= 8) sizes.insert(static_cast<std::uint32_t>(n));
+  if (cluster.worldSize() > 0) sizes.insert(cluster.worldSize());
+  return {sizes.begin(), sizes.end()};
 }
 
 ScalingResult runScalingSweep(const core::Project& project, const std::atomic<bool>* cancel,

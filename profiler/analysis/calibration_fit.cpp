@@ -651,8 +651,8 @@ core::Result<CalibrationReport> calibrateFromRuns(const st::TraceStore& store, s
   auto links = fitCollectives(store, fit, supplied, &rep.warnings);
   if (!links) return links.error();
   for (const CollectiveLinkFit& f : *links) {
-    cal.coefficients[f.coefficientPrefix() + "_busbw_gbps"] = {f.busbw_gbps, 0.0};
-    cal.coefficients[f.coefficientPrefix() + "_latency_us"] = {f.latency_us, 0.0};
+    cal.coefficients[f.coefficientPrefix() + "_busbw_gbps"] = {f.busbw_gbps, f.busbw_std_error_gbps};
+    cal.coefficients[f.coefficientPrefix() + "_latency_us"] = {f.latency_us, f.latency_std_error_us};
   }
   rep.collectives = std::move(*links);
   if (cal.coefficients.empty())

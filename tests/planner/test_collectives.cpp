@@ -194,6 +194,46 @@ class TestCollectives : public QObject {
     QVERIFY2(busbw > 0.8 * 50.0 && busbw <= 50.0, qPrintable(QString::number(busbw)));
   }
 
+  // Two ranks on two nodes exchange through one NIC each: no algorithm beats it.
+  void twoRanksOnTwoNodesAreBoundByOneNic() {
+    const auto c = core::clusterPreset("h100x64").value();
+    const CostConstants k = CostConstants::from(c, nullptr);
+    const CollectivePricer pricer(k, 8, c.gpu.device);
+    const GroupShape pair{2, 2, 1, 0.0};
+    const GroupShape four{4, 2, 2, 1.0 / 3.0};
+    for (const double bytes : {1e6, 1e8, 1e10}) {
+      QVERIFY(pricer.allReduce(pair, bytes).busBandwidthGbps(CollectiveOp::AllReduce, 2, bytes) <= 50.0);
+      QVERIFY(pricer.allReduce(four, bytes).busBandwidthGbps(CollectiveOp::AllReduce, 4, bytes) <= 1.5 * 100.0);
+    }
+  }
+
+  // What the fabric offers more of never makes a collective slower: NVLS,
+  // SHARP, NICs, less congestion; for any group shape and size.
+  void moreOfTheFabricIsNeverSlower() {
+    const auto base = core::clusterPreset("h100x64").value();
+    for (const std::uint32_t gpn : {3u, 8u}) {
+      for (const GroupShape& g : {GroupShape{2, 2, 1, 0.0}, GroupShape{4, 2, 2, 1.0 / 3}, GroupShape{6, 2, 3, 0.4},
+                                  GroupShape{16, 2, gpn, 0.1}, GroupShape{64, 8, gpn, 0.05}}) {
+        if (g.per_node > gpn) continue;
+        for (const double bytes : {1e3, 1e6, 3e7, 1e9}) {
+          auto time = [&](bool nvls, bool sharp, std::uint32_t nics, double congestion, CollectiveOp op) {
+            core::ClusterSpec c = base;
+            c.gpus_per_node = gpn;
+            c.network = {nics, nvls, sharp, congestion};
+            const CostConstants k = CostConstants::from(c, nullptr);
+            return CollectivePricer(k, gpn, c.gpu.device).price(op, g, bytes).ms(bytes);
+          };
+          for (const auto op : {CollectiveOp::AllReduce, CollectiveOp::AllToAll}) {
+            QVERIFY(time(true, false, gpn, 0, op) <= time(false, false, gpn, 0, op) * (1 + 1e-12));
+            QVERIFY(time(false, true, gpn, 0, op) <= time(false, false, gpn, 0, op) * (1 + 1e-12));
+            QVERIFY(time(false, false, 2 * gpn, 0, op) <= time(false, false, gpn, 0, op) * (1 + 1e-12));
+            QVERIFY(time(false, false, gpn, 0, op) <= time(false, false, gpn, 0.2, op) * (1 + 1e-12));
+          }
+        }
+      }
+    }
+  }
+
   // NCCL's tuner: LL for small messages, a bandwidth algorithm for large ones;
   // NVLS inside an H100 node, never on A100.
   void theFasterAlgorithmIsChosenBySize() {

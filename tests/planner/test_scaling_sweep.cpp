@@ -26,6 +26,23 @@ class TestScalingSweep : public QObject {
     QVERIFY(std::find(sizes.begin(), sizes.end(), 24u) != sizes.end());
     QVERIFY(std::is_sorted(sizes.begin(), sizes.end()));
   }
+
+  // Nodes of 72 GPUs (an NVL72 rack): world sizes are whole racks or part of
+  // one, never a 256-GPU "node" that no rack is.
+  void worldSizesAreWholeNodesOfTheClustersShape() {
+    core::ClusterSpec rack = core::defaultProject().cluster;
+    rack.gpus_per_node = 72;
+    rack.nodes = 2;
+    rack.network.nics_per_node = 72;
+    const auto sizes = planner::scalingWorldSizes(rack);
+    const std::vector<std::uint32_t> want = {8, 16, 32, 64, 72, 144, 288, 576, 1152, 2304};
+    QCOMPARE(sizes, want);
+    for (const std::uint32_t n : sizes) {
+      const core::ClusterSpec c = core::resizedCluster(rack, n);
+      QVERIFY(c.gpus_per_node <= 72);
+      QCOMPARE(c.worldSize(), n);
+    }
+  }
 };
 
 QTEST_MAIN(TestScalingSweep)

@@ -357,9 +357,9 @@ class TestCollectiveBandwidth : public QObject {
     for (std::int64_t step = 0; step < 2; ++step) {
       for (const std::int64_t b : {std::int64_t{128} << 10, std::int64_t{2} << 20, std::int64_t{8} << 20})
         for (const auto& g : sharding) call("all_to_all", CollectiveGroup::Sharding, g, b, 30.0, 5.0, step);
-      for (const std::int64_t b : {std::int64_t{1} << 20, std::int64_t{16} << 20})
+      for (const std::int64_t b : {std::int64_t{1} << 20, std::int64_t{4} << 20, std::int64_t{16} << 20})
         for (const auto& g : replica) call("all_reduce", CollectiveGroup::Replica, g, b, 10.0, 40.0, step);
-      for (const std::int64_t b : {std::int64_t{1} << 20, std::int64_t{8} << 20})
+      for (const std::int64_t b : {std::int64_t{1} << 20, std::int64_t{2} << 20, std::int64_t{8} << 20})
         call("all_reduce", CollectiveGroup::World, world, b, 50.0, 20.0, step);
     }
     const st::RunId run = writeRun(f.path, header(st::RunKind::Mpi, true), w.rows, ranksOf2D());
@@ -381,6 +381,9 @@ class TestCollectiveBandwidth : public QObject {
     QVERIFY(near(by.at("all_reduce_inter_node").latency_us, 50.0));
     QVERIFY(by.at("all_reduce_inter_node").mape < 1e-3);
     QCOMPARE(by.at("all_to_all_inter_node").calls, std::size_t{2 * 3 * 2});
+    // all_to_all is fitted across nodes only: said, since the model prices it inside a node.
+    QVERIFY(std::any_of(warnings.begin(), warnings.end(),
+                        [](const std::string& x) { return x.starts_with("all_to_all is fitted across nodes only"); }));
     // A calibration that carries them prices those calls as measured: the curve passes through the calls.
     core::Calibration cal;
     cal.source = "fitted";
@@ -392,6 +395,34 @@ class TestCollectiveBandwidth : public QObject {
     options.calibration = &cal;
     const auto r = analyse(f.path, run, options);
     for (const auto& c : r.calls) QVERIFY2(std::abs(c.calibrated_busbw_gbps / c.busbw_gbps - 1.0) < 1e-3, c.op.c_str());
+  }
+
+  // Calls that no line through them explains (two sizes; or times that fall as sizes grow) are not fitted.
+  void collectiveFitsRefuseWhatALineDoesNotExplain() {
+    Fixture f;
+    const auto replica = core::replicaGroups(8, 4, core::RankLayout::Strided);
+    CallWriter w;
+    for (std::int64_t step = 0; step < 3; ++step) {
+      // Two sizes only.
+      for (const std::int64_t b : {std::int64_t{1} << 20, std::int64_t{16} << 20})
+        w.add("all_reduce", CollectiveGroup::Replica, replica[0], b, 100'000 + b / 10, step, 0);
+      // Three sizes, but a latency far above the smallest call's time: the fastest call is the largest.
+      std::vector<std::uint32_t> world(8);
+      for (std::uint32_t r = 0; r < 8; ++r) world[r] = r;
+      w.add("all_reduce", CollectiveGroup::World, world, 1 << 20, 9'000'000, step, 0);
+      w.add("all_reduce", CollectiveGroup::World, world, 4 << 20, 9'500'000, step, 0);
+      w.add("all_reduce", CollectiveGroup::World, world, 16 << 20, 100'000, step, 0);
+    }
+    const st::RunId run = writeRun(f.path, header(st::RunKind::Mpi, true), w.rows, ranksOf2D());
+    auto store = st::openStore(f.path);
+    QVERIFY(store.ok());
+    std::vector<std::string> warnings;
+    const st::RunId runs[] = {run};
+    auto fits = profiler::fitCollectives(*store, runs, nullptr, &warnings);
+    QVERIFY(fits.ok());
+    QVERIFY(fits->empty());
+    QCOMPARE(warnings.size(), std::size_t{2});
+    for (const auto& x : warnings) QVERIFY2(x.find("the model prices it") != std::string::npos, x.c_str());
   }
 
   void curvesAreTheCostModelsPrices() {

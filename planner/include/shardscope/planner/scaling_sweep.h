@@ -73,8 +73,10 @@ struct ScalingResult {
   [[nodiscard]] std::vector<WeakScalingPoint> weakScaling() const;
 };
 
-// The world sizes of the heatmap for a cluster: powers of two from 8 to
-// 4,096, plus the cluster's own N when it is not one of them.
+// The world sizes of the heatmap for a cluster, all whole nodes of its shape
+// (or part of one node): powers of two from 8 to 4,096 that its nodes make,
+// the node size times powers of two up to 4,096 when it is not a power of two
+// (72: 72, 144, ..., 2,304), and the cluster's own N.
 [[nodiscard]] std::vector<std::uint32_t> scalingWorldSizes(const core::ClusterSpec& cluster);
 
 // Plans the project at every world size of scalingWorldSizes (the cluster

@@ -140,14 +140,18 @@ struct CollectiveLinkFit {
   std::size_t calls = 0;
   double busbw_gbps = 0.0;
   double latency_us = 0.0;
+  double busbw_std_error_gbps = 0.0;
+  double latency_std_error_us = 0.0;
   double mape = 0.0;                                    // of the fitted times, fraction
   double model_mape = -1.0;                             // the default model's on the same calls (< 0: not comparable)
   [[nodiscard]] std::string coefficientPrefix() const;  // "all_reduce_inter_node"
 };
 
-// Fits every (op, link) with at least 3 calls of 2 or more sizes in the runs
-// (calls whose group the planner prices, on the device it prices for);
-// `warnings` gets what was left out and why.
+// Fits every (op, link) with at least 3 calls of 3 or more sizes in the runs
+// (calls whose group the planner prices, on the device it prices for). A fit
+// whose latency exceeds the fastest call or whose MAPE exceeds 50 % is left
+// out; `warnings` gets what was left out and why, and each op fitted on one
+// link only.
 [[nodiscard]] core::Result<std::vector<CollectiveLinkFit>> fitCollectives(const core::store::TraceStore& store,
                                                                           std::span<const core::store::RunId> runs,
                                                                           const RunInputs* supplied,
