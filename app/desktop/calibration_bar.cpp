@@ -118,7 +118,7 @@ void CalibrationBar::showComparison() {
   const auto& change = session_->calibrationChange();
   comparison_->setVisible(change.has_value());
   if (!change) return;
-  const auto side = [this](const PlanningSession::BestGrid& b) {
+  const auto side = [](const PlanningSession::BestGrid& b) {
     const QString constants =
         b.calibration.isEmpty() ? tr("default constants") : tr("calibration %1").arg(b.calibration);
     return b.grid.isEmpty() ? tr("%1: no grid fits").arg(constants) : tr("%1: <b>%2</b>").arg(constants, b.grid);

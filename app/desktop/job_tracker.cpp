@@ -86,14 +86,17 @@ quint64 JobTracker::launch(std::function<Outcome(JobContext&)> job) {
 }
 
 void JobTracker::finish(const std::shared_ptr<JobState>& state, Outcome outcome) {
-  if (state->id != current_id_) return;  // an older job: dropped
-  running_ = false;
-  current_.reset();
-  if (outcome.error) {
-    emit failed(state->id, QString::fromStdString(*outcome.error));
+  if (state->id != current_id_) {  // an older job: dropped
+    emit settled(state->id, false);
     return;
   }
-  outcome.deliver();
+  running_ = false;
+  current_.reset();
+  if (outcome.error)
+    emit failed(state->id, QString::fromStdString(*outcome.error));
+  else
+    outcome.deliver();
+  emit settled(state->id, true);
 }
 
 void JobTracker::postProgress(const std::shared_ptr<JobState>& state, int done, int total) {

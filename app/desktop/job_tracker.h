@@ -91,6 +91,10 @@ class JobTracker : public QObject {
   // `message`: the exception's what() or the Result's error; empty for an
   // exception that is not a std::exception.
   void failed(quint64 job_id, const QString& message);
+  // On the GUI thread once a job's work has returned and its outcome was
+  // handled: `handed_over` when on_result or failed() ran, false when it was
+  // dropped (a stale job). Every progress report it made came before.
+  void settled(quint64 job_id, bool handed_over);
 
  private:
   friend class JobContext;

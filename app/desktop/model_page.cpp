@@ -274,7 +274,9 @@ QWidget* ModelPage::buildSidePanel() {
     if (static_cast<std::uint32_t>(value) == model.batch_size_per_gpu) return;
     core::ModelSpec m = model;
     m.batch_size_per_gpu = static_cast<std::uint32_t>(value);
-    editModel(std::move(m), tr("Set batch per GPU to %1").arg(qs(report::formatCount(m.batch_size_per_gpu))));
+    // The text first: the arguments' order is unspecified, and m is moved into the edit.
+    const QString what = tr("Set batch per GPU to %1").arg(qs(report::formatCount(m.batch_size_per_gpu)));
+    editModel(std::move(m), what);
   });
 
   optimizer_combo_ = new QComboBox;

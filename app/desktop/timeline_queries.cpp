@@ -152,7 +152,9 @@ void TimelineQueries::windowLoop() {
         }
       });
     } else if (pending_window_) {
-      auto [generation, request] = *std::exchange(pending_window_, std::nullopt);
+      auto pending = *std::exchange(pending_window_, std::nullopt);
+      const quint64 generation = pending.first;  // a variable, not a binding: lambdas capture it
+      profiler::TimelineRequest request = std::move(pending.second);
       lock.unlock();
       request.run = run;  // the view asks for windows; the worker knows the run
       if (store) {

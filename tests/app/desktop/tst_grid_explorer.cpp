@@ -6,6 +6,7 @@
 #include <QHelpEvent>
 #include <QLabel>
 #include <QListWidget>
+#include <QPointer>
 #include <QSignalSpy>
 #include <QStackedWidget>
 #include <QStandardItemModel>
@@ -337,8 +338,11 @@ class TestGridExplorer : public QObject {
     core::Project edited = window->document()->project();
     edited.cluster.nodes = 16;
     window->document()->edit(edited);
-    QTest::qWait(200);  // the debounced run has started
-    delete window;      // cancels and waits for the runs
+    // The debounced sweep (or the scaling sweep after it) is running when the window goes.
+    QTRY_VERIFY_WITH_TIMEOUT(window->session()->isRunning() || window->session()->isScalingRunning(), 5000);
+    QPointer<shardscope::app::PlanningSession> session = window->session();
+    delete window;  // cancels and waits for the runs
+    QVERIFY(session.isNull());
   }
 
   void screenshotOfTheGridExplorer() {

@@ -54,8 +54,21 @@ class TestJobTracker : public QObject {
     QVERIFY(!tracker.isRunning());
   }
 
+  // Waits until job `id` has settled; returns whether its outcome was handed over.
+  static bool settledOf(QSignalSpy& settled, quint64 id) {
+    int handed_over = -1;
+    const auto look = [&] {
+      for (qsizetype i = 0; i < settled.size(); ++i)
+        if (settled.at(i).value(0).toULongLong() == id) handed_over = settled.at(i).value(1).toBool() ? 1 : 0;
+      return handed_over >= 0;
+    };
+    if (!QTest::qWaitFor(look, kTimeoutMs)) qFatal("job %llu never settled", id);
+    return handed_over == 1;
+  }
+
   void aStaleResultIsDropped() {
     JobTracker tracker(&pool_);
+    QSignalSpy settled(&tracker, &JobTracker::settled);
     std::atomic<bool> open{false};
     auto first_saw_cancel = std::make_shared<std::atomic<bool>>(false);
     QStringList delivered;
@@ -72,12 +85,13 @@ class TestJobTracker : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(delivered, QStringList{"second"}, kTimeoutMs);
     open.store(true);
     QTRY_VERIFY_WITH_TIMEOUT(first_saw_cancel->load(), kTimeoutMs);  // starting the second cancelled the first
-    QTest::qWait(50);  // a late first result would arrive now: it must be dropped
+    QVERIFY(!settledOf(settled, first));                             // the first result came back and was dropped
     QCOMPARE(delivered, QStringList{"second"});
   }
 
   void supersedingDropsTheResultWithoutStartingWork() {
     JobTracker tracker(&pool_);
+    QSignalSpy settled(&tracker, &JobTracker::settled);
     std::atomic<bool> open{false};
     bool delivered = false;
     const quint64 id = tracker.start(
@@ -91,7 +105,7 @@ class TestJobTracker : public QObject {
     QCOMPARE(tracker.currentId(), next);
     QVERIFY(!tracker.isRunning());
     open.store(true);
-    QTest::qWait(100);
+    QVERIFY(!settledOf(settled, id));
     QVERIFY(!delivered);
   }
 
@@ -148,8 +162,9 @@ class TestJobTracker : public QObject {
   void aStaleErrorIsDropped() {
     JobTracker tracker(&pool_);
     QSignalSpy failed(&tracker, &JobTracker::failed);
+    QSignalSpy settled(&tracker, &JobTracker::settled);
     std::atomic<bool> open{false};
-    tracker.start(
+    const quint64 first = tracker.start(
         [&open](JobContext& job) -> int {
           waitFor(open, job);
           throw std::runtime_error("late");
@@ -159,7 +174,7 @@ class TestJobTracker : public QObject {
     tracker.start([](JobContext&) { return 2; }, [&](int) { second = true; });
     open.store(true);
     QTRY_VERIFY_WITH_TIMEOUT(second, kTimeoutMs);
-    QTest::qWait(50);
+    QVERIFY(!settledOf(settled, first));  // its error came back and was dropped
     QCOMPARE(failed.count(), 0);
   }
 
@@ -193,9 +208,10 @@ class TestJobTracker : public QObject {
   void progressOfAStaleJobIsDropped() {
     JobTracker tracker(&pool_);
     QSignalSpy progress(&tracker, &JobTracker::progress);
+    QSignalSpy settled(&tracker, &JobTracker::settled);
     std::atomic<bool> open{false};
     std::atomic<bool> reported{false};
-    tracker.start(
+    const quint64 id = tracker.start(
         [&](JobContext& job) {
           waitFor(open, job);
           job.reportProgress(1, 2);
@@ -206,7 +222,7 @@ class TestJobTracker : public QObject {
     tracker.supersede();
     open.store(true);
     QTRY_VERIFY_WITH_TIMEOUT(reported.load(), kTimeoutMs);
-    QTest::qWait(50);
+    QVERIFY(!settledOf(settled, id));  // its report came before this
     QCOMPARE(progress.count(), 0);
   }
 
@@ -226,8 +242,9 @@ class TestJobTracker : public QObject {
           [&](int) { delivered = true; });
       QTRY_VERIFY_WITH_TIMEOUT(started.load(), kTimeoutMs);
     }
-    QVERIFY(stopped->load());  // the destructor returned only after the job did
-    QTest::qWait(20);
+    QVERIFY(stopped->load());              // the destructor returned only after the job did
+    QCoreApplication::sendPostedEvents();  // whatever the job posted is handled (and dropped) now
+    QCoreApplication::processEvents();
     QVERIFY(!delivered);
   }
 };
