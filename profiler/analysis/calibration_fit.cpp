@@ -22,7 +22,7 @@
 #include "shardscope/core/time_text.h"
 #include "shardscope/planner/access_profile.h"
 #include "shardscope/planner/cost_model.h"
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 #include "shardscope/profiler/analysis/run_analysis.h"
 #include "analysis_common.h"
 #include "shardscope/profiler/trace/run_device.h"

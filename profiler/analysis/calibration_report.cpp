@@ -12,7 +12,7 @@
 #include "shardscope/planner/access_profile.h"
 #include "shardscope/planner/cost_model.h"
 #include "shardscope/profiler/analysis/calibration_fit.h"
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 
 namespace shardscope::profiler {
 

@@ -6,7 +6,7 @@
 
 #include "shardscope/planner/cost_model.h"
 #include "shardscope/planner/grid.h"
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 #include "shardscope/profiler/trace/run_device.h"
 #include "analysis_common.h"
 

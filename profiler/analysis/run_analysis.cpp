@@ -18,7 +18,7 @@
 #include "shardscope/planner/grid.h"
 #include "shardscope/planner/grid_result.h"
 #include "shardscope/profiler/analysis/measured_vs_predicted.h"
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 #include "shardscope/profiler/trace/run_device.h"
 #include "analysis_common.h"
 

@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include "analysis_common.h"
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 
 namespace shardscope::profiler {
 

@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "analysis_common.h"
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 
 namespace shardscope::profiler {
 

@@ -244,7 +244,7 @@ SpanClass spanClassOf(std::string_view kind, std::string_view name) {
     std::string_view kind;
     SpanClass cls;
   };
-  // Engine kinds (engine_trace.h span_kind), the importer's collective and
+  // Engine kinds (trace_recorder.h span_kind), the importer's collective and
   // memory kinds (docs/formats/import-trace.md), and collective op names.
   static constexpr std::array<Entry, 22> kByKind{{
       {"emb_fwd", SpanClass::EmbeddingForward},

@@ -21,7 +21,7 @@
 #include "shardscope/profiler/engine/shard_inputs.h"
 #include "shardscope/profiler/engine/thread_pool.h"
 #include "shardscope/profiler/engine/workload.h"
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 
 namespace shardscope::profiler::cuda {
 

@@ -11,7 +11,7 @@
 #include "cuda_rank.h"
 #include "shardscope/core/result.h"
 #include "shardscope/profiler/trace/engine_run_config.h"
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 
 namespace shardscope::profiler::cuda {
 

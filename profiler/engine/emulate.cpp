@@ -21,7 +21,7 @@
 #include "shardscope/core/time_text.h"
 #include "shardscope/profiler/engine/host_info.h"
 #include "shardscope/core/store/run_writer.h"
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 #include "shardscope/profiler/engine/shard_inputs.h"
 #include "shardscope/profiler/engine/thread_pool.h"
 

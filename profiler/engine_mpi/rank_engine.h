@@ -22,7 +22,7 @@
 #include "shardscope/profiler/engine/workload.h"
 #include "shardscope/profiler/engine_mpi/distributed.h"
 #include "shardscope/profiler/engine_mpi/mpi_groups.h"
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 
 namespace shardscope::profiler::mpi_engine {
 

@@ -11,7 +11,7 @@
 
 #include "shardscope/core/summary.h"
 #include "shardscope/profiler/import/store_import_sink.h"
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 
 namespace shardscope::profiler {
 

@@ -12,7 +12,7 @@
 #include "shardscope/core/store/store_types.h"
 #include "shardscope/profiler/import/import_classify.h"
 #include "shardscope/profiler/import/trace_import.h"
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 
 namespace shardscope::profiler::import_detail {
 

@@ -18,7 +18,7 @@
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/store/run_writer.h"
 #include "shardscope/profiler/import/import_classify.h"
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 
 namespace shardscope::profiler {
 

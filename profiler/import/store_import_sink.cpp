@@ -18,7 +18,7 @@
 #include "import_gpus.h"
 #include "import_stored.h"
 #include "shardscope/core/summary.h"
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 
 namespace shardscope::profiler {
 

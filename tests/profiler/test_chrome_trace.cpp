@@ -22,7 +22,7 @@
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/profiler/import/kineto_import.h"
 #include "shardscope/profiler/import/store_import_sink.h"
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 #include "shardscope/profiler/workflow/chrome_trace.h"
 #include "shardscope/profiler/workflow/trace_import_job.h"
 

@@ -21,7 +21,7 @@
 #include "shardscope/core/store/run_writer.h"
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/profiler/analysis/timeline_window.h"
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 
 using namespace shardscope;
 using profiler::SpanClass;

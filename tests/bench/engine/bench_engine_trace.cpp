@@ -27,7 +27,7 @@
 #include "shardscope/core/presets.h"
 #include "shardscope/planner/sweep.h"
 #include "shardscope/profiler/engine/emulate.h"
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 
 namespace sp = shardscope::profiler;
 namespace core = shardscope::core;

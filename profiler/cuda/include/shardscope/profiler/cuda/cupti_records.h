@@ -5,7 +5,7 @@
 // sorted ActivityTrace: kernels (demangled, interned names), copies, memsets,
 // runtime and driver API calls, synchronizations, NVTX ranges and CUPTI's
 // overhead, each with the engine's external correlation id resolved.
-// gpuSpans() maps a trace onto the engine's spans (engine_trace.h) for one
+// gpuSpans() maps a trace onto the engine's spans (trace_recorder.h) for one
 // rank. docs/engine-cuda.md#cupti-tracing says how the tracer uses this.
 #pragma once
 
@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "shardscope/core/result.h"
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 
 // The record structs read below are CUPTI 13's (CUDA 13.x): kernels as
 // CUpti_ActivityKernel10, copies as CUpti_ActivityMemcpy6, memsets as
@@ -190,7 +190,7 @@ struct NcclKernel {
 [[nodiscard]] std::optional<NcclKernel> parseNcclKernel(std::string_view name);
 
 // Span kinds of GPU records without an engine phase, as imported traces name
-// them (docs/formats/import-trace.md); engine_trace.h's span_kind has none.
+// them (docs/formats/import-trace.md); trace_recorder.h's span_kind has none.
 namespace gpu_span_kind {
 inline constexpr std::string_view kKernel = "kernel";
 inline constexpr std::string_view kMemcpy = "memcpy";

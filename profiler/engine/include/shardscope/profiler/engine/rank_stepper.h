@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shardscope/profiler/engine/workload.h"
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 
 namespace shardscope::profiler {
 

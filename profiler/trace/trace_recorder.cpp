@@ -1,7 +1,7 @@
 // The engine's tracer: rows recorded as PODs with recorder-local string
 // indices, a checked little-endian byte form for shipping a rank's rows to
 // rank 0, and one flush into a trace-store run that interns each string once.
-#include "shardscope/profiler/trace/engine_trace.h"
+#include "shardscope/profiler/trace/trace_recorder.h"
 
 #include <algorithm>
 #include <optional>
