@@ -6,7 +6,7 @@
 
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/limits.h"
-#include "json_reader.h"
+#include "shardscope/core/json_reader.h"
 
 namespace shardscope::core {
 

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "json_reader.h"
+#include "shardscope/core/json_reader.h"
 #include "shardscope/core/json_io.h"
 
 namespace shardscope::core {
@@ -164,8 +164,7 @@ Result<nlohmann::json> parseJsonText(std::string_view text, const std::string& s
                ErrorKind::InvalidInput, source, path};
 }
 
-Result<std::string> detail::readWholeFile(const std::string& path, std::string_view kind,
-                                          std::string_view empty_expectation) {
+Result<std::string> readWholeFile(const std::string& path, std::string_view kind, std::string_view empty_expectation) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     std::string msg = path + ": is a directory, expected ";

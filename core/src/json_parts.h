@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "json_reader.h"
+#include "shardscope/core/json_reader.h"
 #include "shardscope/core/calibration.h"
 #include "shardscope/core/cluster.h"
 #include "shardscope/core/constraints.h"

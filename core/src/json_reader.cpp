@@ -1,9 +1,9 @@
-#include "json_reader.h"
+#include "shardscope/core/json_reader.h"
 
 #include <cmath>
 #include <sstream>
 
-namespace shardscope::core::detail {
+namespace shardscope::core {
 
 namespace {
 constexpr std::size_t kMaxReportedProblems = 20;
@@ -225,4 +225,4 @@ bool JsonReader::schema(const json& root, std::string_view expected) {
   return false;
 }
 
-}  // namespace shardscope::core::detail
+}  // namespace shardscope::core

@@ -3,7 +3,7 @@
 #include <array>
 #include <unordered_map>
 
-#include "json_reader.h"
+#include "shardscope/core/json_reader.h"
 
 namespace shardscope::core {
 

@@ -15,7 +15,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "json_reader.h"
+#include "shardscope/core/json_reader.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/limits.h"
 

@@ -12,13 +12,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../../src/json_reader.h"
+#include "shardscope/core/json_reader.h"
 #include "shardscope/core/result.h"
 
 namespace shardscope::core::protocol::detail {
 
-using core::detail::childPath;
-using core::detail::JsonReader;
+using core::childPath;
+using core::JsonReader;
 using json = nlohmann::json;
 
 // A short form of a value for messages, as core's describe, but a string is

@@ -1,6 +1,7 @@
-// Reads JSON documents with validation that remembers where it is: every
-// problem is recorded as "<source>: <JSON pointer>: <expectation>", and
-// reading goes on so a user sees all problems of a file at once.
+// The one checked JSON reader of every format (core's files, the agent's
+// protocol and config): validation that remembers where it is. Every problem
+// is recorded as "<source>: <JSON pointer>: <expectation>", and reading goes
+// on so a user sees all problems of a file at once.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,7 @@
 
 #include "shardscope/core/result.h"
 
-namespace shardscope::core::detail {
+namespace shardscope::core {
 
 using json = nlohmann::json;
 
@@ -76,4 +77,14 @@ class JsonReader {
 [[nodiscard]] Result<std::string> readWholeFile(const std::string& path, std::string_view kind,
                                                 std::string_view empty_expectation);
 
-}  // namespace shardscope::core::detail
+// core's own readers name these as detail:: (json_parts.h).
+namespace detail {
+using core::childPath;
+using core::describe;
+using core::JsonReader;
+using core::problemsError;
+using core::readWholeFile;
+using json = nlohmann::json;
+}  // namespace detail
+
+}  // namespace shardscope::core
