@@ -257,6 +257,15 @@ std::vector<st::RankInfo> ranksOf2D() {
   return out;
 }
 
+// fitCollectives over one stored run.
+core::Result<std::vector<profiler::CollectiveLinkFit>> fitsOf(const std::filesystem::path& path, st::RunId run,
+                                                              std::vector<std::string>& warnings) {
+  auto store = st::openStore(path);
+  if (!store) return store.error();
+  const st::RunId runs[] = {run};
+  return profiler::fitCollectives(*store, runs, nullptr, &warnings);
+}
+
 struct Fixture {
   QTemporaryDir dir;
   std::filesystem::path path;
@@ -363,11 +372,8 @@ class TestCollectiveBandwidth : public QObject {
         call("all_reduce", CollectiveGroup::World, world, b, 50.0, 20.0, step);
     }
     const st::RunId run = writeRun(f.path, header(st::RunKind::Mpi, true), w.rows, ranksOf2D());
-    auto store = st::openStore(f.path);
-    QVERIFY(store.ok());
     std::vector<std::string> warnings;
-    const st::RunId runs[] = {run};
-    auto fits = profiler::fitCollectives(*store, runs, nullptr, &warnings);
+    auto fits = fitsOf(f.path, run, warnings);
     QVERIFY2(fits.ok(), fits.ok() ? "" : fits.error().message.c_str());
     QCOMPARE(fits->size(), std::size_t{3});
     std::map<std::string, profiler::CollectiveLinkFit> by;
@@ -414,11 +420,8 @@ class TestCollectiveBandwidth : public QObject {
       w.add("all_reduce", CollectiveGroup::World, world, 16 << 20, 100'000, step, 0);
     }
     const st::RunId run = writeRun(f.path, header(st::RunKind::Mpi, true), w.rows, ranksOf2D());
-    auto store = st::openStore(f.path);
-    QVERIFY(store.ok());
     std::vector<std::string> warnings;
-    const st::RunId runs[] = {run};
-    auto fits = profiler::fitCollectives(*store, runs, nullptr, &warnings);
+    auto fits = fitsOf(f.path, run, warnings);
     QVERIFY(fits.ok());
     QVERIFY(fits->empty());
     QCOMPARE(warnings.size(), std::size_t{2});
