@@ -1,12 +1,8 @@
 // shardscope-engine: the distributed engine, one MPI process per rank of a
 // plan (launched by mpirun or srun), or with --emulate every measured rank in
 // this one process without MPI (what shardscope-agent starts for an emulate
-// job). Thin: arguments, MPI_Init/Finalize and signals; the runs themselves
+// job). Thin: arguments, the MPI session and signals; the runs themselves
 // are profiler::runDistributed (docs/engine-distributed.md) and emulate_mode.h.
-#ifdef SHARDSCOPE_ENGINE_MPI
-#include <mpi.h>
-#endif
-
 #include <atomic>
 #include <csignal>
 #include <cstdint>
@@ -20,6 +16,7 @@
 #include "shardscope/core/units.h"
 #ifdef SHARDSCOPE_ENGINE_MPI
 #include "shardscope/profiler/engine_mpi/distributed.h"
+#include "shardscope/profiler/engine_mpi/mpi_session.h"
 #endif
 #include "emulate_mode.h"
 
@@ -191,27 +188,27 @@ shardscope::profiler::DistributedConfig distributedConfig(const Parsed& p) {
   return c;
 }
 
-// One MPI process per rank: MPI_Init, rank 0's help or usage error, or the
-// run, then MPI_Finalize. The exit code.
+// One MPI process per rank for the life of an MpiSession: rank 0's help or
+// usage error, or the run. The exit code.
 int runDistributedMode(int& argc, char**& argv, const Parsed& parsed) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int code = shardscope::app::kExitOk;
+  const shardscope::profiler::MpiSession mpi(argc, argv);
+  const bool speaks = mpi.rank() == 0;
   if (parsed.help) {
-    if (rank == 0) std::cout << kHelp;
-  } else if (!parsed.error.empty()) {
-    if (rank == 0) std::cerr << "shardscope-engine: " << parsed.error << " (--help for usage)\n";
-    code = shardscope::app::kExitUsage;
-  } else {
-    const auto outcome =
-        shardscope::profiler::runDistributed(MPI_COMM_WORLD, distributedConfig(parsed), g_cancel, std::cout);
-    if (rank == 0 && !outcome) std::cerr << "shardscope-engine: " << outcome.error().message << "\n";
-    code = outcome ? shardscope::app::kExitOk : shardscope::app::exitCodeFor(outcome.error());
+    if (speaks) std::cout << kHelp;
+    return shardscope::app::kExitOk;
   }
-  MPI_Finalize();
-  return code;
+  if (!parsed.error.empty()) {
+    if (speaks) std::cerr << "shardscope-engine: " << parsed.error << " (--help for usage)\n";
+    return shardscope::app::kExitUsage;
+  }
+  if (const auto threads = mpi.threadSupport(); !threads) {
+    if (speaks) std::cerr << "shardscope-engine: " << threads.error().message << "\n";
+    return shardscope::app::exitCodeFor(threads.error());
+  }
+  const auto outcome =
+      shardscope::profiler::runDistributed(mpi.world(), distributedConfig(parsed), g_cancel, std::cout);
+  if (speaks && !outcome) std::cerr << "shardscope-engine: " << outcome.error().message << "\n";
+  return outcome ? shardscope::app::kExitOk : shardscope::app::exitCodeFor(outcome.error());
 }
 #endif
 

@@ -81,6 +81,7 @@ HEADERS = {
     "shardscope/app/args.h": "app_args",
 }
 
+MPI_INCLUDE = re.compile(r'^\s*#\s*include\s+<mpi\.h>')
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SUFFIXES = (".cpp", ".h", ".cu", ".cuh")
 
@@ -123,6 +124,9 @@ def main() -> int:
                 checked += 1
                 with open(path, encoding="utf-8") as f:
                     for number, line in enumerate(f, 1):
+                        if MPI_INCLUDE.match(line) and owner != "engine_mpi":
+                            problems.append(f"{rel}:{number}: includes MPI; only profiler/engine_mpi may "
+                                            f"(its mpi_session.h starts MPI for a program)")
                         m = INCLUDE.match(line)
                         if not m:
                             continue

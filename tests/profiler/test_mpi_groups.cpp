@@ -1,8 +1,11 @@
 // Runs under mpirun -np 4: sharding and replica communicators match the plan.
 #include <QtTest>
 
+#include <algorithm>
+
 #include "shardscope/core/rank_layout.h"
 #include "shardscope/profiler/engine_mpi/mpi_groups.h"
+#include "shardscope/profiler/engine_mpi/mpi_session.h"
 
 using namespace shardscope;
 
@@ -67,17 +70,30 @@ class TestMpiGroups : public QObject {
 };
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int me = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  TestMpiGroups t;
-  // Only rank 0 prints; every rank runs the collectives.
-  QStringList args = {argv[0]};
-  if (me != 0) args << "-silent";
-  const int rc = QTest::qExec(&t, args);
   int worst = 0;
-  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return worst;
+  {
+    const profiler::MpiSession mpi(argc, argv);
+    int me = -1, n = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    int rc = (mpi.rank() == me && mpi.size() == n && mpi.threadSupport().ok()) ? 0 : 1;
+    {
+      // A second session in the same process joins the first and does not finalize MPI.
+      const profiler::MpiSession joined(argc, argv);
+      if (joined.rank() != me) rc = 1;
+    }
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return 1;
+    TestMpiGroups t;
+    // Only rank 0 prints; every rank runs the collectives.
+    QStringList args = {argv[0]};
+    if (me != 0) args << "-silent";
+    rc = std::max(rc, QTest::qExec(&t, args));
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, mpi.world());
+  }
+  int finalized = 0;
+  MPI_Finalized(&finalized);  // the session's end finalized MPI
+  return finalized ? worst : 1;
 }
 #include "test_mpi_groups.moc"
