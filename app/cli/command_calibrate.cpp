@@ -6,8 +6,8 @@
 #include <set>
 #include <sstream>
 
-#include "cli.h"
-#include "common_options.h"
+#include "profiling_commands.h"
+#include "trainer_plan_options.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/profiler/workflow/stored_runs.h"
 
@@ -63,7 +63,7 @@ int runCalibrate(Args args) {
   auto runs_arg = args.option("--runs");
   auto holdout_arg = args.option("--holdout");
   auto out_arg = args.option("--out");
-  const profiler::TrainerPlanSpec trainer = takeTrainerPlanSpec(args);
+  const core::TrainerPlanSpec trainer = takeTrainerPlanSpec(args);
   if (!args.error().empty()) return usageError("calibrate: " + args.error());
   if (auto u = args.unknownOption()) return usageError("calibrate: unknown option " + *u);
   if (!args.positional().empty()) return usageError("calibrate: unexpected argument " + args.positional().front());

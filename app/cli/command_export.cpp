@@ -8,7 +8,7 @@
 #include <limits>
 #include <sstream>
 
-#include "cli.h"
+#include "profiling_commands.h"
 #include "shardscope/core/units.h"
 #include "shardscope/profiler/workflow/chrome_trace.h"
 

@@ -7,8 +7,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "cli.h"
-#include "common_options.h"
+#include "profiling_commands.h"
+#include "trainer_plan_options.h"
 #include "progress.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/profiler/analysis/text_table.h"

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli.h"
 #include "common_options.h"
+#include "profiling_commands.h"
 #include "progress.h"
 #include "shardscope/core/limits.h"
 #include "shardscope/core/units.h"
@@ -58,7 +58,7 @@ A progress bar goes to stderr (--quiet: none). Ctrl-C cancels: exit 130, the run
 // What the command line says, parsed.
 struct ProfileOptions {
   profiler::ProfileRequest request;
-  profiler::ProjectSources sources;
+  core::ProjectSources sources;
   std::optional<std::string> plan_file;
   std::optional<std::string> grid;
   std::optional<std::string> calibration_out;
@@ -211,7 +211,7 @@ int runProfile(Args args) {
   }
   ProfileOptions o;
   if (const int code = parseProfileArgs(args, o); code != kExitOk) return code;
-  auto project = profiler::resolveProject(o.sources);
+  auto project = core::resolveProject(o.sources);
   if (!project) return fail(project.error());
   profiler::ProfileRequest& request = o.request;
   request.project = std::move(project).value();

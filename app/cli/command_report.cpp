@@ -3,8 +3,8 @@
 #include <iostream>
 #include <limits>
 
-#include "cli.h"
-#include "common_options.h"
+#include "profiling_commands.h"
+#include "trainer_plan_options.h"
 #include "shardscope/profiler/workflow/stored_runs.h"
 
 namespace shardscope::app::cli {

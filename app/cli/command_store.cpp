@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli.h"
+#include "profiling_commands.h"
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/core/summary.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "cli.h"
+#include "profiling_commands.h"
 #include "shardscope/core/version.h"
 #include "shardscope/profiler/engine/gpu_devices.h"
 
@@ -60,16 +60,6 @@ exit codes: 0 ok, 1 invalid or unreadable input file, 2 bad command line,
             3 runtime failure (store, device), 130 cancelled. See docs/cli.md.
 )";
 }  // namespace
-
-int fail(const core::Error& error, std::string_view usage_prefix) {
-  if (error.kind == core::ErrorKind::Usage)
-    std::cerr << "shardscope-cli: " << usage_prefix << error.message << "\nTry 'shardscope-cli --help'.\n";
-  else
-    std::cerr << error.message << "\n";
-  return exitCodeFor(error);
-}
-
-int usageError(const std::string& message) { return fail(core::Error{message, core::ErrorKind::Usage}); }
 
 int run(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);

@@ -41,7 +41,7 @@ std::optional<std::string> readToken(const std::optional<std::string>& file, std
 // submit's options as given (taken whatever the command, so that their
 // values are never read as positional words).
 struct SubmitTexts {
-  profiler::ProjectSources sources;
+  core::ProjectSources sources;
   std::optional<std::string> plan, grid, nodes, mode, device, label, steps, warmup, seed, batch, sync;
   bool no_trace = false, all_groups = false;
   [[nodiscard]] bool any() const {
@@ -97,7 +97,7 @@ int buildSubmit(const SubmitTexts& t, proto::JobSpec& s) {
   s.mode = mode == "mpi" ? proto::JobMode::Mpi : proto::JobMode::Emulate;
   s.device = device == "cuda" ? proto::JobDevice::Cuda : proto::JobDevice::Cpu;
   if (t.plan && t.grid) return usageError("remote submit: give --plan or --grid, not both");
-  auto project = profiler::resolveProject(t.sources);
+  auto project = core::resolveProject(t.sources);
   if (!project) return fail(project.error());
   s.project = std::move(project).value();
   s.project.trace_store.clear();

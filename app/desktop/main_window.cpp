@@ -37,6 +37,7 @@
 #include "recent_projects.h"
 #include "job_tracker.h"
 #include "measured_page.h"
+#include "measurement_sources.h"
 #include "timeline_page.h"
 #include "collectives_page.h"
 #include "connections_dialog.h"
@@ -74,6 +75,8 @@ MainWindow::MainWindow(QWidget* parent)
       remote_jobs_(new RemoteJobs(remote_agents_, this)) {
   initShardScopeResources();
   setObjectName(QStringLiteral("ShardScopeMainWindow"));
+  cluster_page_->setLocalClusterSource(localGpusSource());
+  plan_page_->setMeasuredSource(storedPlanRunSource());
   access_jobs_ = new JobTracker(planningPool(), this);
   run_jobs_ = new JobTracker(planningPool(), this);
   connect(access_jobs_, &JobTracker::failed, this, [this](quint64, const QString& message) {

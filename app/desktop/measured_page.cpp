@@ -15,8 +15,8 @@
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/core/summary.h"
 #include "shardscope/profiler/trace/run_device.h"
-#include "shardscope/report/display_format.h"
 #include "shardscope/profiler/workflow/trainer_plan.h"
+#include "shardscope/report/display_format.h"
 #include "calibration_confirm.h"
 #include "chart_style.h"
 #include "job_tracker.h"
@@ -29,40 +29,6 @@ namespace shardscope::app {
 namespace st = core::store;
 
 namespace {
-
-// What the job needs to make the prediction's inputs: copies, read off the GUI thread.
-struct PlanChoice {
-  MeasuredPage::PlanSource source = MeasuredPage::PlanSource::Run;
-  std::string file;
-  core::ModelSpec model;
-  core::ClusterSpec cluster;
-  std::optional<core::ShardPlan> page_plan;
-};
-
-core::Result<std::optional<profiler::RunInputs>> suppliedFor(const PlanChoice& c, const st::TraceStore& store,
-                                                             st::RunId run) {
-  using Out = std::optional<profiler::RunInputs>;
-  switch (c.source) {
-    case MeasuredPage::PlanSource::Run:
-      return Out{};
-    case MeasuredPage::PlanSource::PlanPage: {
-      if (!c.page_plan) return core::Error{"the Plan page shows no plan yet"};
-      profiler::RunInputs in;
-      in.model = c.model;
-      in.cluster = c.cluster;
-      in.plan = c.page_plan;
-      return Out{std::move(in)};
-    }
-    case MeasuredPage::PlanSource::File: {
-      auto ranks = store.ranks(run);
-      const auto n = ranks ? static_cast<std::uint32_t>(ranks->size()) : 0u;
-      auto in = profiler::planFileInputs(c.file, c.model, c.cluster, false, profiler::TorchRecPlacement{{}, {}, n});
-      if (!in) return in.error();
-      return Out{std::move(in).value()};
-    }
-  }
-  return Out{};
-}
 
 QTableWidgetItem* number(double v, int decimals = 3) {
   auto* item = new QTableWidgetItem(QString::number(v, 'f', decimals));
@@ -213,23 +179,28 @@ void MeasuredPage::showRun(qint64 run) {
   run_ = run;
   calibrate_->setEnabled(false);
   header_->setText(tr("Run %1: analysing\u2026").arg(run));
-  PlanChoice choice;
-  choice.source = source_;
-  choice.file = plan_file_.toStdString();
-  choice.model = session_->plannedProject().model;
-  choice.cluster = session_->plannedProject().cluster;
-  if (const planner::GridResult* grid = session_->planGrid()) choice.page_plan = grid->plan;
+  // What the prediction is made from in place of the run's own plan: copies, read off the GUI thread.
+  std::optional<profiler::SuppliedPlan> supplied;
+  const planner::GridResult* page_grid = session_->planGrid();
+  if (source_ != PlanSource::Run) {
+    profiler::SuppliedPlan s;
+    s.model = session_->plannedProject().model;
+    s.cluster = session_->plannedProject().cluster;
+    if (source_ == PlanSource::File)
+      s.file = plan_file_.toStdString();
+    else if (page_grid != nullptr)
+      s.plan = page_grid->plan;
+    supplied = std::move(s);
+  }
+  const bool no_page_plan = source_ == PlanSource::PlanPage && page_grid == nullptr;
   const std::optional<core::Calibration> calibration = document_->project().calibration;
   shown_calibration_ = calibration;
   show_jobs_->start(
-      [path = store_path_.toStdString(), run, choice = std::move(choice),
+      [path = store_path_.toStdString(), run, supplied = std::move(supplied), no_page_plan,
        calibration](JobContext&) -> core::Result<std::shared_ptr<const profiler::RunVsPlan>> {
-        auto store = st::openStore(path, st::OpenMode::ReadOnly);
-        if (!store) return store.error();
-        auto supplied = suppliedFor(choice, *store, st::RunId{run});
-        if (!supplied) return supplied.error();
-        auto r = profiler::runVsPlan(path, st::RunId{run}, calibration ? &*calibration : nullptr,
-                                     *supplied ? &**supplied : nullptr);
+        if (no_page_plan) return core::Error{"the Plan page shows no plan yet"};
+        auto r = profiler::runVsSuppliedPlan(path, st::RunId{run}, calibration ? &*calibration : nullptr,
+                                             supplied ? &*supplied : nullptr);
         if (!r) return r.error();
         return std::make_shared<const profiler::RunVsPlan>(std::move(r).value());
       },

@@ -12,4 +12,13 @@ PlanComparison compareWithOptimized(const CostModel& model, const core::ShardPla
   return c;
 }
 
+PlanComparison evaluatePlan(const core::Project& project, const core::ClusterSpec& cluster, const core::ShardPlan& plan,
+                            bool balance_compute) {
+  const core::Calibration* cal = project.calibration ? &*project.calibration : nullptr;
+  CostConstants k = CostConstants::from(cluster, cal);
+  k.balance_replica_sync = !balance_compute;
+  const CostModel cost(project.model, cluster, k);
+  return compareWithOptimized(cost, plan, project.constraints);
+}
+
 }  // namespace shardscope::planner

@@ -9,6 +9,7 @@
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/profiler/trace/run_device.h"
+#include "shardscope/profiler/workflow/trainer_plan.h"
 
 namespace shardscope::profiler {
 
@@ -48,7 +49,7 @@ core::Result<RunAnalysis> analyzeStoredRun(const StoredRunAnalysisRequest& reque
 
 core::Result<CalibrationReport> calibrateStoredRuns(const std::string& store_path, std::span<const st::RunId> fit,
                                                     std::span<const st::RunId> holdout,
-                                                    const TrainerPlanSpec& trainer) {
+                                                    const core::TrainerPlanSpec& trainer) {
   auto store = st::openStore(store_path, st::OpenMode::ReadOnly);
   if (!store) return store.error();
   if (fit.empty()) return core::Error{"no runs to fit", core::ErrorKind::Usage};

@@ -108,13 +108,13 @@ core::Result<PreparedImport> prepare(const TraceImportRequest& request) {
   }
   // The trainer's plan first: a bad one must not leave a failed run behind.
   if (request.trainer.any()) {
-    auto in = loadTrainerPlan(request.trainer, static_cast<std::uint32_t>(p.files.size()));
+    auto in = core::loadTrainerPlan(request.trainer, static_cast<std::uint32_t>(p.files.size()));
     if (!in) return in.error();
-    p.options.model_json = core::toJson(*in->model).dump();
-    p.options.cluster_json = core::toJson(*in->cluster).dump();
-    p.options.plan_json = core::toJson(*in->plan).dump();
-    p.plan_summary = "M=" + std::to_string(in->plan->sharding_group_size) + " R=" + std::to_string(in->plan->replicas) +
-                     " on " + std::to_string(in->plan->world_size) + " GPUs";
+    p.options.model_json = core::toJson(in->model).dump();
+    p.options.cluster_json = core::toJson(in->cluster).dump();
+    p.options.plan_json = core::toJson(in->plan).dump();
+    p.plan_summary = "M=" + std::to_string(in->plan.sharding_group_size) + " R=" + std::to_string(in->plan.replicas) +
+                     " on " + std::to_string(in->plan.world_size) + " GPUs";
   }
   const bool kineto = request.format == TraceFormat::Kineto;
   p.options.kind = kineto ? core::store::RunKind::ImportKineto : core::store::RunKind::ImportNsys;
@@ -224,14 +224,13 @@ core::Result<NcclTraceImport> importNcclTraceRun(const TraceImportRequest& reque
   o.force = request.force;
   NcclTraceImport out;
   if (request.trainer.any()) {
-    auto in = loadTrainerPlan(request.trainer, static_cast<std::uint32_t>(files->size()));
+    auto in = core::loadTrainerPlan(request.trainer, static_cast<std::uint32_t>(files->size()));
     if (!in) return in.error();
-    o.model_json = core::toJson(*in->model).dump();
-    o.cluster_json = core::toJson(*in->cluster).dump();
-    o.plan_json = core::toJson(*in->plan).dump();
-    out.plan_summary = "M=" + std::to_string(in->plan->sharding_group_size) +
-                       " R=" + std::to_string(in->plan->replicas) + " on " + std::to_string(in->plan->world_size) +
-                       " GPUs";
+    o.model_json = core::toJson(in->model).dump();
+    o.cluster_json = core::toJson(in->cluster).dump();
+    o.plan_json = core::toJson(in->plan).dump();
+    out.plan_summary = "M=" + std::to_string(in->plan.sharding_group_size) + " R=" + std::to_string(in->plan.replicas) +
+                       " on " + std::to_string(in->plan.world_size) + " GPUs";
   }
   o.cancel = cancel;
   o.progress = [&progress, &request](std::uint64_t done, std::uint64_t total, std::string_view file) {

@@ -2,6 +2,9 @@
 """Every source's #include of a ShardScope header against the libraries its
 library links (docs/ARCHITECTURE.md's table, directly or through them), so a
 wrong arrow fails CI; and no include reaches into another library's src/.
+A header named without a path ("plan_page.h") is its own folder's, or the
+folder's of a library it links (app/desktop's pages and app/cli's commands
+include their planning halves' headers so).
 
     python3 tests/lint/check_layers.py [repo-root]
 """
@@ -32,9 +35,11 @@ LINKS: Dict[str, Set[str]] = {
     "workflow": {"engine", "import", "analysis", "planner", "cuda"},  # cuda where built
     "remote": {"protocol", "store"},
     "agent": {"protocol", "store", "workflow", "app_args"},
-    "desktop": {"core", "planner", "report", "store", "remote", "workflow"},
+    "desktop_planning": {"core", "planner", "report"},
+    "desktop": {"desktop_planning", "store", "remote", "workflow"},
+    "cli_planning": {"app_args", "core", "planner", "report"},
     # The programs: what their mains link.
-    "cli": {"app_args", "core", "planner", "store", "report", "workflow", "remote"},
+    "cli": {"cli_planning", "store", "engine", "workflow", "remote"},
     "engine_main": {"app_args", "engine", "engine_mpi", "cuda", "workflow"},
 }
 
@@ -58,7 +63,9 @@ FOLDERS = {
     "app/args": "app_args",
     "app/remote": "remote",
     "app/agent": "agent",
+    "app/desktop/planning": "desktop_planning",
     "app/desktop": "desktop",
+    "app/cli/planning": "cli_planning",
     "app/cli": "cli",
     "app/engine": "engine_main",
 }
@@ -105,10 +112,26 @@ def longest(table: Dict[str, str], path: str) -> Optional[str]:
     return table[best] if best else None
 
 
+def local_headers(root: str) -> Dict[str, Set[str]]:
+    """Header file name -> the libraries whose folders hold one of that name."""
+    folders = {k + "/": v for k, v in FOLDERS.items()}
+    found: Dict[str, Set[str]] = {}
+    for top in ("core", "planner", "report", "profiler", "app"):
+        for dirpath, _, names in os.walk(os.path.join(root, top)):
+            for name in names:
+                if name.endswith((".h", ".cuh")):
+                    rel = os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/")
+                    lib = longest(folders, rel)
+                    if lib is not None:
+                        found.setdefault(name, set()).add(lib)
+    return found
+
+
 def main() -> int:
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", ".."))
     problems: List[str] = []
     checked = 0
+    by_name = local_headers(root)
     for top in ("core", "planner", "report", "profiler", "app"):
         for dirpath, _, names in os.walk(os.path.join(root, top)):
             for name in sorted(names):
@@ -138,6 +161,11 @@ def main() -> int:
                         if lib is not None and lib not in allowed:
                             problems.append(f"{rel}:{number}: #include \"{inc}\": {owner} does not link {lib} "
                                             f"(docs/ARCHITECTURE.md)")
+                        elif "/" not in inc and not os.path.exists(os.path.join(dirpath, inc)):
+                            libs = by_name.get(inc, set())
+                            if libs and not libs & allowed:
+                                problems.append(f"{rel}:{number}: #include \"{inc}\": {owner} does not link "
+                                                f"{', '.join(sorted(libs))} (docs/ARCHITECTURE.md)")
     for p in problems:
         print(p)
     if problems:

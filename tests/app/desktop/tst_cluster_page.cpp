@@ -19,7 +19,6 @@
 #include "project_document.h"
 #include "shardscope/core/presets.h"
 #include "shardscope/core/rank_layout.h"
-#include "shardscope/profiler/engine/local_cluster.h"
 
 using shardscope::app::ClusterDiagram;
 using shardscope::app::ClusterPage;
@@ -668,13 +667,12 @@ void TestClusterPage::diagramTruncatesClustersTooLargeToDraw() {
 void TestClusterPage::localGpusFillTheClusterAsOneUndoableEdit() {
   ProjectDocument doc;
   ClusterPage page(&doc);
-  shardscope::profiler::LocalCluster local;
+  ClusterPage::LocalCluster local;
   local.cluster = preset("h200x8");
   local.cluster.name = "node7: 8 x H200, NVLink";
   local.cluster.intra_node.bandwidth_gbps = 478.125;
-  local.nvlink = true;
   local.notes = {"intra-node: 18 NVLink links x 26.5625 GB/s"};
-  page.setLocalClusterSource([local] { return shardscope::core::Result<shardscope::profiler::LocalCluster>(local); });
+  page.setLocalClusterSource([local] { return shardscope::core::Result<ClusterPage::LocalCluster>(local); });
   page.useLocalGpus();
   QTRY_VERIFY(doc.project().cluster == local.cluster);
   QCOMPARE(doc.undoStack()->count(), 1);
@@ -689,7 +687,7 @@ void TestClusterPage::localGpusFailureLeavesTheClusterAndSaysWhy() {
   ProjectDocument doc;
   ClusterPage page(&doc);
   page.setLocalClusterSource([] {
-    return shardscope::core::Result<shardscope::profiler::LocalCluster>(
+    return shardscope::core::Result<ClusterPage::LocalCluster>(
         core::Error{"no GPU visible: CUDA reports no device", core::ErrorKind::Io});
   });
   page.useLocalGpus();

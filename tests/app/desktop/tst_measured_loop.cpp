@@ -164,7 +164,7 @@ class TestMeasuredLoop : public QObject {
     QVERIFY(calibrated.wait(kTimeoutMs));
     QCOMPARE(calibrated.last().at(0).toString(), QString());
     const st::RunId fit[] = {st::RunId{run}};
-    auto cli = profiler::calibrateStoredRuns(window.storePath().toStdString(), fit, {}, profiler::TrainerPlanSpec{});
+    auto cli = profiler::calibrateStoredRuns(window.storePath().toStdString(), fit, {}, core::TrainerPlanSpec{});
     QVERIFY(cli.ok());
     QVERIFY(window.document()->project().calibration.has_value());
     // The same fit; only the creation time may differ (a second may tick between the two).

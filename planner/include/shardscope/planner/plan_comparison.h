@@ -4,8 +4,10 @@
 // planner compare.
 #pragma once
 
+#include "shardscope/core/cluster.h"
 #include "shardscope/core/constraints.h"
 #include "shardscope/core/plan.h"
+#include "shardscope/core/project.h"
 #include "shardscope/planner/cost_model.h"
 #include "shardscope/planner/grid_result.h"
 #include "shardscope/planner/partitioner.h"
@@ -24,5 +26,11 @@ struct PlanComparison {
 // `options.target` is taken from the plan; the rest (algorithm, caps) from `options`.
 [[nodiscard]] PlanComparison compareWithOptimized(const CostModel& model, const core::ShardPlan& plan,
                                                   const core::Constraints& constraints, PlannerOptions options = {});
+
+// Prices `plan` on `cluster` with the project's model, calibration and
+// constraints, next to the optimized plan for the same grid and target;
+// `balance_compute` balances compute and all-to-all only (the sync priced, not balanced).
+[[nodiscard]] PlanComparison evaluatePlan(const core::Project& project, const core::ClusterSpec& cluster,
+                                          const core::ShardPlan& plan, bool balance_compute);
 
 }  // namespace shardscope::planner

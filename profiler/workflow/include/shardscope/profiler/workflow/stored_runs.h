@@ -10,12 +10,12 @@
 
 #include "shardscope/core/access.h"
 #include "shardscope/core/device.h"
+#include "shardscope/core/plan_file.h"
 #include "shardscope/core/result.h"
 #include "shardscope/core/store/store_types.h"
 #include "shardscope/profiler/analysis/calibration_fit.h"
 #include "shardscope/profiler/analysis/measured_vs_predicted.h"
 #include "shardscope/profiler/analysis/run_analysis.h"
-#include "shardscope/profiler/workflow/trainer_plan.h"
 
 namespace shardscope::profiler {
 
@@ -23,7 +23,7 @@ struct StoredRunAnalysisRequest {
   std::string store;                       // the trace store's path
   std::optional<core::store::RunId> run;   // absent: the latest run
   std::optional<std::string> calibration;  // a shardscope.calibration/1 file to re-price the plan with
-  TrainerPlanSpec trainer;                 // for a run without a plan (an import)
+  core::TrainerPlanSpec trainer;           // for a run without a plan (an import)
 };
 
 // Errors: a calibration that does not load, a store that is missing or not a
@@ -39,7 +39,7 @@ struct StoredRunAnalysisRequest {
 [[nodiscard]] core::Result<CalibrationReport> calibrateStoredRuns(const std::string& store,
                                                                   std::span<const core::store::RunId> fit,
                                                                   std::span<const core::store::RunId> holdout,
-                                                                  const TrainerPlanSpec& trainer);
+                                                                  const core::TrainerPlanSpec& trainer);
 
 // calibrateStoredRuns with the inputs of runs that lack them already loaded
 // (`supplied`: nullptr for engine runs, which carry their own).

@@ -15,11 +15,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardscope/core/plan_file.h"
 #include "shardscope/core/result.h"
 #include "shardscope/core/store/store_types.h"
 #include "shardscope/profiler/import/nccl_trace_import.h"
 #include "shardscope/profiler/import/store_import_sink.h"
-#include "shardscope/profiler/workflow/trainer_plan.h"
 
 namespace shardscope::profiler {
 
@@ -58,7 +58,7 @@ struct TraceImportRequest {
   std::optional<std::string> rank_pattern;
   int max_depth = kDefaultTraceDepth;  // of folders, see expandTraceInputs
   bool force = false;                  // import files that look like traces of different jobs (warning)
-  TrainerPlanSpec trainer;             // the plan the trainer ran; its world size defaults to the file count
+  core::TrainerPlanSpec trainer;       // the plan the trainer ran; its world size defaults to the file count
   std::uint64_t progress_min_bytes = 64ull << 20;  // progress only for inputs at least this large
 };
 

@@ -392,11 +392,14 @@ void ClusterPage::useLocalGpus() {
   local_label_->show();
   // The CUDA and NVML queries take up to seconds on a cold driver: never on the GUI thread.
   local_jobs_->start(
-      [source = local_source_](JobContext&) { return source ? source() : profiler::queryLocalCluster(); },
-      [this](profiler::LocalCluster local) { applyLocalCluster(local); });
+      [source = local_source_](JobContext&) -> core::Result<LocalCluster> {
+        if (!source) return core::Error{"this program cannot ask the GPUs", core::ErrorKind::Internal};
+        return source();
+      },
+      [this](LocalCluster local) { applyLocalCluster(local); });
 }
 
-void ClusterPage::applyLocalCluster(const profiler::LocalCluster& local) {
+void ClusterPage::applyLocalCluster(const LocalCluster& local) {
   local_button_->setEnabled(true);
   const core::ClusterSpec& c = local.cluster;
   local_label_->setText(tr("%1 \u00b7 intra-node %2 GB/s per GPU (hover for where the figures come from)")

@@ -1,7 +1,7 @@
 // The Cluster page: the GPUs a plan runs on. A preset picker (GPU kind x
 // world size from the built-in cluster presets), "From this machine's GPUs"
-// (one node of the local GPUs, profiler/engine/local_cluster.h, queried on a
-// worker thread), custom values for nodes,
+// (one node of the local GPUs, from the source the window gives it, queried
+// on a worker thread), custom values for nodes,
 // GPUs, HBM, links and the network between nodes, the totals that follow (N, HBM, grids), and a diagram
 // of nodes x GPUs coloured by the chosen grid's sharding groups. Every
 // change is one undoable ProjectDocument edit; the widgets follow the
@@ -13,11 +13,11 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "shardscope/core/cluster.h"
 #include "shardscope/core/result.h"
-#include "shardscope/profiler/engine/local_cluster.h"
 #include "shardscope/report/cluster_catalog.h"
 
 class QAbstractSpinBox;
@@ -91,8 +91,16 @@ class ClusterPage : public QWidget {
   void useLocalGpus();
   [[nodiscard]] QPushButton* localGpusButton() const { return local_button_; }
   [[nodiscard]] QString localGpusText() const;  // what the last query found, or why it failed
-  using LocalClusterSource = std::function<core::Result<profiler::LocalCluster>()>;
-  // Where useLocalGpus() gets the machine (default profiler::queryLocalCluster); tests pass synthetic GPUs.
+  // What a query of the machine found: one node of its GPUs as a cluster,
+  // and a line per figure that is not read off the GPUs as is.
+  struct LocalCluster {
+    core::ClusterSpec cluster;
+    std::vector<std::string> notes;
+  };
+  using LocalClusterSource = std::function<core::Result<LocalCluster>()>;
+  // Where useLocalGpus() gets the machine: the main window's asks the GPUs
+  // (profiler/engine/local_cluster.h), tests pass synthetic ones; without a
+  // source the query fails and says so.
   void setLocalClusterSource(LocalClusterSource source) { local_source_ = std::move(source); }
 
  private:
@@ -105,7 +113,7 @@ class ClusterPage : public QWidget {
   void commitField(Field field);
   void commitToggle(Toggle which);
   void commitCluster(core::ClusterSpec cluster, const QString& description);
-  void applyLocalCluster(const profiler::LocalCluster& local);
+  void applyLocalCluster(const LocalCluster& local);
   void localGpusFailed(const QString& message);
 
   ProjectDocument* document_;

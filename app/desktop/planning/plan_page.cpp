@@ -1,7 +1,5 @@
 #include "plan_page.h"
 
-#include "shardscope/profiler/workflow/stored_runs.h"
-
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QGroupBox>
@@ -34,7 +32,6 @@
 #include "rank_load_model.h"
 #include "shardscope/core/device.h"
 #include "shardscope/planner/scaling_sweep.h"
-#include "shardscope/profiler/workflow/stored_runs.h"
 #include "shardscope/report/constraint_edits.h"
 #include "table_load_model.h"
 
@@ -368,8 +365,19 @@ void PlanPage::setStorePath(const QString& path) {
   refreshMeasured();
 }
 
+void PlanPage::setMeasuredSource(MeasuredSource source) {
+  measured_source_ = std::move(source);
+  if (shown_) refreshMeasured();
+}
+
 void PlanPage::refreshMeasured() {
   rank_chart_->setMeasured({}, {});
+  if (!measured_source_) {  // nothing to measure with: no overlay, nothing to say
+    measured_jobs_->supersede();
+    showMeasuredNote({});
+    emit measuredShown(0);
+    return;
+  }
   if (!shown_ || store_path_.isEmpty()) {
     measured_jobs_->supersede();
     showMeasuredNote(shown_ ? tr("Measured overlay: none, the project has no trace store yet (Run \u203a Profile "
@@ -379,10 +387,10 @@ void PlanPage::refreshMeasured() {
     return;
   }
   measured_jobs_->start(
-      [path = localPath(store_path_), plan = shown_->grid.plan](JobContext& job) {
-        return profiler::latestRunOfPlan(path, plan, job.cancelFlag());
+      [source = measured_source_, path = localPath(store_path_), plan = shown_->grid.plan](JobContext& job) {
+        return source(path, plan, job.cancelFlag());
       },
-      [this](std::optional<profiler::MeasuredPlanLoad> load) {
+      [this](std::optional<MeasuredLoad> load) {
         if (!load) {
           showMeasuredNote(
               tr("Measured overlay: none, no complete run of this plan in the store (Run \u203a Profile "
@@ -390,7 +398,7 @@ void PlanPage::refreshMeasured() {
           emit measuredShown(0);
           return;
         }
-        const auto run = static_cast<qint64>(load->run);
+        const qint64 run = load->run;
         const core::Project& project = session_->plannedProject();
         const core::DeviceComparison devices =
             core::compareDevices(load->device, project.cluster, project.calibration ? &*project.calibration : nullptr);

@@ -1,4 +1,4 @@
-#include "plan_output.h"
+#include "shardscope/report/sweep_output.h"
 
 #include <algorithm>
 #include <cstdarg>
@@ -9,7 +9,7 @@
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/summary.h"
 
-namespace shardscope::app::cli {
+namespace shardscope::report {
 
 namespace {
 std::string gib(std::uint64_t b) { return core::formatf("%.1f", static_cast<double>(b) / (1ull << 30)); }
@@ -141,4 +141,4 @@ nlohmann::ordered_json sweepToJson(const planner::SweepResult& result, const cor
   return j;
 }
 
-}  // namespace shardscope::app::cli
+}  // namespace shardscope::report

@@ -9,11 +9,12 @@
 
 #include "cli.h"
 #include "common_options.h"
-#include "plan_output.h"
 #include "progress.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/limits.h"
+#include "shardscope/core/project_inputs.h"
 #include "shardscope/planner/sweep.h"
+#include "shardscope/report/sweep_output.h"
 
 namespace shardscope::app::cli {
 
@@ -60,11 +61,11 @@ int runPlan(Args args) {
   auto sync_arg = args.option("--sync-interval");
   auto target_arg = args.option("--target");
   auto out_arg = args.option("--out");
-  const profiler::ProjectSources sources = takeProjectSources(args);
+  const core::ProjectSources sources = takeProjectSources(args);
   if (!args.error().empty()) return usageError("plan: " + args.error());
   if (auto u = args.unknownOption()) return usageError("plan: unknown option " + *u);
   if (!args.positional().empty()) return usageError("plan: unexpected argument " + args.positional().front());
-  auto project = profiler::resolveProject(sources);
+  auto project = core::resolveProject(sources);
   if (!project) return fail(project.error());
   planner::SweepOptions options;
   options.balance_replica_sync = !balance_compute;
@@ -112,10 +113,10 @@ int runPlan(Args args) {
     return fail(core::Error{"plan: cancelled before any grid was planned", core::ErrorKind::Cancelled});
   const planner::GridResult& chosen = result.grids.front();
   if (json) {
-    std::cout << sweepToJson(result, *project).dump(2) << "\n";
+    std::cout << report::sweepToJson(result, *project).dump(2) << "\n";
   } else {
-    printSweep(std::cout, result, *project);
-    printGridDetail(std::cout, chosen);
+    report::printSweep(std::cout, result, *project);
+    report::printGridDetail(std::cout, chosen);
   }
   if (out_arg && result.cancelled) {
     std::cerr << "plan: cancelled, " << *out_arg << " not written\n";

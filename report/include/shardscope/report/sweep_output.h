@@ -1,4 +1,6 @@
-// Text and JSON output of planning results, shared by `plan` and `evaluate`.
+// A sweep and a grid as text and JSON: the ranked table of grids, one grid's
+// per-rank detail, and their JSON (what `shardscope-cli plan` and `evaluate`
+// print; docs/cli.md).
 #pragma once
 
 #include <ostream>
@@ -8,11 +10,11 @@
 #include "shardscope/core/project.h"
 #include "shardscope/planner/sweep.h"
 
-namespace shardscope::app::cli {
+namespace shardscope::report {
 
 void printSweep(std::ostream& out, const planner::SweepResult& result, const core::Project& project);
 void printGridDetail(std::ostream& out, const planner::GridResult& grid);
 [[nodiscard]] nlohmann::ordered_json gridToJson(const planner::GridResult& grid, bool with_plan);
 [[nodiscard]] nlohmann::ordered_json sweepToJson(const planner::SweepResult& result, const core::Project& project);
 
-}  // namespace shardscope::app::cli
+}  // namespace shardscope::report

@@ -12,8 +12,16 @@
 #pragma once
 
 #include <QWidget>
+#include <atomic>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include "shardscope/core/device.h"
+#include "shardscope/core/plan.h"
+#include "shardscope/core/result.h"
 #include "shardscope/report/plan_snapshot.h"
 
 class QCustomPlot;
@@ -75,6 +83,21 @@ class PlanPage : public QWidget {
   // thread (default 5,000: a few ms inline). For tests.
   void setInlineWorkLimit(std::size_t shard_prices) { inline_work_ = shard_prices; }
 
+  // The measured embedding load of the newest complete run of a plan in a
+  // trace store: per group rank, forward + backward compute in ms per step
+  // (NaN where none was measured), and the device the run ran on.
+  struct MeasuredLoad {
+    qint64 run = 0;
+    std::vector<double> compute_ms;
+    core::DeviceInfo device;
+  };
+  // Reads it (store path, plan, cancel flag), off the GUI thread; nullopt
+  // when the store holds no complete run of the plan. The main window's
+  // reads the trace store (profiler/workflow/stored_runs.h); without a source
+  // the page shows no overlay.
+  using MeasuredSource = std::function<core::Result<std::optional<MeasuredLoad>>(
+      const std::string& store, const core::ShardPlan& plan, const std::atomic<bool>* cancel)>;
+  void setMeasuredSource(MeasuredSource source);
   // The trace store whose runs the rank-load chart overlays: the newest
   // complete run of the shown plan, its measured embedding compute per group
   // rank (read off the GUI thread). Call refreshMeasured after a new run.
@@ -153,6 +176,7 @@ class PlanPage : public QWidget {
   bool columns_sized_ = false;
   QLabel* measured_note_;      // what the measured overlay shows, or why there is none
   JobTracker* measured_jobs_;  // the overlay's store reads
+  MeasuredSource measured_source_;
   QString store_path_;
   JobTracker* pricing_jobs_;  // breakdowns off the GUI thread; a result of an older one is dropped
   QString header_plain_;

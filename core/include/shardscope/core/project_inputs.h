@@ -11,11 +11,11 @@
 #include "shardscope/core/project.h"
 #include "shardscope/core/result.h"
 
-namespace shardscope::profiler {
+namespace shardscope::core {
 
 struct ProjectSources {
   std::optional<std::string> project;      // a .shardscope file
-  std::optional<std::string> model;        // a preset name or a file (core::loadModelByNameOrFile)
+  std::optional<std::string> model;        // a preset name or a file (loadModelByNameOrFile)
   std::optional<std::string> cluster;      // a preset name or a file
   std::optional<std::string> calibration;  // a shardscope.calibration/1 file
   std::optional<std::string> constraints;  // a shardscope.constraints/1 file
@@ -23,6 +23,6 @@ struct ProjectSources {
 
 // The default project with the sources applied in that order; the first part
 // that does not load is the error (its message names the file and field).
-[[nodiscard]] core::Result<core::Project> resolveProject(const ProjectSources& sources);
+[[nodiscard]] Result<Project> resolveProject(const ProjectSources& sources);
 
-}  // namespace shardscope::profiler
+}  // namespace shardscope::core

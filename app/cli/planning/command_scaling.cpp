@@ -7,10 +7,13 @@
 #include <iostream>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "cli.h"
 #include "common_options.h"
 #include "progress.h"
 #include "shardscope/core/limits.h"
+#include "shardscope/core/project_inputs.h"
 #include "shardscope/core/summary.h"
 #include "shardscope/planner/scaling_sweep.h"
 
@@ -92,11 +95,11 @@ int runScaling(Args args) {
   }
   const bool json = args.flag("--json");
   auto sync_arg = args.option("--sync-interval");
-  const profiler::ProjectSources sources = takeProjectSources(args);
+  const core::ProjectSources sources = takeProjectSources(args);
   if (!args.error().empty()) return usageError("scaling: " + args.error());
   if (auto u = args.unknownOption()) return usageError("scaling: unknown option " + *u);
   if (!args.positional().empty()) return usageError("scaling: unexpected argument " + args.positional().front());
-  auto project = profiler::resolveProject(sources);
+  auto project = core::resolveProject(sources);
   if (!project) return fail(project.error());
   if (sync_arg) {
     const auto k = parsePositive(*sync_arg, core::kMaxSyncInterval);

@@ -5,9 +5,11 @@
 
 #include "cli.h"
 #include "common_options.h"
-#include "plan_output.h"
+#include "shardscope/core/plan_file.h"
+#include "shardscope/core/project_inputs.h"
 #include "shardscope/core/summary.h"
 #include "shardscope/planner/plan_comparison.h"
+#include "shardscope/report/sweep_output.h"
 
 namespace shardscope::app::cli {
 
@@ -40,7 +42,7 @@ int runEvaluate(Args args) {
   auto plan_arg = args.option("--plan");
   auto world_arg = args.option("--world-size");
   auto layout_arg = args.option("--layout");
-  const profiler::ProjectSources sources = takeProjectSources(args);
+  const core::ProjectSources sources = takeProjectSources(args);
   const bool model_given = sources.project || sources.model;
   const bool cluster_given = sources.project || sources.cluster;
   if (!args.error().empty()) return usageError("evaluate: " + args.error());
@@ -51,23 +53,23 @@ int runEvaluate(Args args) {
     return usageError(
         "evaluate needs the model the plan is for: --model PRESET|FILE or --project FILE "
         "(its access skew and pooling price every shard; nothing is assumed)");
-  auto project = profiler::resolveProject(sources);
+  auto project = core::resolveProject(sources);
   if (!project) return fail(project.error());
-  auto loaded = profiler::loadPlanFile(*plan_arg, project->model, project->cluster.gpus_per_node,
-                                       profiler::TorchRecPlacement{world_arg, layout_arg, 0});
+  auto loaded = core::loadPlanFile(*plan_arg, project->model, project->cluster.gpus_per_node,
+                                   core::TorchRecPlacement{world_arg, layout_arg, 0});
   if (!loaded) return fail(loaded.error(), "evaluate: ");
   const core::ShardPlan& plan = loaded->plan;
   if (auto match = core::planMatchesModel(plan, project->model, *plan_arg); !match) return fail(match.error());
-  auto cluster = profiler::clusterForPlan(project->cluster, plan, cluster_given);
+  auto cluster = core::clusterForPlan(project->cluster, plan, cluster_given);
   if (!cluster) return fail(core::Error{"evaluate: " + cluster.error().message, cluster.error().kind});
-  const planner::PlanComparison compared = profiler::evaluatePlan(*project, *cluster, plan, balance_compute);
+  const planner::PlanComparison compared = planner::evaluatePlan(*project, *cluster, plan, balance_compute);
   const planner::GridResult& theirs = compared.given;
   const planner::GridResult& ours = compared.optimized;
   if (json) {
     nlohmann::ordered_json out;
     out["plan"] = *plan_arg;
-    out["evaluated"] = gridToJson(theirs, false);
-    out["optimized_same_grid"] = gridToJson(ours, false);
+    out["evaluated"] = report::gridToJson(theirs, false);
+    out["optimized_same_grid"] = report::gridToJson(ours, false);
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }
@@ -75,7 +77,7 @@ int runEvaluate(Args args) {
             << project->model.name << "\" (" << project->model.tables.size() << " tables) on " << cluster->name << "\n";
   if (!plan.model.empty() && plan.model != project->model.name && !loaded->from_torchrec)
     std::cout << "note: the plan names model \"" << plan.model << "\"\n";
-  printGridDetail(std::cout, theirs);
+  report::printGridDetail(std::cout, theirs);
   std::cout << "\nOptimized plan for the same grid: "
             << core::formatf("step %.3f ms vs %.3f ms given; slowest rank load %.3f ms vs %.3f ms", ours.step.step_ms,
                              theirs.step.step_ms, ours.max_load_ms, theirs.max_load_ms);
