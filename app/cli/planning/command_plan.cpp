@@ -65,6 +65,8 @@ int runPlan(Args args) {
   if (!args.error().empty()) return usageError("plan: " + args.error());
   if (auto u = args.unknownOption()) return usageError("plan: unknown option " + *u);
   if (!args.positional().empty()) return usageError("plan: unexpected argument " + args.positional().front());
+  // From here on Ctrl-C cancels (also while a large model loads: the sweep then stops at once).
+  const CancelOnSignals on_signals(g_cancel);
   auto project = core::resolveProject(sources);
   if (!project) return fail(project.error());
   planner::SweepOptions options;
@@ -99,7 +101,6 @@ int runPlan(Args args) {
     options.sync_interval = static_cast<std::uint32_t>(*k);
   }
 
-  const CancelOnSignals on_signals(g_cancel);
   const bool tty = isatty(STDERR_FILENO);
   auto progress = [&](std::size_t done, std::size_t total) {
     if (tty) std::fprintf(stderr, "\rplanning grid %zu/%zu ", done, total);
