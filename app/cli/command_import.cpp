@@ -11,7 +11,7 @@
 #include "trainer_plan_options.h"
 #include "progress.h"
 #include "shardscope/core/json_io.h"
-#include "shardscope/profiler/analysis/text_table.h"
+#include "shardscope/report/text_table.h"
 #include "shardscope/profiler/import/nccl_trace_import.h"
 #include "shardscope/profiler/workflow/trace_import_job.h"
 
@@ -79,14 +79,14 @@ std::string ncclSummaryText(const profiler::NcclImportOutcome& out, const std::s
     << out.calls << " calls";
   if (!plan_summary.empty()) o << "; the trainer's plan " << plan_summary << " kept with it";
   o << "\n\n";
-  profiler::TextTable ranks({"rank", "calls", "GPU-timed", "steps", "steps from", "file"});
+  report::TextTable ranks({"rank", "calls", "GPU-timed", "steps", "steps from", "file"});
   ranks.leftFrom(4);
   for (const auto& r : out.ranks)
     ranks.add({std::to_string(r.rank), std::to_string(r.collectives), std::to_string(r.gpu_events),
                std::to_string(r.steps), r.step_source, r.source});
   ranks.print(o, "");
   o << "\ncalls by op:\n";
-  profiler::TextTable ops({"op", "calls"});
+  report::TextTable ops({"op", "calls"});
   for (const auto& [op, n] : out.calls_by_op) ops.add({op, std::to_string(n)});
   ops.print(o);
   if (!out.warnings.empty()) {

@@ -10,7 +10,6 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
-#include <QLocale>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSplitter>
@@ -20,6 +19,7 @@
 
 #include "agent_client.h"
 #include "shardscope/core/protocol/known_agents.h"
+#include "shardscope/core/summary.h"
 
 namespace shardscope::app {
 
@@ -30,9 +30,7 @@ namespace {
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 QString esc(const std::string& s) { return qs(s).toHtmlEscaped(); }
 
-QString bytesText(std::uint64_t bytes) {
-  return bytes == 0 ? QStringLiteral("\u2014") : QLocale().formattedDataSize(static_cast<qint64>(bytes), 1);
-}
+QString bytesText(std::uint64_t bytes) { return bytes == 0 ? QStringLiteral("\u2014") : qs(core::formatBytes(bytes)); }
 
 QString stateText(RemoteAgents::State state) {
   switch (state) {

@@ -13,9 +13,11 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <map>
 
+#include "shardscope/core/time_text.h"
 #include "shardscope/profiler/analysis/timeline_details.h"
 #include "chart_style.h"
 #include "job_tracker.h"
@@ -55,7 +57,8 @@ bool isCollectiveClass(SpanClass cls) {
   return cls == SpanClass::AllToAll || cls == SpanClass::ReplicaSync || cls == SpanClass::AllReduce;
 }
 
-QString duration(std::int64_t ns) { return TimelineView::formatDuration(ns); }
+// "12.3 µs", "4.56 ms", "1.2 s".
+QString duration(std::int64_t ns) { return QString::fromStdString(core::formatDuration(std::chrono::nanoseconds(ns))); }
 
 // A title in bold over a two-column table of the fields.
 QString detailsHtml(const profiler::Details& d) {

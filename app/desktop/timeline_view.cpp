@@ -10,7 +10,6 @@
 #include <cmath>
 #include <limits>
 
-#include "shardscope/core/time_text.h"
 #include "chart_style.h"
 
 namespace shardscope::app {
@@ -621,10 +620,6 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
       return;
   }
   event->accept();
-}
-
-QString TimelineView::formatDuration(std::int64_t ns, int significant) {
-  return QString::fromStdString(core::formatDurationNs(static_cast<double>(ns), significant));
 }
 
 }  // namespace shardscope::app

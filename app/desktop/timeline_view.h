@@ -131,9 +131,6 @@ class TimelineView : public QAbstractScrollArea {
 
   // The request for what the view shows now.
   [[nodiscard]] profiler::TimelineRequest request() const;
-  // "12.3 µs", "4.56 ms", "1.2 s" (core::formatDurationNs).
-  [[nodiscard]] static QString formatDuration(std::int64_t ns, int significant = 3);
-
   // The box of a span's name written inside it on a lane, in viewport pixels (empty: too narrow for a name).
   [[nodiscard]] QRectF labelBox(const profiler::TimelineItem& item, int rank, int lane_top, int lane_height) const;
 

@@ -5,9 +5,12 @@
 #include <QPainterPath>
 #include <QScrollBar>
 #include <array>
+#include <chrono>
 #include <cmath>
 
 #include "chart_style.h"
+#include "shardscope/core/time_text.h"
+#include "shardscope/report/timeline_ticks.h"
 #include "timeline_view.h"
 
 namespace shardscope::app {
@@ -18,20 +21,10 @@ constexpr int kLabelPad = 6;
 constexpr int kStepBand = 14;         // a collapsed lane this tall or more has a band for "step N" above its spans
 constexpr int kStepBandMinLane = 40;  // lanes shorter than this mark steps by lines only
 constexpr double kMinLabelRoom = 24;  // a name cut shorter than this by a nested span is left out
-// Ticks at 1, 2 and 5 times a power of ten, at least `min_px` apart.
-std::int64_t tickStep(std::int64_t span_ns, int width, int min_px) {
-  const double raw = static_cast<double>(span_ns) * min_px / std::max(1, width);
-  double step = std::pow(10.0, std::floor(std::log10(std::max(raw, 1.0))));
-  for (const double m : {1.0, 2.0, 5.0, 10.0}) {
-    if (step * m >= raw) {
-      step *= m;
-      break;
-    }
-  }
-  return std::max<std::int64_t>(1, static_cast<std::int64_t>(step));
+// "12.3 µs", "4.56 ms", "1.2 s".
+QString durationText(std::int64_t ns) {
+  return QString::fromStdString(core::formatDuration(std::chrono::nanoseconds(ns)));
 }
-
-std::int64_t floorDiv(std::int64_t a, std::int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0); }
 
 }  // namespace
 
@@ -60,24 +53,16 @@ void TimelineView::paintRuler(QPainter& p) const {
   p.drawLine(bar.bottomLeft(), bar.bottomRight());
   p.setPen(palette().color(QPalette::WindowText));
   p.drawText(QRect(kLabelPad, 0, kGutter - 2 * kLabelPad, kRulerHeight), Qt::AlignVCenter | Qt::AlignLeft,
-             QString::fromUtf8("↔ ") + formatDuration(t1_ - t0_));
-  const std::int64_t step = tickStep(t1_ - t0_, dataWidth(), 90);
+             QString::fromUtf8("↔ ") + durationText(t1_ - t0_));
   // Labels are times since the run's first span.
-  for (std::int64_t k = floorDiv(t0_ - run_t0_, step);; ++k) {
-    const std::int64_t t = run_t0_ + k * step;
-    if (t > t1_) break;
-    const double x = kGutter + columnOf(t, -1);
+  for (const report::TimeTick& tick :
+       report::timeTicks(t0_, t1_, run_t0_, report::timeTickStep(t1_ - t0_, dataWidth(), 90))) {
+    const double x = kGutter + columnOf(tick.t_ns, -1);
     if (x < kGutter) continue;
     p.setPen(palette().color(QPalette::Mid));
     p.drawLine(QPointF(x, kRulerHeight - 7), QPointF(x, kRulerHeight));
     p.setPen(palette().color(QPalette::WindowText));
-    // Enough digits to tell a tick from its neighbours far into the run (1.234567 s, 1.234568 s).
-    const std::int64_t since = t - run_t0_;
-    const int digits = since == 0 ? 3
-                                  : static_cast<int>(std::ceil(
-                                        std::log10(std::abs(static_cast<double>(since)) / static_cast<double>(step)))) +
-                                        1;
-    const QString label = formatDuration(since, std::max(3, digits));
+    const QString label = QString::fromStdString(tick.label);
     // A label the viewport would cut is left out: its tick still marks the time.
     if (x + 3 + p.fontMetrics().horizontalAdvance(label) > viewport()->width()) continue;
     p.drawText(QRectF(x + 3, 0, 120, kRulerHeight - 4), Qt::AlignBottom | Qt::AlignLeft, label);
@@ -107,7 +92,7 @@ void TimelineView::paintStrip(QPainter& p) const {
     if (x < next_label || x > viewport()->width() || mark.last_by_ns <= 0 || mark.last_by_ns * 5 < max_mark_ns_) {
       continue;
     }
-    const QString text = QStringLiteral("r%1 +%2").arg(mark.last_rank).arg(formatDuration(mark.last_by_ns, 3));
+    const QString text = QStringLiteral("r%1 +%2").arg(mark.last_rank).arg(durationText(mark.last_by_ns));
     const int w = p.fontMetrics().horizontalAdvance(text) + 6;
     p.fillRect(QRectF(x + 3, kRulerHeight + 1, w, kStripHeight - 2), palette().alternateBase());
     p.setPen(palette().color(QPalette::WindowText));

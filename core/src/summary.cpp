@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <iterator>
 #include <string>
 
 namespace shardscope::core {
@@ -17,15 +18,36 @@ std::string formatf(const char* fmt, ...) {
   return buf;
 }
 
-std::string formatBytes(std::uint64_t bytes) {
-  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024.0 && u < 5) {
-    v /= 1024.0;
-    ++u;
+std::string formatBytes(double bytes, const BytesFormat& format) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  constexpr int kLast = static_cast<int>(std::size(kUnits)) - 1;
+  if (!std::isfinite(bytes)) return "?";
+  int u = std::clamp(static_cast<int>(format.unit) - 1, 0, kLast);
+  if (format.unit == ByteUnit::Auto)
+    while (u < kLast && std::abs(std::ldexp(bytes, -10 * u)) >= 1024.0) ++u;
+  const double v = std::ldexp(bytes, -10 * u);  // exact: a power of two
+  const int decimals = u == 0 || (format.whole_from_ten && std::abs(v) >= 10.0) ? 0 : std::max(format.decimals, 0);
+  std::string s = formatf("%.*f", decimals, v);
+  if (format.trim_zeros && s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
   }
-  return u == 0 ? std::to_string(bytes) + " B" : formatf("%.1f ", v) + units[u];
+  if (format.digit_groups) s = groupDigits(s);
+  if (format.unit_name) s += std::string(" ") + kUnits[u];
+  return s;
+}
+
+std::string groupDigits(std::string_view number) {
+  const std::size_t start = !number.empty() && (number[0] == '-' || number[0] == '+') ? 1 : 0;
+  std::size_t end = start;
+  while (end < number.size() && number[end] >= '0' && number[end] <= '9') ++end;
+  std::string out(number.substr(0, start));
+  for (std::size_t i = start; i < end; ++i) {
+    if (i != start && (end - i) % 3 == 0) out.push_back(',');
+    out.push_back(number[i]);
+  }
+  out += number.substr(end);
+  return out;
 }
 
 std::string formatRelativeError(double fraction) {

@@ -1,5 +1,7 @@
 #include "shardscope/core/time_text.h"
 
+#include "shardscope/core/summary.h"
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -18,7 +20,17 @@ std::string utcNowIso8601() {
   return buf;
 }
 
-std::string formatDurationNs(double ns, int significant) {
+namespace {
+
+std::string clockText(double seconds) {
+  if (!(seconds >= 0) || !std::isfinite(seconds)) return "?";
+  if (seconds < 10) return formatf("%.1fs", seconds);
+  const long s = std::lround(seconds);
+  if (seconds < 60) return std::to_string(s) + "s";
+  return std::to_string(s / 60) + "m" + (s % 60 < 10 ? "0" : "") + std::to_string(s % 60) + "s";
+}
+
+std::string scaledText(double ns, int significant) {
   if (!std::isfinite(ns)) return "?";
   const int digits = std::clamp(significant, 1, 17);
   struct Unit {
@@ -43,6 +55,13 @@ std::string formatDurationNs(double ns, int significant) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*g %s", std::max(digits, whole), v, kUnits[u].name);
   return buf;
+}
+
+}  // namespace
+
+std::string formatDuration(std::chrono::duration<double, std::nano> duration, const DurationFormat& format) {
+  return format.clock ? clockText(std::chrono::duration<double>(duration).count())
+                      : scaledText(duration.count(), format.significant);
 }
 
 }  // namespace shardscope::core

@@ -2,7 +2,6 @@
 
 #include <array>
 #include <cmath>
-#include <sstream>
 #include <utility>
 
 namespace shardscope::core {
@@ -81,21 +80,6 @@ std::optional<std::chrono::nanoseconds> parseDuration(std::string_view text) {
   }
   if (!std::isfinite(total_ns) || total_ns >= 9.2e18) return std::nullopt;
   return std::chrono::nanoseconds(std::llround(total_ns));
-}
-
-std::string formatDuration(double seconds) {
-  std::ostringstream out;
-  if (!(seconds >= 0) || !std::isfinite(seconds)) return "?";
-  if (seconds < 10) {
-    out.precision(1);
-    out << std::fixed << seconds << "s";
-  } else if (seconds < 60) {
-    out << static_cast<long>(std::lround(seconds)) << "s";
-  } else {
-    const long s = std::lround(seconds);
-    out << s / 60 << "m" << (s % 60 < 10 ? "0" : "") << s % 60 << "s";
-  }
-  return out.str();
 }
 
 }  // namespace shardscope::core

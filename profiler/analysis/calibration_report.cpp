@@ -1,7 +1,6 @@
 // The calibration fit's text and JSON reports (`shardscope-cli calibrate`).
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
@@ -13,12 +12,14 @@
 #include "shardscope/planner/cost_model.h"
 #include "shardscope/profiler/analysis/calibration_fit.h"
 #include "shardscope/profiler/trace/trace_recorder.h"
+#include "shardscope/report/text_table.h"
 
 namespace shardscope::profiler {
 
 namespace st = core::store;
 using namespace analysis_detail;
 using namespace calibration_detail;
+using report::TextTable;
 
 std::string formatCalibrationReport(const CalibrationReport& r, std::size_t worst) {
   std::ostringstream o;
@@ -36,13 +37,12 @@ std::string formatCalibrationReport(const CalibrationReport& r, std::size_t wors
                                         : "forward and backward where spans exist")
     << ")\n";
   for (const auto& w : r.warnings) o << "warning: " << w << "\n";
-  o << "\n  coefficient                              value    std error\n";
-  for (const auto& [name, c] : r.calibration.coefficients) {
-    char line[160];
-    std::snprintf(line, sizeof line, "  %-34s %12s %12s\n", name.c_str(), fmtSig(c.value).c_str(),
-                  fmtSig(c.std_error).c_str());
-    o << line;
-  }
+  o << "\n";
+  TextTable coefficients({"coefficient", "value", "std error"});
+  coefficients.separator(" ").minWidths({34, 12, 12});
+  for (const auto& [name, c] : r.calibration.coefficients)
+    coefficients.add({name, fmtSig(c.value), fmtSig(c.std_error)});
+  coefficients.print(o);
   for (const auto& d : r.dropped) o << "  " << d << ": fit to 0, not written (the planner keeps its default)\n";
   if (!r.collectives.empty()) o << "\nCollectives (time = latency + size x bus factor / busbw, per op and link):\n";
   for (const auto& f : r.collectives)
@@ -71,10 +71,9 @@ std::string formatCalibrationReport(const CalibrationReport& r, std::size_t wors
     o << "  residuals of fwd + bwd per measurement: median " << pct(errs[errs.size() / 2]) << ", 90th percentile "
       << pct(errs[std::min(errs.size() - 1, errs.size() * 9 / 10)]) << ", worst " << pct(errs.back()) << "\n";
     o << "\n  worst measurements:\n";
-    char line[256];
-    std::snprintf(line, sizeof line, "  %5s %5s %-16s %6s %10s %10s %10s %10s %8s\n", "run", "rank", "table", "shards",
-                  "lookups", "unique", "measured", "fitted", "err");
-    o << line;
+    TextTable t({"run", "rank", "table", "shards", "lookups", "unique", "measured", "fitted", "err"});
+    t.separator(" ").minWidths({5, 5, 16, 6, 10, 10, 10, 10, 8});
+    t.align(0, TextTable::Align::Right).align(2, TextTable::Align::Left).leftFrom(9);
     for (std::size_t i = 0; i < order.size() && i < worst; ++i) {
       const auto* m = order[i];
       double k = 0, u = 0;
@@ -84,12 +83,12 @@ std::string formatCalibrationReport(const CalibrationReport& r, std::size_t wors
         u += r.samples[j].unique_rows_per_step;
         capped = capped || r.samples[j].capped;
       }
-      std::snprintf(line, sizeof line, "  %5lld %5d %-16s %6zu %10.0f %10.0f %10.4f %10.4f %8s%s\n",
-                    static_cast<long long>(m->run), m->rank, m->table.empty() ? "(all)" : m->table.c_str(),
-                    m->shards.size(), k, u, m->measured_ms, m->fitted_ms,
-                    (fmt((m->fitted_ms / m->measured_ms - 1.0) * 100.0, 1) + "%").c_str(), capped ? " capped" : "");
-      o << line;
+      t.add({std::to_string(static_cast<long long>(m->run)), std::to_string(m->rank),
+             m->table.empty() ? "(all)" : m->table, std::to_string(m->shards.size()), fmt(k, 0), fmt(u, 0),
+             fmt(m->measured_ms, 4), fmt(m->fitted_ms, 4), fmt((m->fitted_ms / m->measured_ms - 1.0) * 100.0, 1) + "%",
+             capped ? "capped" : ""});
     }
+    t.print(o);
   }
   o << "\n";
   if (r.holdout_runs.empty()) {
@@ -98,17 +97,14 @@ std::string formatCalibrationReport(const CalibrationReport& r, std::size_t wors
     o << "Held-out check on runs " << idList(r.holdout_runs) << " (" << r.holdout.size()
       << " ranks): per-rank compute MAPE " << (r.holdout_mape >= 0 ? pct(r.holdout_mape) : "-") << " calibrated, "
       << (r.holdout_mape_default >= 0 && defaults ? pct(r.holdout_mape_default) : "-") << " default constants\n";
-    char line[256];
-    std::snprintf(line, sizeof line, "  %5s %5s %6s %12s %14s %8s %12s %8s\n", "run", "rank", "g.rank", "measured ms",
-                  "calibrated ms", "err", "default ms", "err");
-    o << line;
-    for (const auto& h : r.holdout) {
-      std::snprintf(line, sizeof line, "  %5lld %5d %6d %12.4f %14.4f %8s %12.4f %8s\n", static_cast<long long>(h.run),
-                    h.rank, h.group_rank, h.measured_ms, h.calibrated_ms,
-                    (fmt((h.calibrated_ms / h.measured_ms - 1.0) * 100.0, 1) + "%").c_str(), h.default_ms,
-                    defaults ? (fmt((h.default_ms / h.measured_ms - 1.0) * 100.0, 1) + "%").c_str() : "-");
-      o << line;
-    }
+    TextTable t({"run", "rank", "g.rank", "measured ms", "calibrated ms", "err", "default ms", "err"});
+    t.separator(" ").minWidths({5, 5, 6, 12, 14, 8, 12, 8}).align(0, TextTable::Align::Right);
+    for (const auto& h : r.holdout)
+      t.add({std::to_string(static_cast<long long>(h.run)), std::to_string(h.rank), std::to_string(h.group_rank),
+             fmt(h.measured_ms, 4), fmt(h.calibrated_ms, 4),
+             fmt((h.calibrated_ms / h.measured_ms - 1.0) * 100.0, 1) + "%", fmt(h.default_ms, 4),
+             defaults ? fmt((h.default_ms / h.measured_ms - 1.0) * 100.0, 1) + "%" : "-"});
+    t.print(o);
   }
   return o.str();
 }

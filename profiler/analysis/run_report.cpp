@@ -1,14 +1,13 @@
 // The text and JSON reports of a run analysis (`shardscope-cli report`);
 // what every number means: docs/analysis.md.
 #include <algorithm>
-#include <cstdio>
 #include <sstream>
 
 #include "analysis_common.h"
 #include "shardscope/profiler/analysis/run_analysis.h"
-#include "shardscope/profiler/analysis/text_table.h"
 #include "shardscope/core/device.h"
 #include "shardscope/core/summary.h"
+#include "shardscope/report/text_table.h"
 
 namespace shardscope::profiler {
 
@@ -17,18 +16,10 @@ namespace st = core::store;
 namespace {
 
 using namespace analysis_detail;
+using report::TextTable;
 
-std::string bytesText(double b) {
-  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024.0 && u < 4) {
-    b /= 1024.0;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, b < 10 && u > 0 ? "%.1f %s" : "%.0f %s", b, kUnits[u]);
-  return buf;
-}
+// A message size in a bandwidth table: "1.5 KiB", "12 KiB", "256 MiB".
+std::string bytesText(double b) { return core::formatBytes(b, {.whole_from_ten = true}); }
 
 std::string shareText(double share) { return share >= 0 ? fmt(share * 100.0, 1) + "%" : std::string("-"); }
 

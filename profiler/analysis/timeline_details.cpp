@@ -10,7 +10,7 @@ namespace shardscope::profiler {
 
 namespace {
 
-std::string duration(std::int64_t ns) { return core::formatDurationNs(static_cast<double>(ns)); }
+std::string duration(std::int64_t ns) { return core::formatDuration(std::chrono::nanoseconds(ns)); }
 
 void add(Details& d, std::string label, std::string value) {
   if (!value.empty()) d.fields.push_back({std::move(label), std::move(value)});

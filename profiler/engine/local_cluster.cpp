@@ -9,12 +9,12 @@
 #include <cctype>
 #include <limits>
 #include <optional>
-#include <set>
 
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/presets.h"
 #include "shardscope/core/summary.h"
 #include "shardscope/profiler/engine/host_info.h"
+#include "shardscope/report/text_table.h"
 
 namespace shardscope::profiler {
 
@@ -215,27 +215,6 @@ std::string joined(const std::vector<std::string>& items) {
   return s;
 }
 
-// Rows of cells as text, each column padded to its widest cell; columns in `right` aligned right.
-std::string formatTable(const std::vector<std::vector<std::string>>& rows, const std::set<std::size_t>& right) {
-  std::vector<std::size_t> width;
-  for (const auto& row : rows)
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      if (width.size() <= c) width.resize(c + 1, 0);
-      width[c] = std::max(width[c], row[c].size());
-    }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      const std::string pad(width[c] - row[c].size(), ' ');
-      line += right.count(c) != 0 ? pad + row[c] : row[c] + (c + 1 < row.size() ? pad : "");
-      if (c + 1 < row.size()) line += "  ";
-    }
-    out += line + "\n";
-  }
-  return out;
-}
-
 std::string nvlinkText(const GpuDevice& d) {
   if (d.nvlinks <= 0) return "-";
   return d.nvlink_gbps_per_link > 0.0 ? formatf("%d x %s GB/s", d.nvlinks, gbps(d.nvlink_gbps_per_link).c_str())
@@ -247,21 +226,25 @@ std::string pcieText(const GpuDevice& d) {
 }
 
 std::string deviceTable(const LocalGpus& g) {
-  std::vector<std::vector<std::string>> rows{
-      {"GPU", "name", "arch", "SMs", "memory", "free", "HBM GB/s", "L2", "PCI", "NUMA", "NVLink", "PCIe"}};
+  using Align = report::TextTable::Align;
+  report::TextTable t(
+      {"GPU", "name", "arch", "SMs", "memory", "free", "HBM GB/s", "L2", "PCI", "NUMA", "NVLink", "PCIe"});
+  t.align(0, Align::Right).align(1, Align::Left).align(2, Align::Left).leftFrom(8);
   for (const GpuDevice& d : g.devices)
-    rows.push_back({std::to_string(d.index), d.name, smName(d), std::to_string(d.multiprocessors),
-                    core::formatBytes(d.total_memory_bytes), core::formatBytes(d.free_memory_bytes),
-                    d.peak_memory_bandwidth_gbps > 0.0 ? gbps(d.peak_memory_bandwidth_gbps) : "?",
-                    core::formatBytes(d.l2_cache_bytes), d.pci_bus_id.empty() ? "?" : d.pci_bus_id,
-                    d.numa_node >= 0 ? std::to_string(d.numa_node) : "-", nvlinkText(d), pcieText(d)});
-  return formatTable(rows, {0, 3, 4, 5, 6, 7});
+    t.add({std::to_string(d.index), d.name, smName(d), std::to_string(d.multiprocessors),
+           core::formatBytes(d.total_memory_bytes), core::formatBytes(d.free_memory_bytes),
+           d.peak_memory_bandwidth_gbps > 0.0 ? gbps(d.peak_memory_bandwidth_gbps) : "?",
+           core::formatBytes(d.l2_cache_bytes), d.pci_bus_id.empty() ? "?" : d.pci_bus_id,
+           d.numa_node >= 0 ? std::to_string(d.numa_node) : "-", nvlinkText(d), pcieText(d)});
+  return t.text("");
 }
 
 std::string topologyMatrix(const LocalGpus& g) {
   const int n = g.topology.device_count;
-  std::vector<std::vector<std::string>> rows(1, std::vector<std::string>{""});
-  for (int b = 0; b < n; ++b) rows[0].push_back("GPU" + std::to_string(b));
+  std::vector<std::string> header{""};
+  for (int b = 0; b < n; ++b) header.push_back("GPU" + std::to_string(b));
+  report::TextTable t(std::move(header));
+  t.leftFrom(0);
   std::vector<std::string> no_peer_access;
   for (int a = 0; a < n; ++a) {
     std::vector<std::string> row{"GPU" + std::to_string(a)};
@@ -270,9 +253,9 @@ std::string topologyMatrix(const LocalGpus& g) {
       if (a != b && !g.topology.link(a, b).p2p_access)
         no_peer_access.push_back(std::to_string(a) + "->" + std::to_string(b));
     }
-    rows.push_back(std::move(row));
+    t.add(std::move(row));
   }
-  std::string out = "topology:\n" + formatTable(rows, {});
+  std::string out = "topology:\n" + t.text("");
   out +=
       "  X = the GPU itself, NV<n> = n NVLinks (direct or through NVSwitch), PIX = one PCIe switch,\n"
       "  PXB = several PCIe switches, PHB = a PCIe host bridge, NODE = host bridges in one NUMA node,\n"

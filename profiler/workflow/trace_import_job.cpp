@@ -16,7 +16,7 @@
 #include "shardscope/profiler/import/kineto_import.h"
 #include "shardscope/profiler/import/nsys_import.h"
 #include "shardscope/profiler/import/trace_files.h"
-#include "shardscope/profiler/analysis/text_table.h"
+#include "shardscope/report/text_table.h"
 #include "shardscope/profiler/analysis/timeline_window.h"
 
 namespace shardscope::profiler {
@@ -313,7 +313,7 @@ std::string importSummaryText(const TraceImportOutcome& out, const TraceImportRe
     << out.ranks.size() << " rank(s), " << out.events << " events";
   if (!out.plan_summary.empty()) o << "; the trainer's plan " << out.plan_summary << " kept with it";
   o << "\n\n";
-  TextTable ranks({"rank", "events", "steps", "collectives", "clock offset", "reference", "file"});
+  report::TextTable ranks({"rank", "events", "steps", "collectives", "clock offset", "reference", "file"});
   ranks.leftFrom(5);
   for (const auto& r : out.ranks) {
     std::ostringstream offset;
@@ -324,7 +324,7 @@ std::string importSummaryText(const TraceImportOutcome& out, const TraceImportRe
   }
   ranks.print(o, "");
   o << "\nspans by kind:\n";
-  TextTable kinds({"kind", "spans"});
+  report::TextTable kinds({"kind", "spans"});
   for (const auto& [k, n] : out.spans_by_kind) kinds.add({k, std::to_string(n)});
   kinds.print(o);
   if (!out.warnings.empty()) {

@@ -16,8 +16,6 @@ namespace shardscope::report {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
 using planner::GridResult;
 
 struct StepPart {
@@ -51,7 +49,7 @@ std::string phaseBackground(Phase phase) {
 
 std::string ms(double v) { return core::formatf("%.2f ms", v); }
 
-std::string gib(double bytes) { return core::formatf("%.1f GiB", bytes / kGiB); }
+std::string gib(double bytes) { return core::formatBytes(bytes, {.unit = core::ByteUnit::GiB}); }
 
 std::string gridName(const GridResult& g) {
   return core::formatf("M = %u \u00d7 R = %u (%s)", g.grid.group_size, g.grid.replicas, core::toString(g.grid.layout));
@@ -537,8 +535,9 @@ void appendAlternatives(std::string& h, const DecisionReportInput& in, const Gri
       h += delta(g, *d);
     }
     h += "</td>";
-    h += core::formatf("<td>%.1f</td><td>%.3f</td>", static_cast<double>(peakMemory(g)) / kGiB,
-                       g.imbalance.max_over_mean);
+    h += "<td>" +
+         core::formatBytes(static_cast<double>(peakMemory(g)), {.unit = core::ByteUnit::GiB, .unit_name = false}) +
+         "</td>" + core::formatf("<td>%.3f</td>", g.imbalance.max_over_mean);
     h += g.fits ? "<td class=\"l\">yes</td>" : "<td class=\"l\">no</td>";
     h += "</tr>\n";
   }

@@ -5,21 +5,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <iterator>
 
 namespace shardscope::report {
 
-std::string formatCount(std::uint64_t n) {
-  std::string digits = std::to_string(n);
-  std::string out;
-  out.reserve(digits.size() + digits.size() / 3);
-  const std::size_t lead = digits.size() % 3;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i != 0 && (i % 3) == lead % 3) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
-}
+std::string formatCount(std::uint64_t n) { return core::groupDigits(std::to_string(n)); }
 
 std::string formatFixed(double v, int decimals) {
   char buf[64];
@@ -47,23 +36,10 @@ std::string formatPointsDifference(double a, double b) {
 
 std::string formatGibibytes(std::uint64_t bytes) {
   if (bytes == 0) return "0";
-  // Hundredths of a GiB, rounded once, so the digits shown are the rounding of the bytes.
-  const auto hundredths = static_cast<std::uint64_t>(std::llround(std::ldexp(static_cast<double>(bytes), -30) * 100.0));
-  if (hundredths == 0) return "< 0.01";
-  std::string s = formatCount(hundredths / 100);
-  s += '.';
-  s += static_cast<char>('0' + hundredths % 100 / 10);
-  s += static_cast<char>('0' + hundredths % 10);
-  return s;
-}
-
-std::string formatPowerOfTwoBytes(int log2_bytes) {
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  if (log2_bytes < 0 || log2_bytes >= 10 * static_cast<int>(std::size(kUnits))) return "?";
-  std::string s = std::to_string(1u << (log2_bytes % 10));
-  s += ' ';
-  s += kUnits[log2_bytes / 10];
-  return s;
+  const std::string s =
+      core::formatBytes(static_cast<double>(bytes),
+                        {.unit = core::ByteUnit::GiB, .decimals = 2, .unit_name = false, .digit_groups = true});
+  return s == "0.00" ? "< 0.01" : s;
 }
 
 std::string formatScaledCount(double n) {
@@ -259,7 +235,7 @@ std::vector<SummaryRow> clusterSummaryRows(const core::ClusterSpec& c) {
       {"gpu", "GPU", c.gpu.name},
       // Capacity in GiB as vendors quote it ("80GB" is 80 GiB).
       {"hbm", "HBM",
-       formatShort(std::round(std::ldexp(static_cast<double>(c.gpu.hbm_bytes), -30) * 10.0) / 10.0) + " GiB"},
+       core::formatBytes(static_cast<double>(c.gpu.hbm_bytes), {.unit = core::ByteUnit::GiB, .trim_zeros = true})},
       {"hbm_bandwidth", "HBM bandwidth", formatFixed(c.gpu.hbm_bandwidth_gbps / 1e3, 2) + " TB/s"},
       {"peak_tflops", "Peak dense", formatShort(c.gpu.peak_dense_tflops) + " TFLOP/s"},
       {"intra_node", "Intra-node link (per GPU)", link(c.intra_node)},

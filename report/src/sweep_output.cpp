@@ -12,7 +12,7 @@
 namespace shardscope::report {
 
 namespace {
-std::string gib(std::uint64_t b) { return core::formatf("%.1f", static_cast<double>(b) / (1ull << 30)); }
+std::string gib(std::uint64_t b) { return core::formatBytes(b, {.unit = core::ByteUnit::GiB, .unit_name = false}); }
 }  // namespace
 
 void printSweep(std::ostream& out, const planner::SweepResult& result, const core::Project& project) {

@@ -3,13 +3,21 @@
 // of nanoseconds and never an exponent.
 #include <QtTest>
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "shardscope/core/time_text.h"
 
-using shardscope::core::formatDurationNs;
+namespace {
+
+// The scaled form of a duration in nanoseconds.
+std::string formatDurationNs(double ns, int significant = 3) {
+  return shardscope::core::formatDuration(std::chrono::duration<double, std::nano>(ns), {.significant = significant});
+}
+
+}  // namespace
 
 class TestTimeText : public QObject {
   Q_OBJECT

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "shardscope/core/eta.h"
+#include "shardscope/core/time_text.h"
 #include "shardscope/core/units.h"
 
 using namespace shardscope::core;
@@ -77,14 +78,17 @@ class TestUnits : public QObject {
   }
 
   void formattedDurationsReadBack() {
-    QCOMPARE(formatDuration(0.42), std::string("0.4s"));
-    QCOMPARE(formatDuration(12.4), std::string("12s"));
-    QCOMPARE(formatDuration(65.2), std::string("1m05s"));
-    QCOMPARE(formatDuration(-1.0), std::string("?"));
-    QCOMPARE(formatDuration(std::numeric_limits<double>::infinity()), std::string("?"));
-    QCOMPARE(formatDuration(std::nan("")), std::string("?"));
+    const auto clock = [](double seconds) {
+      return formatDuration(std::chrono::duration<double>(seconds), {.clock = true});
+    };
+    QCOMPARE(clock(0.42), std::string("0.4s"));
+    QCOMPARE(clock(12.4), std::string("12s"));
+    QCOMPARE(clock(65.2), std::string("1m05s"));
+    QCOMPARE(clock(-1.0), std::string("?"));
+    QCOMPARE(clock(std::numeric_limits<double>::infinity()), std::string("?"));
+    QCOMPARE(clock(std::nan("")), std::string("?"));
     for (const double s : {0.4, 12.0, 65.0, 3599.0})
-      QCOMPARE(parseDuration(formatDuration(s)),
+      QCOMPARE(parseDuration(clock(s)),
                std::optional<std::chrono::nanoseconds>(std::chrono::nanoseconds(std::llround(s * 1e9))));
   }
 

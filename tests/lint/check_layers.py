@@ -24,10 +24,10 @@ LINKS: Dict[str, Set[str]] = {
     "planner": {"core"},
     "report": {"core", "planner"},
     "trace": {"core", "store"},
-    "engine": {"core", "store", "trace"},
+    "engine": {"core", "store", "trace", "report"},
     "engine_mpi": {"engine", "planner", "cuda"},  # cuda where built
     "import": {"core", "store", "trace"},
-    "analysis": {"core", "store", "trace", "planner"},
+    "analysis": {"core", "store", "trace", "planner", "report"},
     "cupti_records": {"trace"},
     "cuda": {"engine", "trace", "planner", "cupti_records"},
     "nccl_plugin": set(),

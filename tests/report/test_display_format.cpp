@@ -74,18 +74,6 @@ class TestDisplayFormat : public QObject {
       QVERIFY2(!parseCount(bad).has_value(), bad);
     }
   }
-  void powersOfTwoReadAsWholeBinaryUnits() {
-    using shardscope::report::formatPowerOfTwoBytes;
-    QCOMPARE(formatPowerOfTwoBytes(0), std::string("1 B"));
-    QCOMPARE(formatPowerOfTwoBytes(9), std::string("512 B"));
-    QCOMPARE(formatPowerOfTwoBytes(10), std::string("1 KiB"));
-    QCOMPARE(formatPowerOfTwoBytes(22), std::string("4 MiB"));
-    QCOMPARE(formatPowerOfTwoBytes(30), std::string("1 GiB"));
-    QCOMPARE(formatPowerOfTwoBytes(34), std::string("16 GiB"));
-    QCOMPARE(formatPowerOfTwoBytes(48), std::string("256 TiB"));
-    QCOMPARE(formatPowerOfTwoBytes(50), std::string("1 PiB"));
-    QCOMPARE(formatPowerOfTwoBytes(-1), std::string("?"));
-  }
   void summaryRowsSpeakGibibytes() {
     core::ModelSpec m;
     core::TableSpec t;

@@ -6,7 +6,7 @@
 #include <csignal>
 #include <cstdio>
 
-#include "shardscope/core/units.h"
+#include "shardscope/core/time_text.h"
 
 namespace shardscope::app::cli {
 
@@ -14,6 +14,10 @@ namespace {
 std::atomic<std::atomic<bool>*> g_cancel_flag{nullptr};  // lock-free: safe to read in a handler
 extern "C" void onCancelSignal(int) {
   if (std::atomic<bool>* f = g_cancel_flag.load()) f->store(true);
+}
+// Seconds as the bar shows them: "0.4s", "12s", "1m05s".
+std::string clockText(double seconds) {
+  return core::formatDuration(std::chrono::duration<double>(seconds), {.clock = true});
 }
 }  // namespace
 
@@ -44,7 +48,7 @@ void ProgressBar::update(std::uint64_t done, std::uint64_t total, std::string_vi
   const double fraction = static_cast<double>(done) / static_cast<double>(total);
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   const std::optional<double> left = eta_.update(elapsed, done, total);
-  const std::string eta = left ? core::formatDuration(*left) : std::string("-");
+  const std::string eta = left ? clockText(*left) : std::string("-");
   if (tty_) {
     // At most ~20 redraws a second, but always the last one.
     if (drawn_ && done < total && now - last_draw_ < std::chrono::milliseconds(50)) return;
@@ -54,8 +58,7 @@ void ProgressBar::update(std::uint64_t done, std::uint64_t total, std::string_vi
     std::string bar(static_cast<std::size_t>(filled), '#');
     bar.append(static_cast<std::size_t>(kWidth - filled), '.');
     std::fprintf(stderr, "\r\033[K%s [%s] %3d%%  %s  elapsed %s  eta %s", title_.c_str(), bar.c_str(),
-                 static_cast<int>(fraction * 100), std::string(what).c_str(), core::formatDuration(elapsed).c_str(),
-                 eta.c_str());
+                 static_cast<int>(fraction * 100), std::string(what).c_str(), clockText(elapsed).c_str(), eta.c_str());
     std::fflush(stderr);
     drawn_ = true;
     return;
@@ -64,7 +67,7 @@ void ProgressBar::update(std::uint64_t done, std::uint64_t total, std::string_vi
   if (decile == last_decile_) return;
   last_decile_ = decile;
   std::fprintf(stderr, "%s: %3d%%  %s  elapsed %s  eta %s\n", title_.c_str(), decile * 10, std::string(what).c_str(),
-               core::formatDuration(elapsed).c_str(), eta.c_str());
+               clockText(elapsed).c_str(), eta.c_str());
   std::fflush(stderr);
 }
 

@@ -2,48 +2,45 @@
 
 #include <QComboBox>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
-#include <QMouseEvent>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QSplitter>
-#include <QStandardItemModel>
 #include <QTabWidget>
-#include <QTableView>
 #include <QVBoxLayout>
 #include <algorithm>
-#include <cmath>
-#include <limits>
-#include <qcustomplot.h>
 
 #include "calibration_bar.h"
 #include "chart_style.h"
-#include "grid_tick_labels.h"
-#include "step_time_chart.h"
-#include "shardscope/core/device.h"
-#include "shardscope/report/decision_report.h"
-#include "shardscope/report/display_format.h"
-#include "sync_interval_chart.h"
 #include "planning_session.h"
 #include "project_document.h"
-#include "scaling_annotations.h"
+#include "shardscope/core/device.h"
+#include "shardscope/core/summary.h"
+#include "shardscope/report/decision_report.h"
 #include "shardscope/report/grid_choice.h"
+#include "sync_interval_chart.h"
 
 namespace shardscope::app {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// The sweep's grids in the order the bar charts draw them: M ascending, strided before contiguous.
+std::vector<int> barOrder(const planner::SweepResult& result) {
+  std::vector<int> order(result.grids.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&result](int a, int b) {
+    const auto& ga = result.grids[static_cast<std::size_t>(a)].grid;
+    const auto& gb = result.grids[static_cast<std::size_t>(b)].grid;
+    if (ga.group_size != gb.group_size) return ga.group_size < gb.group_size;
+    return ga.layout == core::RankLayout::Strided && gb.layout != core::RankLayout::Strided;
+  });
+  return order;
+}
 
-QStandardItem* cell(const QString& text, double sort_value, Qt::Alignment align = Qt::AlignRight | Qt::AlignVCenter) {
-  auto* item = new QStandardItem(text);
-  item->setData(sort_value, GridExplorerPage::kSortRole);
-  item->setData(QVariant::fromValue(static_cast<int>(align)), Qt::TextAlignmentRole);
-  item->setEditable(false);
-  return item;
+const core::Calibration* calibrationOf(const core::Project& project) {
+  return project.calibration ? &*project.calibration : nullptr;
 }
 
 }  // namespace
@@ -59,47 +56,25 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
       target_(new QComboBox),
       step_plot_(new StepTimeChart),
       decision_(new QLabel),
-      memory_plot_(new QCustomPlot),
-      imbalance_plot_(new QCustomPlot),
-      heatmap_plot_(new QCustomPlot),
+      memory_plot_(new MemoryChart),
+      imbalance_plot_(new ImbalanceChart),
+      heatmap_plot_(new ScalingHeatmap([session]() -> const planner::ScalingResult& { return session->scaling(); })),
       sync_plot_(new SyncIntervalChart),
       heatmap_status_(new QLabel),
       side_tabs_(new QTabWidget),
-      memory_bars_(nullptr),
-      memory_over_bars_(nullptr),
-      imbalance_bars_(nullptr),
-      hbm_line_(nullptr),
-      hbm_label_(nullptr),
-      heatmap_(nullptr),
-      heatmap_marker_(nullptr),
-      model_(new QStandardItemModel(this)),
-      table_(new QTableView),
+      table_(new GridTable),
       calibration_bar_(new CalibrationBar(session)) {
   setObjectName(QStringLiteral("gridExplorerPage"));
   buildControls();
-  buildMemoryPlot();
-  buildImbalancePlot();
-  buildHeatmap();
-  chosen_markers_.push_back(step_plot_->chosenMarker());
-  for (QCustomPlot* plot : {memory_plot_, imbalance_plot_}) {
-    addChosenMarker(plot);
-    connect(plot, &QCustomPlot::plottableClick, this, &GridExplorerPage::onPlottableClick);
-  }
+  heatmap_status_->setObjectName(QStringLiteral("heatmapStatus"));
+  heatmap_status_->setWordWrap(true);
+  chosen_markers_ = {step_plot_->chosenMarker(), memory_plot_->chosenMarker(), imbalance_plot_->chosenMarker()};
+  connect(memory_plot_, &GridBarsChart::gridClicked, session_, &PlanningSession::choose);
+  connect(imbalance_plot_, &GridBarsChart::gridClicked, session_, &PlanningSession::choose);
   connect(step_plot_, &StepTimeChart::gridClicked, session_, &PlanningSession::choose);
-  memory_ticks_ = new GridTickLabels(memory_plot_, tr("every grid"));
-  imbalance_ticks_ = new GridTickLabels(imbalance_plot_, tr("every grid"));
-  decision_->setObjectName(QStringLiteral("gridDecision"));
-  decision_->setWordWrap(true);
-  // Plain text in a bold font: a rich-text label is laid out again on every resize of the page.
-  decision_->setTextFormat(Qt::PlainText);
-  QFont bold = decision_->font();
-  bold.setBold(true);
-  decision_->setFont(bold);
-  decision_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  // Two lines kept for the sentence, one or two long: the charts below do not
-  // move (and replot) each time the answer changes.
-  decision_->setMinimumHeight(2 * QFontMetrics(bold).lineSpacing() + 2 * decision_->margin());
-  buildTable();
+  connect(table_, &GridTable::gridClicked, session_, &PlanningSession::choose);
+  connect(heatmap_plot_, &ScalingHeatmap::cellClicked, this, &GridExplorerPage::chooseHeatmapCell);
+  buildDecision();
 
   auto* bar = new QHBoxLayout;
   bar->addWidget(message_, 1);
@@ -108,47 +83,11 @@ GridExplorerPage::GridExplorerPage(PlanningSession* session, QWidget* parent)
   bar->addWidget(step_units_);
   bar->addWidget(progress_);
   bar->addWidget(cancel_button_);
-
-  side_tabs_->setObjectName(QStringLiteral("gridSideTabs"));
-  side_tabs_->addTab(memory_plot_, tr("Memory per GPU"));
-  side_tabs_->addTab(imbalance_plot_, tr("Imbalance"));
-  side_tabs_->addTab(sync_plot_, tr("Sync interval"));
-  auto* plots = new QSplitter(Qt::Horizontal);
-  plots->setChildrenCollapsible(false);
-  plots->addWidget(step_plot_);
-  plots->addWidget(side_tabs_);
-  plots->setStretchFactor(0, 3);
-  plots->setStretchFactor(1, 2);
-
-  auto* heatmap_box = new QWidget;
-  auto* heatmap_layout = new QVBoxLayout(heatmap_box);
-  heatmap_layout->setContentsMargins(0, 0, 0, 0);
-  heatmap_layout->addWidget(heatmap_plot_, 1);
-  heatmap_layout->addWidget(heatmap_status_);
-  auto* lower = new QSplitter(Qt::Horizontal);
-  lower->setChildrenCollapsible(false);
-  lower->addWidget(table_);
-  lower->addWidget(heatmap_box);
-  lower->setStretchFactor(0, 3);
-  lower->setStretchFactor(1, 2);
-  lower->setSizes({600, 400});
-  // The table scrolls; it must not claim the width the heatmap needs.
-  table_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Expanding);
-  heatmap_plot_->setMinimumWidth(360);
-
-  auto* vertical = new QSplitter(Qt::Vertical);
-  vertical->setChildrenCollapsible(false);
-  vertical->addWidget(plots);
-  vertical->addWidget(lower);
-  vertical->setStretchFactor(0, 1);
-  vertical->setStretchFactor(1, 1);
-  table_->setMinimumHeight(140);
-
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(bar);
   layout->addWidget(decision_);
   layout->addWidget(calibration_bar_);
-  layout->addWidget(vertical, 1);
+  layout->addWidget(buildLayout(), 1);
 
   connect(session_, &PlanningSession::sweepStarted, this, &GridExplorerPage::onSweepStarted);
   connect(session_, &PlanningSession::sweepProgress, this, &GridExplorerPage::onProgress);
@@ -221,158 +160,56 @@ void GridExplorerPage::buildControls() {
   connect(session_->document(), &ProjectDocument::projectChanged, this, showProject);
 }
 
-QCPItemRect* GridExplorerPage::addChosenMarker(QCustomPlot* plot) {
-  // An outline around the chosen grid's own bar, in plot coordinates: a taller
-  // frame would read as a bar of its own (a memory "over HBM" that is not).
-  auto* marker = new QCPItemRect(plot);
-  marker->setPen(QPen(chosenColor(), 2.0, Qt::DashLine));
-  marker->setBrush(Qt::NoBrush);
-  marker->setSelectable(false);
-  marker->setVisible(false);
-  chosen_markers_.push_back(marker);
-  return marker;
+void GridExplorerPage::buildDecision() {
+  decision_->setObjectName(QStringLiteral("gridDecision"));
+  decision_->setWordWrap(true);
+  // Plain text in a bold font: a rich-text label is laid out again on every resize of the page.
+  decision_->setTextFormat(Qt::PlainText);
+  QFont bold = decision_->font();
+  bold.setBold(true);
+  decision_->setFont(bold);
+  decision_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // Two lines kept for the sentence, one or two long: the charts below do not
+  // move (and replot) each time the answer changes.
+  decision_->setMinimumHeight(2 * QFontMetrics(bold).lineSpacing() + 2 * decision_->margin());
 }
 
-void GridExplorerPage::markChosen(QCPItemRect* marker, const std::vector<QCPBars*>& bars, const std::vector<int>& keys,
-                                  int chosen) {
-  const auto it = std::find(keys.begin(), keys.end(), chosen);
-  marker->setVisible(chosen >= 0 && it != keys.end());
-  if (!marker->visible()) return;
-  const auto key = static_cast<double>(it - keys.begin());
-  double base = 0.0;
-  double top = 0.0;
-  for (const QCPBars* b : bars) {
-    const auto found = b->data()->findBegin(key, false);
-    if (found == b->data()->constEnd() || std::abs(found->key - key) > 1e-9) continue;
-    base = b->baseValue();
-    top = std::max(top, base + found->value);
-  }
-  const double half = 0.7 / 2.0 + 0.06;  // the bars' width is 0.7
-  marker->topLeft->setCoords(key - half, top);
-  marker->bottomRight->setCoords(key + half, base);
-}
+QWidget* GridExplorerPage::buildLayout() {
+  side_tabs_->setObjectName(QStringLiteral("gridSideTabs"));
+  side_tabs_->addTab(memory_plot_, tr("Memory per GPU"));
+  side_tabs_->addTab(imbalance_plot_, tr("Imbalance"));
+  side_tabs_->addTab(sync_plot_, tr("Sync interval"));
+  auto* plots = new QSplitter(Qt::Horizontal);
+  plots->setChildrenCollapsible(false);
+  plots->addWidget(step_plot_);
+  plots->addWidget(side_tabs_);
+  plots->setStretchFactor(0, 3);
+  plots->setStretchFactor(1, 2);
 
-void GridExplorerPage::buildMemoryPlot() {
-  // Memory per GPU with the HBM line.
-  styleBarChart(memory_plot_, 260);
-  memory_plot_->setObjectName(QStringLiteral("memoryPlot"));
-  memory_bars_ = new QCPBars(memory_plot_->xAxis, memory_plot_->yAxis);
-  memory_bars_->setName(tr("fits"));
-  memory_over_bars_ = new QCPBars(memory_plot_->xAxis, memory_plot_->yAxis);
-  memory_over_bars_->setName(tr("does not fit"));
-  for (QCPBars* bars : {memory_bars_, memory_over_bars_}) {
-    bars->setWidthType(QCPBars::wtPlotCoords);
-    bars->setWidth(0.7);
-    bars->setPen(Qt::NoPen);
-  }
-  memory_bars_->setBrush(quantityColor());
-  memory_over_bars_->setBrush(problemColor());
-  hbm_line_ = new QCPItemStraightLine(memory_plot_);
-  hbm_line_->setPen(QPen(problemColor(), 1.5, Qt::DashLine));
-  hbm_label_ = new QCPItemText(memory_plot_);
-  hbm_label_->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
-  hbm_label_->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
-  hbm_label_->position->setTypeY(QCPItemPosition::ptPlotCoords);
-  hbm_label_->setColor(problemColor());
-  hbm_label_->setPadding(QMargins(0, 0, 4, 2));
-  memory_plot_->yAxis->setLabel(tr("max memory per GPU (GiB)"));
-  memory_plot_->xAxis->setLabel(tr("every grid: M = sharding group size, R = replicas"));
-}
+  auto* heatmap_box = new QWidget;
+  auto* heatmap_layout = new QVBoxLayout(heatmap_box);
+  heatmap_layout->setContentsMargins(0, 0, 0, 0);
+  heatmap_layout->addWidget(heatmap_plot_, 1);
+  heatmap_layout->addWidget(heatmap_status_);
+  auto* lower = new QSplitter(Qt::Horizontal);
+  lower->setChildrenCollapsible(false);
+  lower->addWidget(table_);
+  lower->addWidget(heatmap_box);
+  lower->setStretchFactor(0, 3);
+  lower->setStretchFactor(1, 2);
+  lower->setSizes({600, 400});
+  // The table scrolls; it must not claim the width the heatmap needs.
+  table_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Expanding);
+  heatmap_plot_->setMinimumWidth(360);
 
-void GridExplorerPage::buildImbalancePlot() {
-  // Load imbalance (max/mean of the per-rank loads) of every grid.
-  styleBarChart(imbalance_plot_, 260);
-  imbalance_plot_->setObjectName(QStringLiteral("imbalancePlot"));
-  imbalance_bars_ = new QCPBars(imbalance_plot_->xAxis, imbalance_plot_->yAxis);
-  imbalance_bars_->setName(tr("max / mean load"));
-  imbalance_bars_->setWidthType(QCPBars::wtPlotCoords);
-  imbalance_bars_->setWidth(0.7);
-  imbalance_bars_->setPen(Qt::NoPen);
-  imbalance_bars_->setBrush(quantityColor());
-  imbalance_bars_->setBaseValue(1.0);
-  imbalance_plot_->yAxis->setLabel(tr("imbalance (max / mean load)"));
-  imbalance_plot_->xAxis->setLabel(tr("every grid: M = sharding group size, R = replicas"));
-}
-
-void GridExplorerPage::buildHeatmap() {
-  // Throughput per GPU over world size x M: one cell per grid, the better layout.
-  styleBarChart(heatmap_plot_, 260);
-  heatmap_plot_->setObjectName(QStringLiteral("heatmapPlot"));
-  heatmap_ = new QCPColorMap(heatmap_plot_->xAxis, heatmap_plot_->yAxis);
-  heatmap_->setInterpolate(false);
-  heatmap_->setTightBoundary(false);
-  auto* scale = new QCPColorScale(heatmap_plot_);
-  heatmap_plot_->plotLayout()->addElement(0, 1, scale);
-  scale->setType(QCPAxis::atRight);
-  scale->axis()->setLabel(tr("samples/s per GPU"));
-  scale->setBarWidth(12);
-  heatmap_->setColorScale(scale);  // adopts the scale's gradient: set ours after
-  heatmap_->setGradient(viridisGradient());
-  // Per-GPU throughput spans orders of magnitude across grids: a log colour scale.
-  heatmap_->setDataScaleType(QCPAxis::stLogarithmic);
-  scale->axis()->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
-  scale->axis()->setNumberFormat(QStringLiteral("eb"));
-  scale->axis()->setNumberPrecision(0);
-  auto* margins = new QCPMarginGroup(heatmap_plot_);
-  heatmap_plot_->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
-  scale->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
-  heatmap_plot_->xAxis->setLabel(tr("world size N (GPUs)"));
-  heatmap_plot_->yAxis->setLabel(tr("sharding group size M"));
-  heatmap_plot_->yAxis->grid()->setVisible(false);
-  heatmap_plot_->yAxis->setSubTicks(false);
-  heatmap_marker_ = new QCPItemRect(heatmap_plot_);
-  heatmap_marker_->setPen(QPen(chosenColor(), 2.5));
-  heatmap_marker_->setBrush(Qt::NoBrush);
-  heatmap_marker_->setVisible(false);
-  scaling_annotations_ = new ScalingAnnotations(
-      heatmap_plot_, [session = session_]() -> const planner::ScalingResult& { return session->scaling(); });
-  heatmap_status_->setObjectName(QStringLiteral("heatmapStatus"));
-  heatmap_status_->setWordWrap(true);
-  connect(heatmap_plot_, &QCustomPlot::mousePress, this, &GridExplorerPage::onHeatmapClick);
-}
-
-void GridExplorerPage::buildTable() {
-  // The table of every grid, in ranked order until a header is clicked.
-  model_->setColumnCount(ColumnCount);
-  model_->setHorizontalHeaderLabels({tr("Rank"), tr("M"), tr("R"), tr("Layout"), tr("Step\n(ms)"), tr("Embed\n(ms)"),
-                                     tr("A2A\n(ms)"), tr("Sync\n(ms)"), tr("Dense\n(ms)"), tr("Samples/s"),
-                                     tr("Mem (GiB)"), tr("Max/mean"), tr("Gap (%)"), tr("Fits")});
-  const QStringList header_tips = {tr("Rank by predicted step time (fitting grids first)"),
-                                   tr("Sharding group size"),
-                                   tr("Replicas (N / M)"),
-                                   tr("Rank layout of the sharding groups"),
-                                   tr("Predicted step time"),
-                                   tr("Embedding forward + backward on the critical rank"),
-                                   tr("All-to-alls of the critical rank"),
-                                   tr("Replica weight + optimizer sync (amortised)"),
-                                   tr("Dense compute + exposed dense all-reduce"),
-                                   tr("Predicted training throughput"),
-                                   tr("Memory per GPU, max over ranks"),
-                                   tr("Load imbalance: max over mean of the per-rank loads"),
-                                   tr("Gap of the slowest rank's load to the lower bound"),
-                                   tr("Every rank's memory fits its capacity")};
-  for (int c = 0; c < header_tips.size(); ++c) model_->horizontalHeaderItem(c)->setToolTip(header_tips[c]);
-  model_->setSortRole(kSortRole);
-  table_->setObjectName(QStringLiteral("gridTable"));
-  table_->setModel(model_);
-  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  table_->setSelectionMode(QAbstractItemView::SingleSelection);
-  table_->setAlternatingRowColors(true);
-  table_->setWordWrap(false);
-  table_->verticalHeader()->setVisible(false);
-  table_->horizontalHeader()->setHighlightSections(false);
-  table_->horizontalHeader()->setStretchLastSection(false);
-  // The step and its parts first, so the breakdown is in view without
-  // scrolling at 1280x800 (the model's column order stays the enum's).
-  const Column visual_order[] = {ColRank,        ColM,     ColR,       ColLayout, ColStep, ColEmbedding, ColAllToAll,
-                                 ColReplicaSync, ColDense, ColSamples, ColMemory, ColFits, ColMaxMean,   ColGap};
-  static_assert(std::size(visual_order) == ColumnCount);
-  for (int i = 0; i < ColumnCount; ++i)
-    table_->horizontalHeader()->moveSection(table_->horizontalHeader()->visualIndex(visual_order[i]), i);
-  table_->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);
-  table_->setSortingEnabled(true);
-  table_->sortByColumn(ColRank, Qt::AscendingOrder);
-  connect(table_, &QTableView::clicked, this, [this](const QModelIndex& index) { chooseRow(index.row()); });
+  auto* vertical = new QSplitter(Qt::Vertical);
+  vertical->setChildrenCollapsible(false);
+  vertical->addWidget(plots);
+  vertical->addWidget(lower);
+  vertical->setStretchFactor(0, 1);
+  vertical->setStretchFactor(1, 1);
+  table_->setMinimumHeight(140);
+  return vertical;
 }
 
 const planner::SweepResult& GridExplorerPage::result() const { return session_->result(); }
@@ -384,13 +221,9 @@ void GridExplorerPage::cancel() { session_->cancel(); }
 
 int GridExplorerPage::stepBarCount() const { return step_plot_->parts().front()->dataCount(); }
 
-int GridExplorerPage::memoryBarCount() const { return memory_bars_->dataCount() + memory_over_bars_->dataCount(); }
+int GridExplorerPage::memoryBarCount() const { return memory_plot_->barCount(); }
 
-int GridExplorerPage::heatmapCellCount() const {
-  int n = 0;
-  for (const planner::ScalingCell& c : session_->scaling().cells) n += c.planned ? 1 : 0;
-  return n;
-}
+int GridExplorerPage::heatmapCellCount() const { return heatmap_plot_->plannedCells(); }
 
 QString GridExplorerPage::messageText() const { return message_->text(); }
 
@@ -437,8 +270,6 @@ void GridExplorerPage::onFinished(quint64 job_id) {
   cancel_button_->setEnabled(false);
   progress_->setVisible(false);
   const planner::SweepResult& result = session_->result();
-  hbm_gib_ = static_cast<double>(session_->plannedProject().cluster.gpu.hbm_bytes) / kGiB;
-
   const std::size_t fitting = report::fittingCount(result);
   if (!session_->error().isEmpty()) {
     message_->setText(tr("Nothing to plan: %1.").arg(session_->error()));
@@ -450,189 +281,35 @@ void GridExplorerPage::onFinished(quint64 job_id) {
                           .arg(best->grid.world_size)
                           .arg(fitting));
   } else {
-    message_->setText(
-        tr("%1 grids planned; none fits in %2 GiB of HBM.").arg(result.grids.size()).arg(hbm_gib_, 0, 'f', 1));
+    const std::uint64_t hbm = session_->plannedProject().cluster.gpu.hbm_bytes;
+    message_->setText(tr("%1 grids planned; none fits in %2 of HBM.")
+                          .arg(result.grids.size())
+                          .arg(QString::fromStdString(core::formatBytes(hbm, {.unit = core::ByteUnit::GiB}))));
   }
-  fillTable();
+  table_->setGrids(result, calibrationOf(session_->plannedProject()));
   fillPlots();
   showChosen();
   emit sweepFinished(job_id);
 }
 
-void GridExplorerPage::fillTable() {
-  const planner::SweepResult& result = session_->result();
-  table_->setSortingEnabled(false);
-  model_->removeRows(0, model_->rowCount());
-  for (std::size_t i = 0; i < result.grids.size(); ++i) {
-    const planner::GridResult& g = result.grids[i];
-    const double memory = static_cast<double>(report::peakMemory(g)) / kGiB;
-    QList<QStandardItem*> row;
-    QStandardItem* rank = cell(QString::number(i + 1), static_cast<double>(i));
-    rank->setData(static_cast<int>(i), kGridIndexRole);
-    row << rank << cell(QString::number(g.grid.group_size), g.grid.group_size)
-        << cell(QString::number(g.grid.replicas), g.grid.replicas)
-        << cell(QString::fromLatin1(core::toString(g.grid.layout)), g.grid.layout == core::RankLayout::Strided ? 0 : 1,
-                Qt::AlignLeft | Qt::AlignVCenter)
-        << cell(QString::number(g.step.step_ms, 'f', 2), g.step.step_ms)
-        << cell(QString::number(g.step.embedding_ms, 'f', 2), g.step.embedding_ms)
-        << cell(QString::number(g.step.all_to_all_ms, 'f', 2), g.step.all_to_all_ms)
-        << cell(QString::number(g.step.replica_sync_ms, 'f', 2), g.step.replica_sync_ms)
-        << cell(QString::number(g.step.dense_ms, 'f', 2), g.step.dense_ms)
-        << cell(QString::fromStdString(report::formatScaledCount(g.samples_per_second)), g.samples_per_second)
-        << cell(QString::number(memory, 'f', 1), memory)
-        << cell(QString::number(g.imbalance.max_over_mean, 'f', 3), g.imbalance.max_over_mean)
-        << cell(QString::number(std::abs(g.gap) < 5e-4 ? 0.0 : g.gap * 100.0, 'f', 1), g.gap)
-        << cell(g.fits ? tr("yes") : tr("no"), g.fits ? 1 : 0, Qt::AlignCenter);
-    if (!g.fits) {
-      for (QStandardItem* item : row) item->setForeground(problemColor());
-      row.back()->setToolTip(QString::fromStdString(g.problems.empty() ? std::string() : g.problems.front()));
-    }
-    model_->appendRow(row);
-  }
-  table_->setSortingEnabled(true);
-  markCalibratedColumns();
-  table_->resizeColumnsToContents();
-}
-
-void GridExplorerPage::markCalibratedColumns() {
-  const core::Project& project = session_->plannedProject();
-  const core::Calibration* cal = project.calibration ? &*project.calibration : nullptr;
-  const report::CalibratedFigures changed = report::calibratedFigures(cal);
-  const QString mark = QStringLiteral("\u2020");
-  const QString on = QString::fromStdString(core::calibratedOnText(cal));
-  const struct {
-    int column;
-    QString title;
-    bool calibrated;
-  } columns[] = {
-      {ColStep, tr("Step\n(ms)"), changed.any()},         {ColEmbedding, tr("Embed\n(ms)"), changed.embedding},
-      {ColAllToAll, tr("A2A\n(ms)"), changed.all_to_all}, {ColReplicaSync, tr("Sync\n(ms)"), changed.replica_sync},
-      {ColDense, tr("Dense\n(ms)"), changed.dense},       {ColSamples, tr("Samples/s"), changed.any()}};
-  for (const auto& c : columns) {
-    QStandardItem* header = model_->horizontalHeaderItem(c.column);
-    header->setText(c.calibrated ? c.title + mark : c.title);
-    header->setData(c.calibrated ? on : QVariant(), Qt::StatusTipRole);
-  }
-}
-
 void GridExplorerPage::fillPlots() {
   const planner::SweepResult& result = session_->result();
-  // Grids in M order, strided before contiguous.
-  std::vector<int> order(result.grids.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  std::stable_sort(order.begin(), order.end(), [&result](int a, int b) {
-    const auto& ga = result.grids[static_cast<std::size_t>(a)].grid;
-    const auto& gb = result.grids[static_cast<std::size_t>(b)].grid;
-    if (ga.group_size != gb.group_size) return ga.group_size < gb.group_size;
-    return ga.layout == core::RankLayout::Strided && gb.layout != core::RankLayout::Strided;
-  });
-  step_keys_.clear();
-  memory_keys_.clear();
-  for (int index : order) {
-    memory_keys_.push_back(index);
-    if (result.grids[static_cast<std::size_t>(index)].fits) step_keys_.push_back(index);
-  }
-  fillStepPlot();
-
-  QVector<double> fit_k;
-  QVector<double> fit_v;
-  QVector<double> over_k;
-  QVector<double> over_v;
-  QVector<double> imb_k;
-  QVector<double> imb_v;
-  std::vector<const planner::GridResult*> grids;
-  double memory_max = hbm_gib_;
-  double imbalance_max = 1.0;
-  for (std::size_t k = 0; k < memory_keys_.size(); ++k) {
-    const planner::GridResult& g = result.grids[static_cast<std::size_t>(memory_keys_[k])];
-    const auto key = static_cast<double>(k);
-    const double gib = static_cast<double>(report::peakMemory(g)) / kGiB;
-    (g.fits ? fit_k : over_k).append(key);
-    (g.fits ? fit_v : over_v).append(gib);
-    imb_k.append(key);
-    imb_v.append(g.imbalance.max_over_mean - 1.0);  // bars stand on the base value 1.0: their value is the excess
-    memory_max = std::max(memory_max, gib);
-    imbalance_max = std::max(imbalance_max, g.imbalance.max_over_mean);
-    grids.push_back(&g);
-  }
-  memory_bars_->setData(fit_k, fit_v, true);
-  memory_over_bars_->setData(over_k, over_v, true);
-  imbalance_bars_->setData(imb_k, imb_v, true);
-  memory_ticks_->setGrids(grids);
-  imbalance_ticks_->setGrids(grids);
-  const double x_max = std::max(static_cast<double>(memory_keys_.size()) - 0.4, 0.4);
-  for (QCustomPlot* plot : {memory_plot_, imbalance_plot_}) plot->xAxis->setRange(-0.6, x_max);
-  memory_plot_->yAxis->setRange(0, memory_max > 0 ? memory_max * 1.15 : 1.0);
-  hbm_line_->point1->setCoords(0, hbm_gib_);
-  hbm_line_->point2->setCoords(1, hbm_gib_);
-  hbm_label_->position->setCoords(1.0, hbm_gib_);
-  hbm_label_->setText(tr("HBM %1 GiB").arg(hbm_gib_, 0, 'f', 1));
-  hbm_line_->setVisible(hbm_gib_ > 0);
-  hbm_label_->setVisible(hbm_gib_ > 0);
-  memory_plot_->replot(QCustomPlot::rpQueuedReplot);
-  imbalance_plot_->yAxis->setRange(1.0, 1.0 + std::max(imbalance_max - 1.0, 0.01) * 1.2);
-  imbalance_plot_->replot(QCustomPlot::rpQueuedReplot);
-}
-
-void GridExplorerPage::fillStepPlot() {
   const core::Project& project = session_->plannedProject();
-  const core::Calibration* cal = project.calibration ? &*project.calibration : nullptr;
-  step_plot_->setGrids(session_->result(), step_keys_, report::calibratedFigures(cal),
+  const std::vector<int> every = barOrder(result);
+  std::vector<int> fitting;
+  for (const int index : every)
+    if (result.grids[static_cast<std::size_t>(index)].fits) fitting.push_back(index);
+  const core::Calibration* cal = calibrationOf(project);
+  step_plot_->setGrids(result, std::move(fitting), report::calibratedFigures(cal),
                        QString::fromStdString(core::calibratedOnText(cal)));
   step_plot_->replot(QCustomPlot::rpQueuedReplot);
+  memory_plot_->setGrids(result, every, project.cluster.gpu.hbm_bytes);
+  imbalance_plot_->setGrids(result, every);
 }
 
 void GridExplorerPage::fillHeatmap() {
   const planner::ScalingResult& scaling = session_->scaling();
-  for (QCPItemText* label : heatmap_labels_) heatmap_plot_->removeItem(label);
-  heatmap_labels_.clear();
-  const auto cols = static_cast<int>(scaling.world_sizes.size());
-  const auto rows = static_cast<int>(scaling.group_sizes.size());
-  heatmap_->data()->setSize(std::max(cols, 1), std::max(rows, 1));
-  heatmap_->data()->setRange(QCPRange(0, std::max(cols - 1, 0)), QCPRange(0, std::max(rows - 1, 0)));
-  heatmap_->data()->fill(std::numeric_limits<double>::quiet_NaN());
-  const double best = scaling.bestPerGpu();
-  int fitting = 0;
-  for (int mi = 0; mi < rows; ++mi) {
-    for (int ni = 0; ni < cols; ++ni) {
-      const planner::ScalingCell* c = scaling.at(static_cast<std::size_t>(mi), static_cast<std::size_t>(ni));
-      if (c == nullptr || !c->planned) continue;
-      auto* label = new QCPItemText(heatmap_plot_);
-      label->position->setCoords(ni, mi);
-      QFont small = label->font();
-      small.setPointSizeF(small.pointSizeF() * 0.8);
-      label->setFont(small);
-      if (c->fits) {
-        ++fitting;
-        heatmap_->data()->setCell(ni, mi, c->samples_per_second_per_gpu);
-        const double efficiency = best > 0 ? c->samples_per_second_per_gpu / best : 0;
-        // Two significant digits below 10%, so 0.4% and 0.04% stay apart.
-        const double percent = efficiency * 100.0;
-        label->setText(percent >= 9.95    ? QString::number(percent, 'f', 0)
-                       : percent >= 0.995 ? QString::number(percent, 'f', 1)
-                                          : QString::number(percent, 'g', 2));
-        label->setColor(efficiency > 0.6 ? Qt::black : Qt::white);
-      } else {
-        label->setText(tr("OOM"));
-        label->setColor(problemColor());
-      }
-      heatmap_labels_.push_back(label);
-    }
-  }
-  auto x_ticker = QSharedPointer<QCPAxisTickerText>::create();
-  for (int ni = 0; ni < cols; ++ni)
-    x_ticker->addTick(ni, QString::number(scaling.world_sizes[static_cast<std::size_t>(ni)]));
-  auto y_ticker = QSharedPointer<QCPAxisTickerText>::create();
-  for (int mi = 0; mi < rows; ++mi)
-    y_ticker->addTick(mi, QString::number(scaling.group_sizes[static_cast<std::size_t>(mi)]));
-  heatmap_plot_->xAxis->setTicker(x_ticker);
-  heatmap_plot_->yAxis->setTicker(y_ticker);
-  heatmap_plot_->xAxis->setRange(-0.5, std::max(cols, 1) - 0.5);
-  heatmap_plot_->yAxis->setRange(-0.5, std::max(rows, 1) - 0.5);
-  heatmap_plot_->xAxis->setTickLabelRotation(cols > 8 ? -45 : 0);
-  // Log colours: from 1/1000 of the best cell (darkest) to the best.
-  if (best > 0) heatmap_->setDataRange(QCPRange(best / 1000.0, best));
-  scaling_annotations_->update();
+  heatmap_plot_->fill();
   if (!scaling.error.empty()) {
     heatmap_status_->setText(tr("No heatmap: %1.").arg(QString::fromStdString(scaling.error)));
   } else {
@@ -641,9 +318,9 @@ void GridExplorerPage::fillHeatmap() {
            "per GPU. %5 Hover for figures; click a cell to choose it (another N rescales the "
            "cluster).")
             .arg(heatmapCellCount())
-            .arg(cols)
-            .arg(fitting)
-            .arg(scaling.cancelled ? tr(" (cancelled)") : QString(), scaling_annotations_->legendText()));
+            .arg(static_cast<int>(scaling.world_sizes.size()))
+            .arg(heatmap_plot_->fittingCells())
+            .arg(scaling.cancelled ? tr(" (cancelled)") : QString(), scalingAnnotations()->legendText()));
     // Every cell is priced with the calibration when there is one: say so beside the figures it changed.
     const core::Project& planned = session_->plannedProject();
     if (planned.calibration && report::calibratedFigures(&*planned.calibration).any())
@@ -657,41 +334,13 @@ void GridExplorerPage::fillHeatmap() {
 void GridExplorerPage::showChosen() {
   const planner::SweepResult& result = session_->result();
   const int chosen = session_->chosenIndex();
-  chosen_text_.clear();
-  if (chosen >= 0) {
-    const planner::GridResult& g = result.grids[static_cast<std::size_t>(chosen)];
-    chosen_text_ = PlanningSession::describe(g);
-    // Select the grid's row wherever the table is sorted.
-    for (int row = 0; row < model_->rowCount(); ++row) {
-      if (model_->item(row, ColRank)->data(kGridIndexRole).toInt() == chosen) {
-        if (table_->currentIndex().row() != row) table_->selectRow(row);
-        break;
-      }
-    }
-  } else {
-    table_->clearSelection();
-  }
-  // Mark the chosen grid's heatmap cell.
-  const planner::ScalingResult& scaling = session_->scaling();
   const planner::GridResult* grid = chosen >= 0 ? &result.grids[static_cast<std::size_t>(chosen)] : nullptr;
-  bool marked = false;
-  if (grid != nullptr) {
-    const auto n = std::find(scaling.world_sizes.begin(), scaling.world_sizes.end(), grid->grid.world_size);
-    const auto m = std::find(scaling.group_sizes.begin(), scaling.group_sizes.end(), grid->grid.group_size);
-    if (n != scaling.world_sizes.end() && m != scaling.group_sizes.end()) {
-      const double x = static_cast<double>(n - scaling.world_sizes.begin());
-      const double y = static_cast<double>(m - scaling.group_sizes.begin());
-      heatmap_marker_->topLeft->setCoords(x - 0.5, y + 0.5);
-      heatmap_marker_->bottomRight->setCoords(x + 0.5, y - 0.5);
-      marked = true;
-    }
-  }
-  heatmap_marker_->setVisible(marked);
-  heatmap_plot_->replot(QCustomPlot::rpQueuedReplot);
+  chosen_text_ = grid != nullptr ? PlanningSession::describe(*grid) : QString();
+  table_->selectGrid(chosen);
+  heatmap_plot_->setChosen(grid);
   step_plot_->setChosen(chosen);
-  markChosen(chosen_markers_[1], {memory_bars_, memory_over_bars_}, memory_keys_, chosen);
-  markChosen(chosen_markers_[2], {imbalance_bars_}, memory_keys_, chosen);
-  for (QCustomPlot* plot : {memory_plot_, imbalance_plot_}) plot->replot(QCustomPlot::rpQueuedReplot);
+  memory_plot_->setChosen(chosen);
+  imbalance_plot_->setChosen(chosen);
   showDecision(chosen);
   sync_plot_->setGrid(session_->planGrid());
   if (!chosen_text_.isEmpty()) emit gridChosen(chosen_text_);
@@ -723,9 +372,8 @@ void GridExplorerPage::showDecision(int chosen) {
 QString GridExplorerPage::decisionText() const { return decision_->text(); }
 
 void GridExplorerPage::chooseRow(int row) {
-  if (row < 0 || row >= model_->rowCount()) return;
-  const QVariant index = model_->item(row, ColRank)->data(kGridIndexRole);
-  if (index.isValid()) session_->choose(index.toInt());
+  const int grid = table_->gridAt(row);
+  if (grid >= 0) session_->choose(grid);
 }
 
 void GridExplorerPage::chooseHeatmapCell(std::size_t m_index, std::size_t n_index) {
@@ -743,23 +391,6 @@ void GridExplorerPage::chooseHeatmapCell(std::size_t m_index, std::size_t n_inde
   scaled.chosen_group_size = c->group_size;
   scaled.chosen_layout = c->layout;
   document->edit(std::move(scaled), tr("Scale to %1 GPUs and choose M = %2").arg(c->world_size).arg(c->group_size));
-}
-
-void GridExplorerPage::onHeatmapClick(QMouseEvent* event) {
-  if (!heatmap_plot_->axisRect()->rect().contains(event->pos())) return;
-  const double x = heatmap_plot_->xAxis->pixelToCoord(event->pos().x());
-  const double y = heatmap_plot_->yAxis->pixelToCoord(event->pos().y());
-  const long ni = std::lround(x);
-  const long mi = std::lround(y);
-  if (ni < 0 || mi < 0) return;
-  chooseHeatmapCell(static_cast<std::size_t>(mi), static_cast<std::size_t>(ni));
-}
-
-void GridExplorerPage::onPlottableClick(QCPAbstractPlottable* plottable, int data_index, QMouseEvent* /*event*/) {
-  auto* bars = qobject_cast<QCPBars*>(plottable);
-  if (bars == nullptr || data_index < 0 || data_index >= bars->dataCount()) return;
-  const auto key = static_cast<std::size_t>((bars->data()->constBegin() + data_index)->key);
-  if (key < memory_keys_.size()) session_->choose(memory_keys_[key]);
 }
 
 }  // namespace shardscope::app

@@ -8,7 +8,6 @@
 #include <qcustomplot.h>
 
 #include "shardscope/core/summary.h"
-#include "shardscope/report/display_format.h"
 #include "shardscope/report/table_size_histogram.h"
 
 namespace shardscope::app {
@@ -17,6 +16,11 @@ namespace {
 
 constexpr double kBarFill = 0.86;    // share of a bin's width the bar covers
 constexpr int kOctavesPerUnit = 10;  // 1 KiB -> 1 MiB -> 1 GiB
+
+// 2^log2_bytes as an axis tick or a bin edge reads it: "512 B", "1 KiB", "16 GiB".
+QString powerOfTwoBytes(int log2_bytes) {
+  return QString::fromStdString(core::formatBytes(std::ldexp(1.0, log2_bytes), {.decimals = 0}));
+}
 
 // The x axis is in octaves (log2 of the bytes), so every tick sits on a power
 // of two and reads as a whole binary size ("4 MiB", "1 GiB", never "954 KiB").
@@ -36,7 +40,7 @@ class BinaryByteTicker : public QCPAxisTicker {
     return static_cast<int>(std::lround(tick_step)) / TableSizeChart::kOctavesPerBin - 1;
   }
   QString getTickLabel(double tick, const QLocale& /*locale*/, QChar /*format_char*/, int /*precision*/) override {
-    return QString::fromStdString(report::formatPowerOfTwoBytes(static_cast<int>(std::lround(tick))));
+    return powerOfTwoBytes(static_cast<int>(std::lround(tick)));
   }
 };
 
@@ -177,12 +181,11 @@ QString TableSizeChart::binToolTip(int bin) const {
   if (bin < 0 || bin >= static_cast<int>(bins_.size())) return {};
   const Bin& b = bins_[static_cast<std::size_t>(bin)];
   const QString count = b.tables == 1 ? tr("1 table") : tr("%1 tables").arg(b.tables);
-  QString text = tr("<b>%1</b> of %2 to %3")
-                     .arg(count, QString::fromStdString(report::formatPowerOfTwoBytes(b.index * kOctavesPerBin)),
-                          QString::fromStdString(report::formatPowerOfTwoBytes((b.index + 1) * kOctavesPerBin)));
+  QString text =
+      tr("<b>%1</b> of %2 to %3")
+          .arg(count, powerOfTwoBytes(b.index * kOctavesPerBin), powerOfTwoBytes((b.index + 1) * kOctavesPerBin));
   if (b.tables == 0) return text;
-  text += tr(", %1 in all")
-              .arg(QString::fromStdString(core::formatBytes(static_cast<std::uint64_t>(std::llround(b.total_bytes)))));
+  text += tr(", %1 in all").arg(QString::fromStdString(core::formatBytes(std::round(b.total_bytes))));
   QStringList names = b.names;
   for (QString& n : names) n = n.toHtmlEscaped();
   if (b.tables > names.size()) names << tr("\u2026 %1 more").arg(b.tables - names.size());

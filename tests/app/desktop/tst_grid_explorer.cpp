@@ -33,6 +33,7 @@
 #include "shardscope/report/weak_scaling_text.h"
 
 using shardscope::app::GridExplorerPage;
+using shardscope::app::GridTable;
 using shardscope::app::MainWindow;
 using shardscope::app::ScalingAnnotations;
 namespace core = shardscope::core;
@@ -182,7 +183,7 @@ class TestGridExplorer : public QObject {
     const auto& grids = page->result().grids;
     QCOMPARE(static_cast<int>(grids.size()), 14);  // 7 divisors of 64, two layouts
     QCOMPARE(page->gridModel()->rowCount(), 14);
-    QCOMPARE(page->gridModel()->columnCount(), static_cast<int>(GridExplorerPage::ColumnCount));
+    QCOMPARE(page->gridModel()->columnCount(), static_cast<int>(GridTable::ColumnCount));
     const int fitting =
         static_cast<int>(std::count_if(grids.begin(), grids.end(), [](const auto& g) { return g.fits; }));
     QVERIFY(fitting > 0);
@@ -466,8 +467,8 @@ class TestGridExplorer : public QObject {
     QCoreApplication::processEvents();
     const QHeaderView* header = page->gridTable()->horizontalHeader();
     const int viewport = page->gridTable()->viewport()->width();
-    for (int c : {GridExplorerPage::ColStep, GridExplorerPage::ColEmbedding, GridExplorerPage::ColAllToAll,
-                  GridExplorerPage::ColReplicaSync, GridExplorerPage::ColDense}) {
+    for (int c : {GridTable::ColStep, GridTable::ColEmbedding, GridTable::ColAllToAll, GridTable::ColReplicaSync,
+                  GridTable::ColDense}) {
       const int right = header->sectionViewportPosition(c) + header->sectionSize(c);
       QVERIFY2(header->sectionViewportPosition(c) >= 0 && right <= viewport,
                qPrintable(QStringLiteral("column %1 ends at %2 of %3 px").arg(c).arg(right).arg(viewport)));

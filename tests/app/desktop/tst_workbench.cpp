@@ -28,6 +28,7 @@
 #include "shardscope/planner/sweep.h"
 
 using shardscope::app::GridExplorerPage;
+using shardscope::app::GridTable;
 using shardscope::app::MainWindow;
 using shardscope::app::PlanningSession;
 namespace core = shardscope::core;
@@ -281,8 +282,8 @@ class TestWorkbench : public QObject {
       p.cluster.nodes = nodes;
       window.document()->edit(p, QStringLiteral("nodes"));
       QVERIFY(window.session()->waitUntilIdle(kTimeoutMs, false));
-      page->gridTable()->sortByColumn(GridExplorerPage::ColStep, Qt::DescendingOrder);
-      page->gridTable()->sortByColumn(GridExplorerPage::ColRank, Qt::AscendingOrder);
+      page->gridTable()->sortByColumn(GridTable::ColStep, Qt::DescendingOrder);
+      page->gridTable()->sortByColumn(GridTable::ColRank, Qt::AscendingOrder);
     }
     QCOMPARE(page->gridModel()->rowCount(), 14);
   }
@@ -297,11 +298,10 @@ class TestWorkbench : public QObject {
     QApplication::processEvents();
     QTableView* table = window.gridExplorerPage()->gridTable();
     const int row = 4;
-    const QRect cell = table->visualRect(table->model()->index(row, GridExplorerPage::ColStep));
+    const QRect cell = table->visualRect(table->model()->index(row, GridTable::ColStep));
     QVERIFY(cell.isValid());
     QTest::mouseClick(table->viewport(), Qt::LeftButton, Qt::NoModifier, cell.center());
-    const int grid_index =
-        table->model()->index(row, GridExplorerPage::ColRank).data(GridExplorerPage::kGridIndexRole).toInt();
+    const int grid_index = table->model()->index(row, GridTable::ColRank).data(GridTable::kGridIndexRole).toInt();
     QCOMPARE(window.session()->chosenIndex(), grid_index);
     QVERIFY(window.statusGridText().startsWith("Chosen grid:"));
     // The Plan page follows the choice.

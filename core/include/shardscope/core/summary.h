@@ -16,8 +16,32 @@ namespace shardscope::core {
 // printf into a std::string (format-checked at call sites).
 [[nodiscard]] __attribute__((format(printf, 1, 2))) std::string formatf(const char* fmt, ...);
 
-// 1536 -> "1.5 KiB", 104857600000 -> "97.7 GiB".
-[[nodiscard]] std::string formatBytes(std::uint64_t bytes);
+// Byte sizes are binary everywhere (1 KiB = 2^10 bytes, 1 GiB = 2^30), as in
+// the planner's memory figures.
+enum class ByteUnit { Auto, B, KiB, MiB, GiB, TiB, PiB, EiB };
+
+// How formatBytes writes a size. The default is "1.5 KiB", "97.7 GiB".
+struct BytesFormat {
+  // Auto: the largest unit that keeps the number at least 1; otherwise this one ("0.4 GiB").
+  ByteUnit unit = ByteUnit::Auto;
+  // Digits after the point, rounded as printf rounds; a size in bytes has none ("512 B").
+  int decimals = 1;
+  // No decimals from 10 of the unit on: "1.5 KiB", "12 KiB", "256 MiB".
+  bool whole_from_ten = false;
+  // Trailing zeros after the point dropped: "80 GiB", "79.6 GiB".
+  bool trim_zeros = false;
+  // The unit's name after the number; without it "19.07", for a column whose title names the unit.
+  bool unit_name = true;
+  // Digit groups in the whole part: "1,024.00".
+  bool digit_groups = false;
+};
+
+// The one byte formatter: 1536 -> "1.5 KiB", 104857600000 -> "97.7 GiB",
+// 512 -> "512 B"; {.decimals = 0} 2^22 -> "4 MiB"; {.unit = GiB} 2^28 ->
+// "0.2 GiB". Units up to EiB; "?" when not finite.
+[[nodiscard]] std::string formatBytes(double bytes, const BytesFormat& format = {});
+// Commas between groups of three digits of a number's whole part: "1234567" -> "1,234,567", "-1024.00" -> "-1,024.00".
+[[nodiscard]] std::string groupDigits(std::string_view number);
 // 40000000 -> "40.0M", 3067956 -> "3.07M", 155 -> "155".
 [[nodiscard]] std::string formatCount(double n);
 [[nodiscard]] std::string describeAccess(const AccessSpec& a);

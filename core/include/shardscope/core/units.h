@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
-#include <string>
 #include <string_view>
 
 namespace shardscope::core {
@@ -25,12 +24,8 @@ namespace shardscope::core {
 // A duration: one or more <number><unit> parts, units h, m, s, ms, us, ns,
 // each unit at most once and larger units first; numbers are decimal and
 // may have a fraction ("0.4s", "250ms", "1m05s", "1h30m"). A bare number
-// has no unit and is refused. Rounded to whole nanoseconds.
+// has no unit and is refused. Rounded to whole nanoseconds. Reads back every
+// form of formatDuration's clock (time_text.h: "0.4s", "12s", "1m05s").
 [[nodiscard]] std::optional<std::chrono::nanoseconds> parseDuration(std::string_view text);
-
-// How progress bars show a duration: "0.4s" below 10 s, "12s" below a
-// minute, "1m05s" past it; "?" for a negative or non-finite one. parseDuration
-// reads every form back.
-[[nodiscard]] std::string formatDuration(double seconds);
 
 }  // namespace shardscope::core

@@ -2,8 +2,9 @@
 // pooling and access distributions, and the rows of the summary panels.
 // Qt-free so the wording is tested without a window and shared by all pages.
 // Byte sizes are binary everywhere (1 KiB = 2^10 bytes, 1 GiB = 2^30), as in
-// the planner's memory figures; a size in its own unit is core::formatBytes
-// ("1.5 KiB", "19.1 GiB"). Bandwidths stay decimal GB/s, as links are quoted.
+// the planner's memory figures, and written by core::formatBytes ("1.5 KiB",
+// "19.1 GiB", "16 GiB" on an axis). Bandwidths stay decimal GB/s, as links
+// are quoted.
 #pragma once
 
 #include <cstdint>
@@ -20,13 +21,9 @@ namespace shardscope::report {
 // 40000000 -> "40,000,000".
 [[nodiscard]] std::string formatCount(std::uint64_t n);
 // Gibibytes (2^30 bytes) with two decimals and digit groups, for a column or
-// a total in one unit: 20480000000 -> "19.07", 2^40 -> "1,024.00", tiny
-// non-zero sizes -> "< 0.01", 0 -> "0".
+// a total in one unit (core::formatBytes in GiB): 20480000000 -> "19.07",
+// 2^40 -> "1,024.00", tiny non-zero sizes -> "< 0.01", 0 -> "0".
 [[nodiscard]] std::string formatGibibytes(std::uint64_t bytes);
-// An exact power of two of bytes, as axis ticks and bin edges read:
-// 9 -> "512 B", 10 -> "1 KiB", 22 -> "4 MiB", 34 -> "16 GiB". Exponents
-// from 0 to 69.
-[[nodiscard]] std::string formatPowerOfTwoBytes(int log2_bytes);
 // A number with `decimals` digits after the point, trailing zeros kept.
 [[nodiscard]] std::string formatFixed(double v, int decimals);
 // Shortest form of a double: 1.05 -> "1.05", 3.0 -> "3".

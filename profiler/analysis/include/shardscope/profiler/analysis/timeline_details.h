@@ -2,7 +2,7 @@
 // block of merged spans or a collective call: only the fields that have a
 // value (no stream of a step row, no step or sequence number -1, no
 // correlation 0, no empty name), durations and positions as people read
-// them (core::formatDurationNs; positions since the run's first span), sizes
+// them (core::formatDuration; positions since the run's first span), sizes
 // in binary units (core::formatBytes). The page only lays the fields out.
 #pragma once
 

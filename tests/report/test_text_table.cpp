@@ -1,0 +1,48 @@
+// The one text table of the text reports: column widths from the widest
+// cell (or a fixed minimum), alignment per column, the separator, the
+// indent, and no trailing spaces.
+#include <QtTest>
+#include <string>
+
+#include "shardscope/report/text_table.h"
+
+using shardscope::report::TextTable;
+
+class TestTextTable : public QObject {
+  Q_OBJECT
+ private slots:
+  void firstColumnLeftTheOthersRight() {
+    TextTable t({"rank", "ms", ""});
+    t.add({"0", "1.500", ""});
+    t.add({"12", "10.250", "<- straggler"});
+    QCOMPARE(t.text(), std::string("  rank      ms\n"
+                                   "  0      1.500\n"
+                                   "  12    10.250  <- straggler\n"));
+    QCOMPARE(t.text(""), std::string("rank      ms\n"
+                                     "0      1.500\n"
+                                     "12    10.250  <- straggler\n"));
+  }
+
+  void columnsAlignedAsAsked() {
+    TextTable t({"GPU", "name", "SMs", "PCI"});
+    t.align(0, TextTable::Align::Right).align(1, TextTable::Align::Left).leftFrom(3);
+    t.add({"10", "H100", "132", "0000:1b:00.0"});
+    QCOMPARE(t.text(""), std::string("GPU  name  SMs  PCI\n"
+                                     " 10  H100  132  0000:1b:00.0\n"));
+  }
+
+  void aFixedLayoutKeepsItsWidthsAndGrowsPastThem() {
+    TextTable t({"run", "table", "err"});
+    t.separator(" ").minWidths({5, 8, 6}).align(0, TextTable::Align::Right).align(1, TextTable::Align::Left);
+    t.add({"1", "cat_0", "-1.0%"});
+    QCOMPARE(t.text(), std::string("    run table       err\n"
+                                   "      1 cat_0     -1.0%\n"));
+    t.add({"2", "a_long_table_name", "+2.5%"});
+    QCOMPARE(t.text(), std::string("    run table                err\n"
+                                   "      1 cat_0              -1.0%\n"
+                                   "      2 a_long_table_name  +2.5%\n"));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestTextTable)
+#include "test_text_table.moc"
