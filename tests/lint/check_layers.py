@@ -30,8 +30,9 @@ LINKS: Dict[str, Set[str]] = {
     "nccl_plugin": set(),
     "app_args": {"core"},
     "workflow": {"engine", "import", "analysis", "planner", "cuda"},  # cuda where built
+    "agent_core": {"workflow", "protocol"},
     "remote": {"protocol", "store"},
-    "agent": {"protocol", "store", "workflow", "app_args"},
+    "agent": {"agent_core", "store"},
     "desktop": {"core", "planner", "report", "store", "remote", "workflow"},
     # The programs: what their mains link.
     "cli": {"app_args", "core", "planner", "store", "report", "workflow", "remote"},
@@ -55,6 +56,7 @@ FOLDERS = {
     "profiler/cuda": "cuda",
     "profiler/nccl_plugin": "nccl_plugin",
     "profiler/workflow": "workflow",
+    "profiler/agent": "agent_core",
     "app/args": "app_args",
     "app/remote": "remote",
     "app/agent": "agent",
@@ -78,6 +80,7 @@ HEADERS = {
     "shardscope/profiler/cuda/cupti_records.h": "cupti_records",
     "shardscope/profiler/cuda/": "cuda",
     "shardscope/profiler/workflow/": "workflow",
+    "shardscope/profiler/agent/": "agent_core",
     "shardscope/app/args.h": "app_args",
 }
 
