@@ -8,13 +8,6 @@ namespace shardscope::app::agent {
 
 namespace {
 
-template <class T>
-SessionHost::Answer<T> answer(std::variant<T, JobManager::Refusal> result) {
-  if (auto* refused = std::get_if<JobManager::Refusal>(&result))
-    return SessionHost::Refusal{refused->code, std::move(refused->error)};
-  return std::get<T>(std::move(result));
-}
-
 std::string peerName(const QSslSocket& socket) {
   return "client " + socket.peerAddress().toString().toStdString() + ":" + std::to_string(socket.peerPort());
 }
@@ -128,11 +121,11 @@ std::optional<core::Error> AgentConnection::authSucceeded() { return server_->au
 const proto::Description& AgentConnection::description() const { return server_->description(); }
 
 SessionHost::Answer<proto::JobInfo> AgentConnection::submit(const proto::JobSpec& spec) {
-  return answer(server_->jobs().submit(spec, session_.peer()));
+  return server_->jobs().submit(spec, session_.peer());
 }
 
 SessionHost::Answer<proto::JobInfo> AgentConnection::cancel(const std::string& job) {
-  return answer(server_->jobs().cancel(job));
+  return server_->jobs().cancel(job);
 }
 
 std::optional<proto::JobInfo> AgentConnection::find(const std::string& job) const {
@@ -142,12 +135,8 @@ std::optional<proto::JobInfo> AgentConnection::find(const std::string& job) cons
 
 std::vector<proto::JobInfo> AgentConnection::list() const { return server_->jobs().list(); }
 
-SessionHost::Answer<SessionHost::RunFile> AgentConnection::runFile(const std::string& job) const {
-  auto result = server_->jobs().runFile(job);
-  if (auto* refused = std::get_if<JobManager::Refusal>(&result))
-    return SessionHost::Refusal{refused->code, std::move(refused->error)};
-  const auto& file = std::get<agent::RunFile>(result);
-  return SessionHost::RunFile{file.path, file.size, file.sha256, file.run};
+SessionHost::Answer<profiler::RunFile> AgentConnection::runFile(const std::string& job) const {
+  return server_->jobs().runFile(job);
 }
 
 }  // namespace shardscope::app::agent

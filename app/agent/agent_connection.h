@@ -1,5 +1,5 @@
 // One client of the agent on its TLS socket: the protocol is ClientSession's
-// (client_session.h); this class feeds it what the socket reads, writes what
+// (profiler/agent's client_session.h); this class feeds it what the socket reads, writes what
 // it answers, runs its timers (the handshake deadline, the progress
 // interval, a wrong token's back-off), forwards the jobs' events, logs its
 // lines and drops a client that lets unsent answers pile up past the limit.
@@ -13,11 +13,14 @@
 #include <QSslSocket>
 #include <QTimer>
 
-#include "client_session.h"
+#include "shardscope/profiler/agent/client_session.h"
 
 namespace shardscope::app::agent {
 
 class AgentServer;
+namespace proto = core::protocol;
+using profiler::ClientSession;
+using profiler::SessionHost;
 
 class AgentConnection : public QObject, private SessionHost {
   Q_OBJECT
@@ -38,7 +41,7 @@ class AgentConnection : public QObject, private SessionHost {
   [[nodiscard]] Answer<proto::JobInfo> cancel(const std::string& job) override;
   [[nodiscard]] std::optional<proto::JobInfo> find(const std::string& job) const override;
   [[nodiscard]] std::vector<proto::JobInfo> list() const override;
-  [[nodiscard]] Answer<SessionHost::RunFile> runFile(const std::string& job) const override;
+  [[nodiscard]] Answer<profiler::RunFile> runFile(const std::string& job) const override;
 
   void readAvailable();
   // Does what the session asked: log, write, close, schedule.

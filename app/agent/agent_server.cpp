@@ -1,27 +1,21 @@
 #include "agent_server.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
 
 #include <algorithm>
-#include <fstream>
-#include <thread>
 
 #include <QSslCipher>
 
 #include "agent_connection.h"
 #include "agent_log.h"
-#include "shardscope/profiler/engine/gpu_devices.h"
-#include "shardscope/profiler/engine/host_info.h"
-#include "shardscope/profiler/workflow/profile_run.h"
+#include "shardscope/profiler/agent/agent_token.h"
 
 namespace shardscope::app::agent {
 
 namespace {
-constexpr std::size_t kMinTokenBytes = 16;
 constexpr auto kForgetFailuresAfter = std::chrono::minutes(10);
 // A peer that has sent no byte this long after connecting is closed: an idle
 // socket holds a slot in handshake but has not begun TLS, so the
@@ -32,64 +26,7 @@ constexpr int kRefusalGraceMs = 2000;
 constexpr auto kAcceptRetry = std::chrono::seconds(1);
 // After this many connections in handshake at once, memory is given back once they are gone.
 constexpr std::size_t kTrimAfterHandshakes = 64;
-
-core::Error usage(std::string message) { return core::Error{std::move(message), core::ErrorKind::Usage}; }
 }  // namespace
-
-core::Result<std::string> readTokenFile(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    return usage("token file " + path +
-                 " does not exist: write a random token into it, e.g. `(umask 077; head -c 32 "
-                 "/dev/urandom | base64 > " +
-                 path + ")` as the agent's user");
-  if (!S_ISREG(st.st_mode)) return usage("token file " + path + " is not a regular file");
-  if (st.st_uid != ::geteuid())
-    return usage("token file " + path + " belongs to another user: it must be the agent user's own");
-  if ((st.st_mode & 077) != 0) return usage("token file " + path + " is readable by other users: chmod 600 " + path);
-  std::ifstream in(path);
-  std::string token;
-  std::getline(in, token);
-  while (!token.empty() && (token.back() == '\r' || token.back() == ' ' || token.back() == '\t')) token.pop_back();
-  if (token.size() < kMinTokenBytes)
-    return usage("token file " + path + " holds a token of " + std::to_string(token.size()) +
-                 " bytes on its first line; use at least " + std::to_string(kMinTokenBytes));
-  if (token.size() > proto::kMaxTokenBytes)
-    return usage("token file " + path + ": the token is longer than " + std::to_string(proto::kMaxTokenBytes) +
-                 " bytes");
-  return token;
-}
-
-proto::Description describeAgent(const profiler::AgentConfig& config, const core::ClusterSpec& cluster) {
-  proto::Description d;
-  proto::HostInfo host;
-  host.name = profiler::hostName();
-  host.cpus = std::max(1u, std::thread::hardware_concurrency());
-  host.memory_bytes = profiler::availableMemoryBytes();
-  if (auto gpus = profiler::queryGpuDevices()) {
-    for (std::size_t i = 0; i < gpus->size(); ++i)
-      host.gpus.push_back(
-          proto::GpuInfo{static_cast<std::uint32_t>(i), (*gpus)[i].name, (*gpus)[i].total_memory_bytes});
-  }
-  d.hosts.push_back(std::move(host));
-  d.agent = "shardscope-agent " SHARDSCOPE_VERSION " on " + d.hosts.front().name;
-  d.engine_version = SHARDSCOPE_VERSION;
-  d.gpu_engine = profiler::gpuEngineBuilt();
-  const auto versions = profiler::gpuStackVersions();
-  d.cuda_version = versions.cuda_runtime.empty()
-                       ? ""
-                       : versions.cuda_runtime +
-                             (versions.cuda_driver.empty() ? " (no driver)" : " (driver " + versions.cuda_driver + ")");
-  d.nccl_version = versions.nccl;
-  d.launcher = profiler::toString(config.launcher);
-  d.modes = {"emulate"};
-  if (config.launcher != profiler::LauncherKind::None) d.modes.emplace_back("mpi");
-  d.cluster = cluster;
-  d.max_ranks = config.limits.max_ranks;
-  d.max_steps = config.limits.max_steps;
-  d.max_jobs = config.limits.max_jobs;
-  return d;
-}
 
 core::Result<QSslConfiguration> serverTlsConfiguration(const TlsIdentity& identity) {
   QList<QSslCipher> ciphers;
@@ -401,17 +338,7 @@ std::optional<core::Error> AgentServer::authSucceeded(const AgentConnection* con
   return std::nullopt;
 }
 
-bool AgentServer::tokenMatches(const std::string& token) const {
-  // Every byte of the longer one is looked at, whatever the first difference.
-  const std::size_t n = std::max(token.size(), token_.size());
-  unsigned diff = token.size() == token_.size() ? 0u : 1u;
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto a = static_cast<unsigned char>(i < token.size() ? token[i] : 0);
-    const auto b = static_cast<unsigned char>(i < token_.size() ? token_[i] : 0);
-    diff |= static_cast<unsigned>(a ^ b);
-  }
-  return diff == 0;
-}
+bool AgentServer::tokenMatches(const std::string& token) const { return profiler::tokenMatches(token, token_); }
 
 std::chrono::milliseconds AgentServer::authFailed(const QHostAddress& peer) {
   const auto now = std::chrono::steady_clock::now();

@@ -1,8 +1,8 @@
 // shardscope-agent's server: TLS only (the agent's own identity; TLS 1.3, or
 // 1.2 with ECDHE and AEAD suites), one AgentConnection per client, the token
-// compared in constant time, wrong tokens answered after a back-off that
-// grows per client address. The description a describe answers is made once
-// at start. docs/agent.md.
+// compared in constant time (profiler/agent's agent_token.h), wrong tokens
+// answered after a back-off that grows per client address. The description
+// a describe answers is made once at start (agent_describe.h). docs/agent.md.
 //
 // Accepting never stops. Each accepted socket is tracked from accept until
 // its client is authenticated: one that sends nothing in its first seconds,
@@ -31,7 +31,7 @@
 
 #include "job_manager.h"
 #include "shardscope/core/protocol/messages.h"
-#include "shardscope/profiler/workflow/agent_config.h"
+#include "shardscope/profiler/agent/agent_config.h"
 #include "tls_identity.h"
 
 namespace shardscope::app::agent {
@@ -96,7 +96,7 @@ class AgentServer : public QObject {
   [[nodiscard]] const proto::Description& description() const { return description_; }
   [[nodiscard]] JobManager& jobs() { return *jobs_; }
 
-  // Whether `token` is the agent's (constant time in the token's length).
+  // Whether `token` is the agent's (profiler::tokenMatches).
   [[nodiscard]] bool tokenMatches(const std::string& token) const;
   // A failed hello from `peer`: how long to wait before answering it. Grows
   // 250 ms, 500 ms, ... up to 8 s with each failure in a row; forgotten after
@@ -159,15 +159,6 @@ class AgentServer : public QObject {
   };
   std::map<QString, Failures> failures_;  // by client address
 };
-
-// Reads the token file: it must belong to this user and be readable by
-// nobody else (mode 0600 or stricter); the token is its first line, at least
-// 16 bytes. Errors (Usage) say how to fix it.
-[[nodiscard]] core::Result<std::string> readTokenFile(const std::string& path);
-
-// What describe answers: this host, its GPUs and versions, the engine, the
-// launcher, the cluster jobs run on, the limits.
-[[nodiscard]] proto::Description describeAgent(const profiler::AgentConfig& config, const core::ClusterSpec& cluster);
 
 // The agent's TLS settings: its identity, TLS 1.2 or later (1.3 when the
 // client speaks it), and for TLS 1.2 only ECDHE key exchange with AES-GCM or

@@ -14,8 +14,9 @@
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/core/summary.h"
 #include "shardscope/core/time_text.h"
+#include "shardscope/profiler/agent/agent_launch.h"
+#include "shardscope/profiler/agent/progress_throttle.h"
 #include "shardscope/profiler/engine/gpu_devices.h"
-#include "shardscope/profiler/workflow/agent_launch.h"
 #include "shardscope/profiler/workflow/profile_run.h"
 
 namespace shardscope::app::agent {
@@ -23,15 +24,8 @@ namespace shardscope::app::agent {
 namespace {
 namespace fs = std::filesystem;
 namespace st = core::store;
-using nlohmann::json;
 
-constexpr const char* kJobSchema = "shardscope.agent-job/1";
 constexpr std::size_t kStderrTail = 40;
-// RLIMIT_AS of an emulate engine on the CPU, past limits.job_memory_bytes: the
-// address space its libraries map and each kernel thread's stack and glibc
-// arena reserve without making them resident (about 0.2 GiB for two threads).
-constexpr std::uint64_t kAddressSpaceBase = std::uint64_t{1} << 30;
-constexpr std::uint64_t kAddressSpacePerThread = std::uint64_t{72} << 20;
 
 JobManager::Refusal refusal(proto::ErrorCode code, std::string message) {
   return {code, core::Error{std::move(message), core::ErrorKind::Usage}};
@@ -82,47 +76,6 @@ core::Result<std::pair<std::string, std::uint64_t>> fileSha256(const std::string
   return std::pair{hash.result().toHex().toStdString(), static_cast<std::uint64_t>(f.size())};
 }
 
-// The resident memory of every running job's processes, as their launches
-// sample it: when all of them together pass limits.total_memory_bytes, the
-// newest job is stopped (the others were there first).
-class ResidentLedger {
- public:
-  explicit ResidentLedger(std::uint64_t total) : total_(total) {}
-  void add(const std::string& id) {
-    const std::lock_guard lock(mutex_);
-    jobs_[id] = {next_++, 0};
-  }
-  void remove(const std::string& id) {
-    const std::lock_guard lock(mutex_);
-    jobs_.erase(id);
-  }
-  // Records one sample of a job; the reason to stop it, or "".
-  std::string sample(const std::string& id, std::uint64_t resident) {
-    const std::lock_guard lock(mutex_);
-    const auto it = jobs_.find(id);
-    if (it == jobs_.end()) return {};
-    it->second.resident = resident;
-    std::uint64_t sum = 0, newest = 0;
-    for (const auto& [job, e] : jobs_) {
-      sum += e.resident;
-      newest = std::max(newest, e.order);
-    }
-    if (sum <= total_ || it->second.order != newest) return {};
-    return "memory limit (" + core::formatBytes(total_) + ", limits.total_memory_bytes): the running jobs held " +
-           core::formatBytes(sum) + " together; the newest was stopped";
-  }
-
- private:
-  struct Entry {
-    std::uint64_t order = 0;
-    std::uint64_t resident = 0;
-  };
-  std::mutex mutex_;
-  std::uint64_t total_;
-  std::uint64_t next_ = 0;
-  std::map<std::string, Entry> jobs_;
-};
-
 // A running job: its thread, its cancel flag, what its launch learned.
 struct JobManager::Runtime {
   std::thread thread;
@@ -138,7 +91,7 @@ JobManager::JobManager(profiler::AgentConfig config, core::ClusterSpec cluster, 
     : QObject(parent),
       config_(std::move(config)),
       cluster_(std::move(cluster)),
-      ledger_(std::make_shared<ResidentLedger>(config_.limits.total_memory_bytes)) {
+      ledger_(std::make_shared<profiler::ResidentLedger>(config_.limits.total_memory_bytes)) {
   if (auto gpus = profiler::queryGpuDevices()) local_gpus_ = gpus->size();
 }
 
@@ -162,16 +115,8 @@ std::string JobManager::nextId() {
 }
 
 core::Status JobManager::save(const Job& job) const {
-  json j;
-  j["schema"] = kJobSchema;
-  j["info"] = proto::toJson(job.info);
-  j["spec"] = proto::toJson(job.spec);
-  if (!job.run_file.sha256.empty())
-    j["run_file"] = {{"size", job.run_file.size}, {"sha256", job.run_file.sha256}, {"run", job.run_file.run}};
-  j["owner"] = job.owner;
   const std::string path = (fs::path(jobDir(job.info.job)) / "job.json").string();
-  // Replaced, not thrown, should a byte that is not UTF-8 still get here.
-  auto written = core::writeFileAtomic(path, j.dump(1, ' ', false, json::error_handler_t::replace));
+  auto written = core::writeFileAtomic(path, profiler::jobRecordText(job));
   ownerOnly(path, false);
   return written;
 }
@@ -181,12 +126,6 @@ std::uint64_t JobManager::reservedMemory() const {
   for (const auto& id : queue_) sum += jobs_.at(id).memory;
   for (const auto& [id, rt] : running_) sum += jobs_.at(id).memory;
   return sum;
-}
-
-void JobManager::describeJobs(proto::Description& d) const {
-  d.shapes = jobShapes(cluster_, config_.limits.max_ranks);
-  const auto& l = config_.limits;
-  d.job_limits = {l.job_memory_bytes, l.total_memory_bytes, l.job_threads, l.job_seconds};
 }
 
 namespace {
@@ -203,33 +142,11 @@ std::variant<proto::JobInfo, JobManager::Refusal> JobManager::submit(const proto
     logLine("submit by " + owner + " refused: " + logSafe(r.error.message, 400));
     return r;
   };
-  const auto& l = config_.limits;
-  if (spec.steps > l.max_steps)
-    return refused(refusal(proto::ErrorCode::LimitExceeded, std::to_string(spec.steps) + " steps exceed this agent's " +
-                                                                std::to_string(l.max_steps) + " (limits.max_steps)"));
-  // Before anything is planned: the agent plans a job when it is submitted, on its event loop.
-  if (spec.project.model.tables.size() > l.max_tables)
-    return refused(refusal(proto::ErrorCode::LimitExceeded, "a model of " +
-                                                                std::to_string(spec.project.model.tables.size()) +
-                                                                " tables exceeds this agent's " +
-                                                                std::to_string(l.max_tables) + " (limits.max_tables)"));
-  if (queue_.size() + running_.size() >= l.max_jobs)
-    return refused(refusal(proto::ErrorCode::LimitExceeded, "this agent already has " + std::to_string(l.max_jobs) +
-                                                                " jobs queued or running (limits.max_jobs)"));
-  if (spec.mode == proto::JobMode::Mpi && config_.launcher == profiler::LauncherKind::None)
-    return refused(
-        refusal(proto::ErrorCode::InvalidJob, "this agent runs emulate jobs only (its config names no launcher)"));
-  if (spec.device == proto::JobDevice::Cuda && !profiler::gpuEngineBuilt())
-    return refused(refusal(proto::ErrorCode::InvalidJob, "this agent's engine was built without CUDA, NCCL and CUPTI"));
-  // An emulate job runs on this machine: its GPUs, not the cluster's (mpi jobs' ranks run where the launcher puts
-  // them).
-  if (spec.device == proto::JobDevice::Cuda && spec.mode == proto::JobMode::Emulate && local_gpus_ == 0)
-    return refused(refusal(proto::ErrorCode::InvalidJob,
-                           "this agent's machine has no GPU for an emulate job on the cuda device; choose the cpu "
-                           "device, or mpi where its launcher reaches GPU nodes"));
-  auto admitted = admitJob(spec, config_, cluster_, reservedMemory());
+  if (auto r = profiler::checkJobRequest(spec, config_, queue_.size() + running_.size(), local_gpus_))
+    return refused(*r);
+  auto admitted = profiler::admitJob(spec, config_, cluster_, reservedMemory());
   if (auto* r = std::get_if<Refusal>(&admitted)) return refused(*r);
-  Admission& a = std::get<Admission>(admitted);
+  profiler::Admission& a = std::get<profiler::Admission>(admitted);
   Job job;
   job.spec = std::move(a.spec);
   job.owner = owner;
@@ -350,42 +267,8 @@ void JobManager::start(Job& job) {
   r->thread = std::thread([this, id, dir = jobDir(id), spec = job.spec, r] { runJob(id, dir, spec, *r); });
 }
 
-namespace {
-// Whether a progress report may go out now (at most 20 a second; stage changes always).
-class ProgressThrottle {
- public:
-  bool admit(bool always) {
-    const auto now = std::chrono::steady_clock::now();
-    if (!always && now - last_ < std::chrono::milliseconds(50)) return false;
-    last_ = now;
-    return true;
-  }
-
- private:
-  std::chrono::steady_clock::time_point last_{};
-};
-}  // namespace
-
-profiler::EngineLaunchOptions JobManager::launchLimits(const std::string& id, const proto::JobSpec& spec) const {
-  profiler::EngineLaunchOptions o;
-  profiler::ProcessLimits& l = o.limits;
-  l.resident_bytes = config_.limits.job_memory_bytes;
-  l.resident_name = "limits.job_memory_bytes";
-  l.wall = std::chrono::seconds(config_.limits.job_seconds);
-  l.wall_name = "limits.job_seconds";
-  l.die_with_caller = true;
-  // The engine itself on the CPU: address space as a backstop far above the
-  // resident limit (not for GPU processes, whose CUDA context reserves the
-  // GPUs' size, nor for launchers: Slurm passes limits on to the ranks).
-  if (spec.mode == proto::JobMode::Emulate && spec.device == proto::JobDevice::Cpu)
-    l.address_space_bytes =
-        config_.limits.job_memory_bytes + kAddressSpaceBase + kAddressSpacePerThread * config_.limits.job_threads;
-  l.sample = [ledger = ledger_, id](std::uint64_t resident) { return ledger->sample(id, resident); };
-  return o;
-}
-
 void JobManager::runJob(const std::string& id, const std::string& dir, const proto::JobSpec& spec, Runtime& rt) {
-  profiler::ProfileRequest req = jobProfileRequest(spec, dir, config_);
+  profiler::ProfileRequest req = profiler::jobProfileRequest(spec, dir, config_);
   proto::JobInfo ended;
   auto plan = spec.plan ? core::Result<core::ShardPlan>(*spec.plan) : profiler::plannedProfilePlan(req, spec.grid);
   RunFile file;
@@ -403,7 +286,8 @@ void JobManager::runJob(const std::string& id, const std::string& dir, const pro
     hooks.prepare = [this, &req, &spec, id, n, gpn, dir, &rt](
                         const std::vector<std::string>& engine,
                         const std::string&) -> core::Result<profiler::PreparedLaunch> {
-      profiler::PreparedLaunch p{engine, launchLimits(id, spec)};
+      profiler::PreparedLaunch p{engine, {}};
+      p.options.limits = profiler::jobProcessLimits(config_, spec, id, ledger_);
       if (req.mode == profiler::ProfileMode::Emulate) return p;  // the engine itself, no launcher
       auto launch = profiler::prepareAgentLaunch(config_, n, gpn, dir, engine, rt.scheduler);
       if (launch) launch->options.limits = p.options.limits;
@@ -424,7 +308,7 @@ void JobManager::runJob(const std::string& id, const std::string& dir, const pro
       }
     };
     req.mpi_hooks = std::move(hooks);
-    ProgressThrottle throttle;
+    profiler::ProgressThrottle throttle;
     const auto progress = [&](const profiler::ProfileProgress& p) {
       using Kind = profiler::ProfileProgress::Kind;
       if (p.kind == Kind::EngineOutput) {
@@ -512,24 +396,10 @@ void JobManager::finish(const std::string& id, const proto::JobInfo& ended, cons
 }
 
 std::string JobManager::recoverOne(const std::string& path) {
-  auto j = core::readJsonFile(path);
-  if (!j) return "skipped " + path + ": " + j.error().message;
-  if (!j->is_object() || !j->contains("info") || !j->contains("spec"))
-    return "skipped " + path + ": not a " + kJobSchema + " record";
-  auto info = proto::parseJobInfo((*j)["info"], path, "/info");
-  if (!info) return "skipped " + path + ": " + info.error().message;
-  auto spec = proto::parseJobSpec((*j)["spec"], path, "/spec");
-  if (!spec) return "skipped " + path + ": " + spec.error().message;
-  Job job{*info, *spec, {}, "a client", 0};
-  if (const auto owner = j->find("owner"); owner != j->end() && owner->is_string())
-    job.owner = owner->get<std::string>();
+  auto record = profiler::loadJobRecord(path);
+  if (!record) return "skipped " + record.error().message;
+  Job job{std::move(record).value(), 0};
   const std::string dir = fs::path(path).parent_path().string();
-  if (job.info.job != fs::path(dir).filename().string())
-    return "skipped " + path + ": it names job " + job.info.job + ", not its folder's";
-  if (j->contains("run_file"))
-    job.run_file =
-        RunFile{(fs::path(dir) / "run.sqlite").string(), (*j)["run_file"].value("size", std::uint64_t{0}),
-                (*j)["run_file"].value("sha256", std::string()), (*j)["run_file"].value("run", std::int64_t{0})};
   std::string note;
   if (job.info.state == proto::JobState::Running) {
     const std::string store = (fs::path(dir) / "store.sqlite").string();
@@ -552,8 +422,8 @@ std::string JobManager::recoverOne(const std::string& path) {
     note = "job " + job.info.job + ": its run file was written again";
   }
   if (job.info.state == proto::JobState::Queued) {  // admitted again: the config may have changed since
-    auto admitted = admitJob(job.spec, config_, cluster_, reservedMemory());
-    if (auto* a = std::get_if<Admission>(&admitted)) {
+    auto admitted = profiler::admitJob(job.spec, config_, cluster_, reservedMemory());
+    if (auto* a = std::get_if<profiler::Admission>(&admitted)) {
       job.spec = std::move(a->spec);
       job.memory = a->memory.bytes;
       queue_.push_back(job.info.job);

@@ -1,12 +1,13 @@
-// The agent's jobs: submitted specs are admitted (job_admission.h: the
-// agent's own cluster, a grid or plan for it, the predicted memory within the
-// limits), queue in order, and at most max_running run at once, each on its
+// The agent's jobs: submitted specs are admitted (profiler/agent's
+// job_admission.h: the agent's own cluster, a grid or plan for it, the
+// predicted memory within the limits), queue in order, and at most max_running run at once, each on its
 // own thread that starts and follows a child process: shardscope-engine
 // --emulate for emulate jobs, the config's launcher for mpi jobs, never the
 // job's tables in this process. A child is limited (resident memory of its
-// process tree, wall time, threads; killed at a limit) and dies with the
-// agent. Every state change is written to the job's folder
-// (<store_dir>/jobs/<id>/job.json, atomically, folders 0700 and files 0600)
+// process tree, wall time, threads; killed at a limit: job_limits.h) and dies
+// with the agent. Every state change is written to the job's folder
+// (<store_dir>/jobs/<id>/job.json, job_record.h; atomically, folders 0700 and
+// files 0600)
 // so a restart, even after a kill -9, finds every job: one that was running
 // is marked failed (its run in the job's store marked failed too), one that
 // was queued runs. A job outlives the client that submitted it. When a job
@@ -26,24 +27,17 @@
 
 #include <QObject>
 
-#include "job_admission.h"
 #include "shardscope/core/cluster.h"
 #include "shardscope/core/protocol/messages.h"
-#include "shardscope/profiler/workflow/agent_config.h"
+#include "shardscope/profiler/agent/agent_config.h"
+#include "shardscope/profiler/agent/job_admission.h"
+#include "shardscope/profiler/agent/job_limits.h"
+#include "shardscope/profiler/agent/job_record.h"
 
 namespace shardscope::app::agent {
 
 namespace proto = core::protocol;
-
-// A finished job's run file (the snapshot fetch serves).
-struct RunFile {
-  std::string path;
-  std::uint64_t size = 0;
-  std::string sha256;  // 64 lowercase hex digits
-  std::int64_t run = 0;
-};
-
-class ResidentLedger;
+using profiler::RunFile;
 
 class JobManager : public QObject {
   Q_OBJECT
@@ -58,11 +52,10 @@ class JobManager : public QObject {
   // Returns one line per job it had to repair, for the log.
   [[nodiscard]] core::Result<std::vector<std::string>> recover();
 
-  // Queues a spec that admitJob accepts (and within the limits on steps, jobs
-  // at once, the modes the launcher allows). `owner` names the client
-  // ("client 10.0.0.5:51234") in the log and the job's record. Errors carry
-  // the protocol code to answer with.
-  using Refusal = JobRefusal;
+  // Queues a spec that checkJobRequest and admitJob accept. `owner` names
+  // the client ("client 10.0.0.5:51234") in the log and the job's record.
+  // Errors carry the protocol code to answer with.
+  using Refusal = profiler::JobRefusal;
   [[nodiscard]] std::variant<proto::JobInfo, Refusal> submit(const proto::JobSpec& spec, const std::string& owner);
   [[nodiscard]] std::variant<proto::JobInfo, Refusal> cancel(const std::string& job);
   [[nodiscard]] const proto::JobInfo* find(const std::string& job) const;
@@ -70,22 +63,16 @@ class JobManager : public QObject {
   [[nodiscard]] std::variant<RunFile, Refusal> runFile(const std::string& job) const;
   [[nodiscard]] std::size_t running() const { return running_.size(); }
 
-  // What describe says jobs may ask for and take: the shapes and the job limits.
-  void describeJobs(proto::Description& d) const;
-
  signals:
   void jobChanged(const shardscope::core::protocol::JobInfo& info);
   void jobProgress(const shardscope::core::protocol::ProgressEvent& event);
 
  private:
   struct Runtime;  // a running job's thread, cancel flag and launch state
-  struct Job {
-    proto::JobInfo info;
-    proto::JobSpec spec;
-    RunFile run_file;   // once it ended with a run
-    std::string owner;  // who submitted it (the log's and the record's)
-    // Its memory estimate, held against limits.total_memory_bytes until it
-    // ends (not recorded: a queued job is admitted again at the next start).
+  // Its record (info, spec, the run file once it ended with a run, owner) and
+  // its memory estimate, held against limits.total_memory_bytes until it ends
+  // (not recorded: a queued job is admitted again at the next start).
+  struct Job : profiler::JobRecord {
     std::uint64_t memory = 0;
   };
 
@@ -93,7 +80,6 @@ class JobManager : public QObject {
   void start(Job& job);
   // The job's thread: runs the engine as a child process, snapshots its run.
   void runJob(const std::string& id, const std::string& dir, const proto::JobSpec& spec, Runtime& rt);
-  [[nodiscard]] profiler::EngineLaunchOptions launchLimits(const std::string& id, const proto::JobSpec& spec) const;
   [[nodiscard]] std::string recoverOne(const std::string& file);
   void noteSchedulerJob(const std::string& id, const std::string& scheduler_job);
   void finish(const std::string& id, const proto::JobInfo& ended, const RunFile& file);
@@ -109,7 +95,7 @@ class JobManager : public QObject {
   std::vector<std::string> order_;   // ids, oldest first
   std::deque<std::string> queue_;    // queued ids, in order
   std::map<std::string, std::unique_ptr<Runtime>> running_;
-  std::shared_ptr<ResidentLedger> ledger_;  // the running children's resident memory, for the total limit
+  std::shared_ptr<profiler::ResidentLedger> ledger_;  // the running children's resident memory, for the total limit
   std::uint64_t next_number_ = 1;
   bool stopping_ = false;       // the agent is stopping: start nothing more
   std::size_t local_gpus_ = 0;  // this machine's GPUs (emulate jobs on the cuda device run here)

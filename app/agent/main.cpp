@@ -21,9 +21,11 @@
 #include "agent_server.h"
 #include "job_manager.h"
 #include "shardscope/core/summary.h"
+#include "shardscope/profiler/agent/agent_describe.h"
+#include "shardscope/profiler/agent/agent_token.h"
 #include "shardscope/profiler/engine/host_info.h"
-#include "shardscope/profiler/workflow/engine_launch.h"
 #include "shardscope/profiler/engine/local_cluster.h"
+#include "shardscope/profiler/workflow/engine_launch.h"
 #include "tls_identity.h"
 
 namespace {
@@ -142,7 +144,7 @@ int main(int argc, char** argv) {
   QCoreApplication app(argc, argv);
   auto config = profiler::loadAgentConfig(config_path);
   if (!config) return fail(config.error());
-  auto token = app::agent::readTokenFile(config->token_file);
+  auto token = profiler::readTokenFile(config->token_file);
   if (!token)
     return fail(core::Error{config->source + ": /token_file: " + token.error().message, token.error().kind,
                             config->source, "/token_file"});
@@ -163,8 +165,7 @@ int main(int argc, char** argv) {
   for (const auto& line : *recovered) app::agent::logLine("recovered: " + line);
   const std::string fingerprint = identity->fingerprint;
   const bool created = identity->created;
-  core::protocol::Description description = app::agent::describeAgent(*config, *cluster);
-  jobs->describeJobs(description);
+  core::protocol::Description description = profiler::describeAgent(*config, *cluster);
   auto* server =
       new app::agent::AgentServer(*config, std::move(identity).value(), *token, std::move(description), jobs, &app);
   if (auto s = server->listen(); !s) return fail(s.error());

@@ -8,6 +8,7 @@
 #include "common_options.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/limits.h"
+#include "shardscope/core/protocol/job_spec.h"
 #include "shardscope/core/version.h"
 
 namespace shardscope::app::cli {
@@ -79,44 +80,37 @@ bool numberInto(const std::optional<std::string>& text, const char* name, T& out
   return v.has_value();
 }
 
-// The job spec of `submit` (the project loaded here and sent inline).
+// The job spec of `submit` (the project loaded here and sent inline; the
+// agent checks it against its own cluster: remote describe lists what it offers).
 int buildSubmit(const SubmitTexts& t, proto::JobSpec& s) {
-  const std::string mode = t.mode.value_or("emulate");
+  proto::JobOptions o;
   const std::string device = t.device.value_or("cpu");
-  s.label = t.label.value_or("");
-  s.trace_spans = !t.no_trace;
-  s.all_groups = t.all_groups;
-  if (!numberInto(t.steps, "--steps", s.steps, proto::kMaxJobSteps, false) ||
-      !numberInto(t.warmup, "--warmup", s.warmup, proto::kMaxJobWarmup, true) ||
-      !numberInto(t.seed, "--seed", s.seed, proto::kMaxJobSeed, false) ||
-      !numberInto(t.batch, "--batch", s.batch, core::kMaxBatchPerGpu, true) ||
-      !numberInto(t.sync, "--sync-interval", s.sync_interval, core::kMaxSyncInterval, true))
+  o.mode = t.mode.value_or("emulate");
+  o.label = t.label.value_or("");
+  o.trace_spans = !t.no_trace;
+  o.all_groups = t.all_groups;
+  if (!numberInto(t.steps, "--steps", o.steps, proto::kMaxJobSteps, false) ||
+      !numberInto(t.warmup, "--warmup", o.warmup, proto::kMaxJobWarmup, true) ||
+      !numberInto(t.seed, "--seed", o.seed, proto::kMaxJobSeed, false) ||
+      !numberInto(t.batch, "--batch", o.batch, core::kMaxBatchPerGpu, true) ||
+      !numberInto(t.sync, "--sync-interval", o.sync_interval, core::kMaxSyncInterval, true))
     return kExitUsage;
-  if (mode != "emulate" && mode != "mpi") return usageError("remote submit: --mode must be emulate or mpi");
+  if (o.mode != "emulate" && o.mode != "mpi") return usageError("remote submit: --mode must be emulate or mpi");
   if (device != "cpu" && device != "cuda") return usageError("remote submit: --device must be cpu or cuda");
-  s.mode = mode == "mpi" ? proto::JobMode::Mpi : proto::JobMode::Emulate;
-  s.device = device == "cuda" ? proto::JobDevice::Cuda : proto::JobDevice::Cpu;
+  o.cuda = device == "cuda";
   if (t.plan && t.grid) return usageError("remote submit: give --plan or --grid, not both");
   auto project = core::resolveProject(t.sources);
   if (!project) return fail(project.error());
-  s.project = std::move(project).value();
-  s.project.trace_store.clear();
   if (t.plan) {
     auto plan = core::loadPlan(*t.plan);
     if (!plan) return fail(plan.error());
-    s.plan = std::move(plan).value();
+    o.plan = std::move(plan).value();
   }
-  // The agent runs the job on its own cluster and checks both against it (remote describe lists what it offers).
-  if (t.grid) {
-    std::uint32_t m = 0;
-    if (!numberInto(t.grid, "--grid", m, kMaxRanks, false)) return kExitUsage;
-    s.grid = m;
-  }
-  if (t.nodes) {
-    std::uint32_t nodes = 0;
-    if (!numberInto(t.nodes, "--nodes", nodes, kMaxRanks, false)) return kExitUsage;
-    s.nodes = nodes;
-  }
+  if (t.grid && !numberInto(t.grid, "--grid", o.grid, kMaxRanks, false)) return kExitUsage;
+  if (t.nodes && !numberInto(t.nodes, "--nodes", o.nodes, kMaxRanks, false)) return kExitUsage;
+  auto spec = proto::makeJobSpec(*project, o);
+  if (!spec) return fail(spec.error());
+  s = std::move(spec).value();
   return kExitOk;
 }
 

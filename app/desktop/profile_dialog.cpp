@@ -18,10 +18,10 @@
 
 #include "chart_style.h"
 #include "job_tracker.h"
-#include "job_spec.h"
 #include "project_files.h"
 #include "remote_agents.h"
 #include "remote_jobs.h"
+#include "shardscope/core/protocol/job_spec.h"
 #include "shardscope/report/cluster_catalog.h"
 #include "shardscope/profiler/workflow/profile_run.h"
 
@@ -315,7 +315,7 @@ void ProfileDialog::onTargetChanged() {
   }
   const core::protocol::Description& d = *agent->description;
   fillPlanChoices(d.cluster.worldSize());
-  const bool mpi = remote::agentRunsMode(d, "mpi");
+  const bool mpi = core::protocol::agentRunsMode(d, "mpi");
   if (modes != nullptr) modes->item(1)->setEnabled(mpi);
   if (!mpi) mode_->setCurrentIndex(0);
   if (devices != nullptr) devices->item(1)->setEnabled(d.gpu_engine);
@@ -336,9 +336,10 @@ void ProfileDialog::startRemote(const QString& address) {
     emit failed(status_->text());
     return;
   }
-  remote::RemoteRunOptions options;
-  options.label = label_->text().trimmed().toStdString();
+  core::protocol::JobOptions options;
   const auto group_size = plan_choice_->currentData().toUInt();
+  options.label = label_->text().trimmed().toStdString();
+  if (options.label.empty()) options.label = core::protocol::defaultJobLabel(project_, group_size);
   if (group_size == 0) options.plan = shown_;
   options.grid = group_size;
   options.mode = mode_->currentData().toString().toStdString();
@@ -347,7 +348,7 @@ void ProfileDialog::startRemote(const QString& address) {
   options.warmup = static_cast<std::uint32_t>(warmup_->value());
   options.seed = static_cast<std::uint64_t>(seed_->value());
   options.batch = static_cast<std::uint32_t>(batch_->value());
-  auto spec = remote::makeJobSpec(project_, *agent->description, options);
+  auto spec = core::protocol::makeJobSpecFor(project_, *agent->description, options);
   if (!spec) {
     status_->setText(QString::fromStdString(spec.error().message));
     emit failed(status_->text());

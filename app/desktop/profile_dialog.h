@@ -6,7 +6,7 @@
 // CPU or, in a build with the GPU engine, on this machine's GPUs. "Run on"
 // offers each connected agent (setRemoteTargets): its cluster is then what
 // the plan is made for, the modes are the agent's, and Run submits the job
-// (remote::makeJobSpec) to be followed on the Runs page instead.
+// (core::protocol::makeJobSpecFor) to be followed on the Runs page instead.
 #pragma once
 
 #include <QDialog>

@@ -8,8 +8,8 @@
 #include <QSettings>
 
 #include "agent_client.h"
-#include "job_spec.h"
 #include "project_files.h"
+#include "shardscope/core/protocol/job_spec.h"
 #include "shardscope/core/protocol/known_agents.h"
 
 namespace shardscope::app {
@@ -126,7 +126,7 @@ remote::AgentClient* RemoteAgents::client(const QString& address) const {
 QString RemoteAgents::targetText(const QString& address) const {
   const Agent* a = agent(address);
   if (a == nullptr || !a->description) return address;
-  return QString::fromStdString(remote::runTargetText(a->saved.displayName().toStdString(), *a->description));
+  return QString::fromStdString(proto::runTargetText(a->saved.displayName().toStdString(), *a->description));
 }
 
 void RemoteAgents::setState(const QString& address, State state, const QString& message) {

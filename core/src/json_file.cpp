@@ -41,10 +41,18 @@ Result<T> loadWith(const std::string& path, F from) {
 namespace {
 // Builds the document like nlohmann's own DOM parser, and knows where it is:
 // a duplicate key, a number beyond a double and nesting deeper than
-// kMaxJsonDepth stop the parse with the JSON path of the value.
-class CheckedDomBuilder : public nlohmann::json_sax<nlohmann::json> {
+// kMaxJsonDepth stop the parse with the JSON path of the value. `Json` is
+// nlohmann::json, or nlohmann::ordered_json to keep the members' order.
+template <class Json>
+class CheckedDomBuilder : public nlohmann::json_sax<Json> {
  public:
-  explicit CheckedDomBuilder(nlohmann::json& root) : root_(root) {}
+  using typename nlohmann::json_sax<Json>::number_integer_t;
+  using typename nlohmann::json_sax<Json>::number_unsigned_t;
+  using typename nlohmann::json_sax<Json>::number_float_t;
+  using typename nlohmann::json_sax<Json>::string_t;
+  using typename nlohmann::json_sax<Json>::binary_t;
+
+  explicit CheckedDomBuilder(Json& root) : root_(root) {}
 
   bool null() override { return put(nullptr); }
   bool boolean(bool v) override { return put(v); }
@@ -52,13 +60,13 @@ class CheckedDomBuilder : public nlohmann::json_sax<nlohmann::json> {
   bool number_unsigned(number_unsigned_t v) override { return put(v); }
   bool number_float(number_float_t v, const string_t& /*text*/) override { return put(v); }
   bool string(string_t& v) override { return put(std::move(v)); }
-  bool binary(binary_t& v) override { return put(nlohmann::json::binary(std::move(v))); }
-  bool start_object(std::size_t /*elements*/) override { return open(nlohmann::json::object()); }
-  bool start_array(std::size_t /*elements*/) override { return open(nlohmann::json::array()); }
+  bool binary(binary_t& v) override { return put(Json::binary(std::move(v))); }
+  bool start_object(std::size_t /*elements*/) override { return open(Json::object()); }
+  bool start_array(std::size_t /*elements*/) override { return open(Json::array()); }
   bool end_object() override { return close(); }
   bool end_array() override { return close(); }
   bool key(string_t& k) override {
-    nlohmann::json& obj = *stack_.back();
+    Json& obj = *stack_.back();
     if (obj.contains(k)) {
       problem_path_ = detail::childPath(pathHere(), k);
       problem_ = "duplicate key \"" + k + "\" (each key may appear once in an object)";
@@ -98,11 +106,11 @@ class CheckedDomBuilder : public nlohmann::json_sax<nlohmann::json> {
   // The path of the value being read when an error stopped the parse.
   std::string pathOfNext() const {
     if (stack_.empty()) return "";
-    const nlohmann::json& top = *stack_.back();
+    const Json& top = *stack_.back();
     if (top.is_array()) return detail::childPath(pathHere(), top.size());
     return pending_.back() ? detail::childPath(pathHere(), keys_.back()) : pathHere();
   }
-  nlohmann::json* place(nlohmann::json v) {
+  Json* place(Json v) {
     if (stack_.empty()) {
       root_ = std::move(v);
       return &root_;
@@ -115,11 +123,11 @@ class CheckedDomBuilder : public nlohmann::json_sax<nlohmann::json> {
     pending_.back() = false;
     return member_;
   }
-  bool put(nlohmann::json v) {
+  bool put(Json v) {
     place(std::move(v));
     return true;
   }
-  bool open(nlohmann::json v) {
+  bool open(Json v) {
     if (stack_.size() >= kMaxJsonDepth) {
       problem_path_ = pathOfNext();
       problem_ = "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
@@ -137,20 +145,20 @@ class CheckedDomBuilder : public nlohmann::json_sax<nlohmann::json> {
     return true;
   }
 
-  nlohmann::json& root_;
-  std::vector<nlohmann::json*> stack_;
+  Json& root_;
+  std::vector<Json*> stack_;
   std::vector<std::string> keys_;  // per open container: the object's current key
   std::vector<bool> pending_;      // per open container: a key was read, its value not yet
-  nlohmann::json* member_ = nullptr;
+  Json* member_ = nullptr;
   std::string problem_, syntax_, problem_path_;
   std::size_t error_position_ = 0;
 };
-}  // namespace
 
-Result<nlohmann::json> parseJsonText(std::string_view text, const std::string& source) {
-  nlohmann::json root;
-  CheckedDomBuilder builder(root);
-  const bool ok = nlohmann::json::sax_parse(text.begin(), text.end(), &builder);
+template <class Json>
+Result<Json> parseChecked(std::string_view text, const std::string& source) {
+  Json root;
+  CheckedDomBuilder<Json> builder(root);
+  const bool ok = Json::sax_parse(text.begin(), text.end(), &builder);
   if (ok) return root;
   const std::string& path = builder.problemPath();
   if (!builder.problem().empty()) {
@@ -162,6 +170,15 @@ Result<nlohmann::json> parseJsonText(std::string_view text, const std::string& s
   return Error{source + ": not valid JSON at " + lineColumn(text, at) + (path.empty() ? "" : " (" + path + ")") + ": " +
                    builder.syntax(),
                ErrorKind::InvalidInput, source, path};
+}
+}  // namespace
+
+Result<nlohmann::json> parseJsonText(std::string_view text, const std::string& source) {
+  return parseChecked<nlohmann::json>(text, source);
+}
+
+Result<nlohmann::ordered_json> parseOrderedJsonText(std::string_view text, const std::string& source) {
+  return parseChecked<nlohmann::ordered_json>(text, source);
 }
 
 Result<std::string> readWholeFile(const std::string& path, std::string_view kind, std::string_view empty_expectation) {

@@ -1,6 +1,7 @@
 // Helpers shared by the run analysis and the calibration fit (private to
-// profiler/analysis): reading engine-run config fields leniently, naming a
-// run in messages, medians and number formatting.
+// profiler/analysis): naming a run in messages, medians and number
+// formatting. A run's configuration is read by readEngineRunConfig
+// (profiler/trace's engine_run_config.h).
 #pragma once
 
 #include <compare>
@@ -13,27 +14,12 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/profiler/analysis/run_analysis.h"
 
 namespace shardscope::profiler::analysis_detail {
 
 inline constexpr double kNsPerMs = 1e6;
-
-// A config_json field, or `fallback` when absent or of another type
-// (config_json is written by other builds; readers ignore what they do not know).
-template <class T>
-T field(const nlohmann::json& j, const char* key, T fallback) {
-  const auto it = j.find(key);
-  if (it == j.end()) return fallback;
-  try {
-    return it->template get<T>();
-  } catch (const nlohmann::json::exception&) {
-    return fallback;
-  }
-}
 
 // "<store path>: run <id>", the prefix of every message about a run.
 inline std::string runName(const core::store::TraceStore& store, core::store::RunId id) {

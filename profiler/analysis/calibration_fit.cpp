@@ -340,8 +340,8 @@ core::Result<RunFacts> gatherMeasurements(const st::TraceStore& store, std::span
     }
     if (auto run = loadRun(store, id, supplied)) {
       if (facts.default_bw <= 0) facts.default_bw = run->inputs.cluster->gpu.hbm_bandwidth_gbps;
-      if (facts.host.empty()) facts.host = field(run->inputs.config, "host", std::string());
-      if (facts.cpu.empty()) facts.cpu = field(run->inputs.config, "cpu", std::string());
+      if (facts.host.empty()) facts.host = run->inputs.config.host;
+      if (facts.cpu.empty()) facts.cpu = run->inputs.config.cpu;
       const core::DeviceInfo device = runDevice(run->inputs.config);
       if (id == fit.front()) {
         facts.device = device;

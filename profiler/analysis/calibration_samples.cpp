@@ -120,9 +120,7 @@ core::Result<std::vector<ShardSample>> shardSamples(const st::TraceStore& store,
   if (!span_ns) return span_ns.error();
 
   std::set<std::pair<std::string, int>> capped;
-  if (config.contains("capped") && config["capped"].is_array())
-    for (const auto& c : config["capped"])
-      if (c.is_object()) capped.insert({field(c, "table", std::string()), field(c, "group_rank", -1)});
+  for (const CappedShard& c : config.capped) capped.insert({c.table, static_cast<int>(c.group_rank)});
 
   std::map<std::string, std::size_t> model_table;
   for (std::size_t t = 0; t < model.tables.size(); ++t) model_table[model.tables[t].name] = t;

@@ -397,7 +397,7 @@ void findOutliers(CollectiveBandwidth& out) {
 
 // Why a run has no collectives, for the message that says so.
 std::string whyNoCollectives(const st::RunRecord& run, const RunInputs& in) {
-  const std::string mode = field(in.config, "mode", run.kind_text);
+  const std::string mode = in.config.mode.empty() ? run.kind_text : in.config.mode;
   if (mode == "emulate") return "an emulate run runs none (profile with MPI or on GPUs)";
   if (isImportedRun(run)) return "the trace has no NCCL kernels (one GPU, or recorded without CUDA activity)";
   return "the run was made without tracing (--no-trace) or on one rank";

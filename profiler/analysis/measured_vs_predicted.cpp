@@ -63,8 +63,8 @@ void compareShares(const std::vector<double>& measured, const std::vector<double
 }
 
 std::uint32_t runSyncInterval(const RunInputs& inputs) {
-  const auto k = field<std::int64_t>(inputs.config, "sync_interval", 0);
-  if (k >= 1) return static_cast<std::uint32_t>(std::min<std::int64_t>(k, 1'000'000));
+  const std::uint32_t k = inputs.config.sync_interval;
+  if (k >= 1) return std::min<std::uint32_t>(k, 1'000'000);
   return inputs.plan && inputs.plan->sync_interval >= 1 ? inputs.plan->sync_interval : 1;
 }
 

@@ -348,29 +348,16 @@ void tableLoads(const std::vector<st::TableStat>& stats, const st::StringTable& 
 
 // Shards that ran folded into fewer physical rows.
 void cappedShards(const RunInputs& in, RunAnalysis& a) {
-  if (in.config.contains("capped") && in.config["capped"].is_array()) {
-    for (const auto& c : in.config["capped"]) {
-      if (!c.is_object()) continue;
-      CappedShard cs;
-      cs.table = field(c, "table", std::string());
-      cs.group_rank = field(c, "group_rank", std::uint32_t{0});
-      cs.row_offset = field(c, "row_offset", std::uint64_t{0});
-      cs.col_offset = field(c, "col_offset", std::uint32_t{0});
-      cs.rows = field(c, "rows", std::uint64_t{0});
-      cs.physical_rows = field(c, "physical_rows", std::uint64_t{0});
-      a.capped.push_back(std::move(cs));
-    }
-    if (!a.capped.empty()) {
-      std::ostringstream w;
-      w << a.capped.size() << " shard(s) ran capped (ids folded into fewer physical rows, so fewer cache misses than "
-        << "the full table would have):";
-      for (std::size_t i = 0; i < a.capped.size() && i < 5; ++i)
-        w << (i ? ", " : " ") << a.capped[i].table << " on group rank " << a.capped[i].group_rank << " ("
-          << a.capped[i].physical_rows << " of " << a.capped[i].rows << " rows)";
-      if (a.capped.size() > 5) w << ", ...";
-      a.warnings.push_back(w.str());
-    }
-  }
+  a.capped = in.config.capped;
+  if (a.capped.empty()) return;
+  std::ostringstream w;
+  w << a.capped.size() << " shard(s) ran capped (ids folded into fewer physical rows, so fewer cache misses than "
+    << "the full table would have):";
+  for (std::size_t i = 0; i < a.capped.size() && i < 5; ++i)
+    w << (i ? ", " : " ") << a.capped[i].table << " on group rank " << a.capped[i].group_rank << " ("
+      << a.capped[i].physical_rows << " of " << a.capped[i].rows << " rows)";
+  if (a.capped.size() > 5) w << ", ...";
+  a.warnings.push_back(w.str());
 }
 
 }  // namespace
@@ -391,10 +378,10 @@ RunInputs runInputs(const st::RunRecord& run) {
     return std::move(j).value();
   };
   if (!run.config_json.empty()) {
-    if (auto j = parse(run.config_json, "config_json"); j && j->is_object())
-      in.config = std::move(*j);
-    else if (j)
-      in.problems.push_back(id + ": config_json: expected an object");
+    if (auto c = readEngineRunConfig(run.config_json, id + " config_json"))
+      in.config = std::move(c).value();
+    else
+      in.problems.push_back(c.error().message);
   }
   if (auto j = parse(run.model_json, "model_json")) {
     if (auto m = core::modelFromJson(*j, id + " model_json"))
@@ -414,11 +401,7 @@ RunInputs runInputs(const st::RunRecord& run) {
     else
       in.problems.push_back(p.error().message);
   }
-  if (in.model && in.config.contains("batch_size_per_gpu") && in.config["batch_size_per_gpu"].is_number_unsigned()) {
-    const auto b = in.config["batch_size_per_gpu"].get<std::uint64_t>();
-    if (b > 0 && b <= std::numeric_limits<std::uint32_t>::max())
-      in.model->batch_size_per_gpu = static_cast<std::uint32_t>(b);
-  }
+  if (in.model && in.config.batch_size_per_gpu > 0) in.model->batch_size_per_gpu = in.config.batch_size_per_gpu;
   return in;
 }
 
@@ -500,8 +483,7 @@ core::Result<RunAnalysis> analyzeRun(const st::TraceStore& store, st::RunId id, 
   a.store = store.path().string();
   RunInputs in = runInputs(a.run, options.supplied);
   const bool imported = isImportedRun(a.run);
-  a.mode = in.config.contains("mode") && in.config["mode"].is_string() ? in.config["mode"].get<std::string>()
-                                                                       : a.run.kind_text;
+  a.mode = in.config.mode.empty() ? a.run.kind_text : in.config.mode;
 
   auto summaries = store.stepSummaries(id);
   if (!summaries) return summaries.error();

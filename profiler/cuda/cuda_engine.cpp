@@ -7,12 +7,11 @@
 #include <sstream>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "cuda_rank.h"
 #include "cupti_spans.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/store/run_writer.h"
+#include "shardscope/core/time_text.h"
 #include "shardscope/profiler/engine/gpu_devices.h"
 #include "shardscope/profiler/engine/host_info.h"
 
@@ -292,6 +291,7 @@ core::Result<CudaProfileResult> runCudaProfile(const core::ModelSpec& model, con
   if (!id) return id.error();
   const std::string host = hostName();
   EngineRunConfig config = runConfig(plan, options, p, host);
+  config.started = core::utcNowIso8601();  // kept when the configuration is written again at the end
 
   core::store::RunHeader header;
   header.kind = core::store::RunKind::Cuda;
@@ -331,9 +331,7 @@ core::Result<CudaProfileResult> runCudaProfile(const core::ModelSpec& model, con
   if (auto st = storeTableAccess(writer, run.workload(), model, {measured}); !st) return failRun(st.error());
   // The tracer's figures are known only now: the configuration is written again, its start time kept.
   config.gpu_tracing = result.tracing;
-  nlohmann::json final_config = nlohmann::json::parse(engineRunConfigJson(config));
-  final_config["started"] = nlohmann::json::parse(header.config_json).value("started", "");
-  if (auto st = writer.setConfig(final_config.dump()); !st) return failRun(st.error());
+  if (auto st = writer.setConfig(engineRunConfigJson(config)); !st) return failRun(st.error());
   if (auto st = writer.finish(); !st) return st.error();
   return result;
 }

@@ -300,21 +300,27 @@ std::string collectRun(MPI_Comm world, RankStepper& engine, std::optional<core::
                        nlohmann::ordered_json& ranks_json) {
   const int n = sizeOf(world);
   const std::vector<std::int64_t> offsets = clockOffsets(world);
-  const std::string summary_text = engine.summary().dump();
+  nlohmann::ordered_json summary_json = engine.summary();
   std::string flush_error;
   if (rankOf(world) != 0) {
     const std::vector<std::byte> bytes = engine.recorder().serialize();
+    const std::string summary_text = summary_json.dump();
     sendBytes(world, bytes.data(), bytes.size(), 0);
     sendBytes(world, summary_text.data(), summary_text.size(), 0);
     return flush_error;
   }
   if (auto f = engine.recorder().flush(*writer); !f) flush_error = f.error().message;
-  ranks_json.push_back(nlohmann::ordered_json::parse(summary_text));
+  ranks_json.push_back(std::move(summary_json));
   for (int peer = 1; peer < n; ++peer) {
     const std::vector<std::byte> bytes = recvBytes(world, peer);
     const std::vector<std::byte> summary = recvBytes(world, peer);
-    ranks_json.push_back(
-        nlohmann::ordered_json::parse(std::string(reinterpret_cast<const char*>(summary.data()), summary.size())));
+    const std::string peer_name = "rank " + std::to_string(peer);
+    auto peer_summary = core::parseOrderedJsonText(
+        std::string_view(reinterpret_cast<const char*>(summary.data()), summary.size()), peer_name + "'s summary");
+    if (peer_summary)
+      ranks_json.push_back(std::move(peer_summary).value());
+    else if (flush_error.empty())
+      flush_error = peer_summary.error().message;
     auto rec = TraceRecorder::deserialize(bytes);
     if (!rec) {
       if (flush_error.empty())

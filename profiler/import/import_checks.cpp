@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardscope/core/json_io.h"
 #include "shardscope/core/summary.h"
 #include "shardscope/profiler/import/store_import_sink.h"
 #include "shardscope/profiler/trace/trace_recorder.h"
@@ -136,8 +137,10 @@ void warnMissingWork(const std::vector<ImportedRank>& ranks, std::vector<std::st
 }
 
 std::string configWithGpus(std::string_view config_json, const std::vector<ImportedRank>& ranks) {
-  auto config = nlohmann::ordered_json::parse(config_json, nullptr, false);
-  if (!config.is_object()) return std::string(config_json);
+  // A caller's text that is not a JSON object is kept as it is (the run's store takes it unread).
+  auto parsed = core::parseOrderedJsonText(config_json, "runs.config_json");
+  if (!parsed || !parsed->is_object()) return std::string(config_json);
+  nlohmann::ordered_json& config = *parsed;
   std::vector<const ImportedRank*> by_rank;
   for (const ImportedRank& r : ranks) by_rank.push_back(&r);
   std::stable_sort(by_rank.begin(), by_rank.end(), [](const auto* a, const auto* b) { return a->rank < b->rank; });

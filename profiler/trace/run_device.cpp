@@ -2,30 +2,19 @@
 #include "shardscope/profiler/trace/run_device.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
+#include <vector>
 
 namespace shardscope::profiler {
 
 namespace {
 
-std::string stringOr(const nlohmann::json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-std::uint32_t countOr(const nlohmann::json& j, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end() || !it->is_number_unsigned()) return 0;
-  return static_cast<std::uint32_t>(std::min<std::uint64_t>(it->get<std::uint64_t>(), 1u << 24));
-}
-
-// The GPU names of a configuration's "gpus" (strings), in order; the most common one first when they differ.
-std::vector<std::string> gpuNames(const nlohmann::json& config) {
+// The GPU names of a configuration's "gpus", in order (empty entries: ranks that named none).
+std::vector<std::string> gpuNames(const EngineRunConfig& config) {
   std::vector<std::string> names;
-  const auto it = config.find("gpus");
-  if (it == config.end() || !it->is_array()) return names;
-  for (const auto& g : *it)
-    if (g.is_string() && !g.get<std::string>().empty()) names.push_back(gpuNameOf(g.get<std::string>()));
+  for (const std::string& g : config.gpus)
+    if (!g.empty()) names.push_back(gpuNameOf(g));
   return names;
 }
 
@@ -36,12 +25,10 @@ std::string gpuNameOf(const std::string& entry) {
   return open != std::string::npos && entry.ends_with(")") ? entry.substr(0, open) : entry;
 }
 
-core::DeviceInfo runDevice(const nlohmann::json& config) {
+core::DeviceInfo runDevice(const EngineRunConfig& config) {
   core::DeviceInfo d;
-  if (!config.is_object()) return d;
   const std::vector<std::string> gpus = gpuNames(config);
-  const std::string mode = stringOr(config, "mode");
-  if (!gpus.empty() || stringOr(config, "device") == "cuda") {
+  if (!gpus.empty() || config.device.value_or("") == "cuda") {
     d.kind = core::DeviceClass::Gpu;
     if (!gpus.empty()) {
       // Mixed GPUs are named by the most common model; the count is every GPU.
@@ -56,12 +43,11 @@ core::DeviceInfo runDevice(const nlohmann::json& config) {
     }
     return d;
   }
-  if (stringOr(config, "schema") == "shardscope.engine-run/1" && (mode == "emulate" || mode == "mpi")) {
+  if (config.schema == kEngineRunSchema && (config.mode == "emulate" || config.mode == "mpi")) {
     d.kind = core::DeviceClass::Cpu;
-    d.name = stringOr(config, "cpu");
-    d.threads = countOr(config, "threads");
-    const auto ranks = config.find("ranks_measured");
-    if (ranks != config.end() && ranks->is_array()) d.count = static_cast<std::uint32_t>(ranks->size());
+    d.name = config.cpu;
+    d.threads = std::min<std::uint32_t>(config.threads, 1u << 24);
+    d.count = static_cast<std::uint32_t>(config.ranks_measured.size());
   }
   return d;
 }

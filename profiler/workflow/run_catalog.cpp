@@ -7,7 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardscope/core/json_io.h"
 #include "shardscope/profiler/analysis/step_time.h"
+#include "shardscope/profiler/trace/engine_run_config.h"
 #include "shardscope/profiler/trace/run_device.h"
 
 namespace shardscope::profiler {
@@ -16,11 +18,12 @@ namespace st = core::store;
 
 namespace {
 
-// The object `text` holds, or an empty object (missing, not JSON, not an object).
-nlohmann::json objectOf(const std::string& text) {
+// The object `text` holds, or an empty object (missing, not JSON, not an
+// object): a run whose stored model or plan is bad still lists.
+nlohmann::json objectOf(const std::string& text, const std::string& source) {
   if (text.empty()) return nlohmann::json::object();
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  return j.is_object() ? j : nlohmann::json::object();
+  auto j = core::parseJsonText(text, source);
+  return j && j->is_object() ? std::move(j).value() : nlohmann::json::object();
 }
 
 template <class T>
@@ -36,13 +39,11 @@ T valueOr(const nlohmann::json& j, const char* key, T fallback) {
 
 // M and R from the engine's run configuration, else from the plan the run
 // carries; the layout from the plan (the configuration does not name it).
-void readGrid(const nlohmann::json& config, const st::RunRecord& record, RunRow& row) {
-  if (const auto g = config.find("grid"); g != config.end() && g->is_object()) {
-    row.sharding_group_size = valueOr<std::uint32_t>(*g, "sharding_group_size", 0);
-    row.replicas = valueOr<std::uint32_t>(*g, "replicas", 0);
-  }
-  row.world_size = valueOr<std::uint32_t>(config, "world_size", 0);
-  const nlohmann::json plan = objectOf(record.plan_json);
+void readGrid(const EngineRunConfig& config, const st::RunRecord& record, RunRow& row) {
+  row.sharding_group_size = config.sharding_group_size;
+  row.replicas = config.replicas;
+  row.world_size = config.world_size.value_or(0);
+  const nlohmann::json plan = objectOf(record.plan_json, "plan_json");
   if (const auto g = plan.find("grid"); g != plan.end() && g->is_object()) {
     if (row.sharding_group_size == 0) {
       row.sharding_group_size = valueOr<std::uint32_t>(*g, "sharding_group_size", 0);
@@ -79,10 +80,10 @@ core::Result<RunRow> rowOf(const st::TraceStore& store, const st::RunRecord& rec
   row.status = record.status;
   row.error = record.error;
   row.created_at = record.created_at;
-  const nlohmann::json config = objectOf(record.config_json);
-  row.batch_size_per_gpu = valueOr<std::uint32_t>(config, "batch_size_per_gpu", 0);
+  const EngineRunConfig config = storedRunConfig(record.config_json);
+  row.batch_size_per_gpu = config.batch_size_per_gpu;
   row.device = runDevice(config);
-  row.model = valueOr<std::string>(objectOf(record.model_json), "name", std::string());
+  row.model = valueOr<std::string>(objectOf(record.model_json, "model_json"), "name", std::string());
   readGrid(config, record, row);
   if (auto s = readSteps(store, row); !s) return s.error();
   return row;

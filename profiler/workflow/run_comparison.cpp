@@ -5,11 +5,10 @@
 #include <set>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
 #include "shardscope/profiler/analysis/measured_vs_predicted.h"
 #include "shardscope/profiler/analysis/run_analysis.h"
 #include "shardscope/profiler/analysis/step_time.h"
+#include "shardscope/profiler/trace/engine_run_config.h"
 #include "shardscope/profiler/trace/run_device.h"
 
 namespace shardscope::profiler {
@@ -24,9 +23,7 @@ std::string nameOf(const RunAnalysis& a) {
   return name;
 }
 
-core::DeviceInfo deviceOf(const RunAnalysis& a) {
-  return runDevice(nlohmann::json::parse(a.run.config_json, nullptr, /*allow_exceptions=*/false));
-}
+core::DeviceInfo deviceOf(const RunAnalysis& a) { return runDevice(storedRunConfig(a.run.config_json)); }
 
 // Means over the measured ranks of each phase, ms per step.
 std::array<double, kPhases> meanPhases(const RunAnalysis& a) {

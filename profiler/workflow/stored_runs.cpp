@@ -8,6 +8,7 @@
 
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/store/trace_store.h"
+#include "shardscope/profiler/trace/engine_run_config.h"
 #include "shardscope/profiler/trace/run_device.h"
 #include "shardscope/profiler/workflow/trainer_plan.h"
 
@@ -105,16 +106,13 @@ core::Result<core::AccessFile> runAccess(const std::string& store_path, st::RunI
   nlohmann::json doc = {{"schema", "shardscope.access/1"}, {"tables", nlohmann::json::array()}};
   doc["source"] = "run " + std::to_string(static_cast<std::int64_t>(run)) + " (" + record->label + ") of " +
                   std::filesystem::path(store_path).filename().string();
-  const auto config = nlohmann::json::parse(record->config_json.empty() ? "{}" : record->config_json, nullptr, false);
-  if (config.is_object() && config.contains("steps") && config["steps"].is_number_unsigned())
-    doc["batches"] = config["steps"].get<std::uint64_t>() *
-                     (config.contains("groups_measured") && config["groups_measured"].is_number_unsigned()
-                          ? config["groups_measured"].get<std::uint64_t>()
-                          : 1);
+  const EngineRunConfig config = storedRunConfig(record->config_json);
+  if (config.steps > 0)
+    doc["batches"] = std::uint64_t{config.steps} * (config.groups_measured > 0 ? config.groups_measured : 1);
   for (const auto& [table, text] : *rows) {
-    auto entry = nlohmann::json::parse(text, nullptr, false);
-    if (entry.is_discarded()) return core::Error{name + ": table " + table + ": stored access is not JSON"};
-    doc["tables"].push_back(std::move(entry));
+    auto entry = core::parseJsonText(text, name + ": table " + table);
+    if (!entry) return core::Error{name + ": table " + table + ": stored access is not JSON"};
+    doc["tables"].push_back(std::move(entry).value());
   }
   return core::accessFromJson(doc, name);
 }
@@ -148,16 +146,16 @@ core::Result<std::optional<MeasuredPlanLoad>> latestRunOfPlan(const std::string&
   for (const auto& run : *runs) {
     if (cancel && cancel->load()) return std::optional<MeasuredPlanLoad>{};
     if (!run.isComplete() || run.plan_json.empty()) continue;
-    const auto j = nlohmann::json::parse(run.plan_json, nullptr, false);
-    if (j.is_discarded()) continue;
-    auto ran = core::planFromJson(j, "run plan");
+    const auto j = core::parseJsonText(run.plan_json, "run plan");
+    if (!j) continue;
+    auto ran = core::planFromJson(*j, "run plan");
     if (!ran || !samePlacement(*ran, plan)) continue;
     auto analysis = analyzeRun(*store, run.id);
     if (!analysis) return analysis.error();
     MeasuredPlanLoad out;
     out.run = run.id;
     out.label = run.label;
-    out.device = runDevice(nlohmann::json::parse(run.config_json.empty() ? "{}" : run.config_json, nullptr, false));
+    out.device = runDevice(storedRunConfig(run.config_json));
     std::vector<double> sum(plan.sharding_group_size, 0.0);
     std::vector<int> count(plan.sharding_group_size, 0);
     for (const auto& r : analysis->ranks) {

@@ -1,5 +1,5 @@
 // libFuzzer target for the agent's side of one connection: ClientSession
-// (app/agent/client_session.h, what AgentConnection runs for each TLS
+// (profiler/agent's client_session.h, what AgentConnection runs for each TLS
 // client) fed any byte stream, before or after a hello with the right token,
 // with job events in between, against a host whose jobs live in memory (a
 // finished one with a run file, a running one to watch, a failed one, and
@@ -29,15 +29,16 @@
 #include <string>
 #include <string_view>
 
-#include "client_session.h"
+#include "shardscope/profiler/agent/client_session.h"
 #include "shardscope/core/presets.h"
 #include "shardscope/core/protocol/safe_text.h"
 
 using namespace shardscope;
 using namespace shardscope::core::protocol;
-using app::agent::ClientSession;
-using app::agent::SessionHost;
 using nlohmann::json;
+using profiler::ClientSession;
+using profiler::RunFile;
+using profiler::SessionHost;
 
 namespace {
 

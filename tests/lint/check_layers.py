@@ -33,8 +33,9 @@ LINKS: Dict[str, Set[str]] = {
     "nccl_plugin": set(),
     "app_args": {"core"},
     "workflow": {"engine", "import", "analysis", "planner", "cuda"},  # cuda where built
+    "agent_core": {"workflow", "protocol"},
     "remote": {"protocol", "store"},
-    "agent": {"protocol", "store", "workflow", "app_args"},
+    "agent": {"agent_core", "store"},
     "desktop_planning": {"core", "planner", "report"},
     "desktop": {"desktop_planning", "store", "remote", "workflow"},
     "cli_planning": {"app_args", "core", "planner", "report"},
@@ -60,6 +61,7 @@ FOLDERS = {
     "profiler/cuda": "cuda",
     "profiler/nccl_plugin": "nccl_plugin",
     "profiler/workflow": "workflow",
+    "profiler/agent": "agent_core",
     "app/args": "app_args",
     "app/remote": "remote",
     "app/agent": "agent",
@@ -85,6 +87,7 @@ HEADERS = {
     "shardscope/profiler/cuda/cupti_records.h": "cupti_records",
     "shardscope/profiler/cuda/": "cuda",
     "shardscope/profiler/workflow/": "workflow",
+    "shardscope/profiler/agent/": "agent_core",
     "shardscope/app/args.h": "app_args",
 }
 

@@ -79,6 +79,7 @@ std::string writeFile(const QTemporaryDir& dir, const std::string& name, const s
 struct StoredRun {
   core::Status status = core::Ok{};
   nlohmann::json config;
+  profiler::EngineRunConfig read = {};  // the configuration as readEngineRunConfig reads it
 };
 
 StoredRun readBack(const std::string& store, st::RunId run) {
@@ -95,6 +96,12 @@ StoredRun readBack(const std::string& store, st::RunId run) {
   }
   if (!rec->isComplete()) out.status = core::Error{"the run is not complete: " + rec->error};
   out.config = nlohmann::json::parse(rec->config_json, nullptr, false);
+  auto read = profiler::readEngineRunConfig(rec->config_json, "config_json");
+  if (!read) {
+    out.status = read.error();
+    return out;
+  }
+  out.read = std::move(read).value();
   return out;
 }
 
@@ -194,7 +201,7 @@ class TestImportDevices : public QObject {
     QVERIFY2(run.status.ok(), message(run.status));
     QCOMPARE(gpusOf(run), list({kH100, kH100}));
     QCOMPARE(run.config.value("mode", ""), std::string("import-kineto"));  // the rest is kept
-    const core::DeviceInfo d = profiler::runDevice(run.config);
+    const core::DeviceInfo d = profiler::runDevice(run.read);
     QVERIFY(d.kind == core::DeviceClass::Gpu);
     QCOMPARE(d.name, std::string(kH100));
     QCOMPARE(d.count, 2u);
@@ -225,7 +232,7 @@ class TestImportDevices : public QObject {
     const StoredRun run = importKinetoRun(dir, {silent, named});  // in rank order whatever the files' order
     QVERIFY2(run.status.ok(), message(run.status));
     QCOMPARE(gpusOf(run), list({kH100, ""}));
-    const core::DeviceInfo d = profiler::runDevice(run.config);
+    const core::DeviceInfo d = profiler::runDevice(run.read);
     QVERIFY(d.kind == core::DeviceClass::Gpu);
     QCOMPARE(d.name, std::string(kH100));
     QCOMPARE(d.count, 1u);  // the GPUs the run names
@@ -237,7 +244,7 @@ class TestImportDevices : public QObject {
         importKinetoRun(dir, {writeFile(dir, "r0.json", kinetoTrace(0, 0, "", Props::Before, false, 1))});
     QVERIFY2(run.status.ok(), message(run.status));
     QCOMPARE(gpusOf(run), list({""}));
-    QVERIFY(profiler::runDevice(run.config).kind == core::DeviceClass::Unknown);
+    QVERIFY(profiler::runDevice(run.read).kind == core::DeviceClass::Unknown);
   }
 
   void aStreamedRankNamesItsGpuFromDevicePropertiesAfterItsEvents() {
@@ -302,7 +309,7 @@ class TestImportDevices : public QObject {
       const StoredRun run = importKinetoRun(dir, {f});
       QVERIFY2(run.status.ok(), message(run.status));
       QCOMPARE(gpusOf(run), list({gpu.toStdString()}));
-      QVERIFY(profiler::runDevice(run.config).kind ==
+      QVERIFY(profiler::runDevice(run.read).kind ==
               (gpu.isEmpty() ? core::DeviceClass::Unknown : core::DeviceClass::Gpu));
     }
   }
@@ -334,7 +341,7 @@ class TestImportDevices : public QObject {
     QVERIFY2(run.status.ok(), message(run.status));
     QCOMPARE(gpusOf(run), list({kH100, kH100}));
     QCOMPARE(run.config.value("mode", ""), std::string("import-nsys"));
-    const core::DeviceInfo d = profiler::runDevice(run.config);
+    const core::DeviceInfo d = profiler::runDevice(run.read);
     QVERIFY(d.kind == core::DeviceClass::Gpu);
     QCOMPARE(d.name, std::string(kH100));
     QCOMPARE(d.count, 2u);
@@ -347,7 +354,7 @@ class TestImportDevices : public QObject {
     const StoredRun run = importNsysRun(dir, {f});
     QVERIFY2(run.status.ok(), message(run.status));
     QCOMPARE(gpusOf(run), list({""}));
-    QVERIFY(profiler::runDevice(run.config).kind == core::DeviceClass::Unknown);
+    QVERIFY(profiler::runDevice(run.read).kind == core::DeviceClass::Unknown);
   }
 
   void nsysGpuTablesOfOtherShapesAreReadOrLeftUnknown_data() {

@@ -206,7 +206,7 @@ class TestWorkflowImport : public QObject {
     QCOMPARE(runs.size(), std::size_t{1});
     const auto config = nlohmann::json::parse(runs.front().config_json);
     QCOMPARE(config["files"].size(), std::size_t{2});  // the workflow's own fields are kept
-    const core::DeviceInfo device = profiler::runDevice(config);
+    const core::DeviceInfo device = profiler::runDevice(profiler::storedRunConfig(runs.front().config_json));
     QVERIFY(device.kind == core::DeviceClass::Gpu);
     QCOMPARE(device.name, std::string("NVIDIA H100 80GB HBM3"));
     QCOMPARE(device.count, 2u);

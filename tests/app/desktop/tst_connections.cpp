@@ -32,7 +32,6 @@
 
 #include "agent_harness.h"
 #include "connections_dialog.h"
-#include "job_spec.h"
 #include "main_window.h"
 #include "planning_session.h"
 #include "profile_dialog.h"
@@ -288,36 +287,6 @@ class TestConnections : public QObject {
     // Dismissed: forgotten for this store (it stays on the agent).
     window_->remoteJobs()->dismiss(row.address, row.job);
     QVERIFY(window_->runsPage()->model()->remoteRows().empty());
-  }
-
-  // The job spec (app/remote/job_spec.h): the agent's cluster replaces the
-  // project's, nothing local travels, and what the agent would refuse is said first.
-  void jobSpecIsCheckedAgainstTheAgent() {
-    core::protocol::Description d = agents()->agent(address_)->description.value();
-    core::Project p = test::tinyProject();
-    p.trace_store = "/home/me/runs.sqlite";
-    p.cluster.name = "local";
-    remote::RemoteRunOptions o;
-    o.grid = 2;
-    o.steps = 4;
-    auto spec = remote::makeJobSpec(p, d, o);
-    QVERIFY(spec.ok());
-    QCOMPARE(spec->project.cluster, d.cluster);
-    QVERIFY(spec->project.trace_store.empty());
-    QCOMPARE(spec->grid.value_or(0), 2u);
-    QCOMPARE(spec->label, remote::defaultJobLabel(p, 2));
-    d.modes = {"emulate"};
-    o.mode = "mpi";
-    QVERIFY(!remote::makeJobSpec(p, d, o).ok());
-    o.mode = "emulate";
-    o.grid = 3;
-    QVERIFY(!remote::makeJobSpec(p, d, o).ok());  // 3 does not divide 4
-    o.grid = 0;
-    o.steps = d.max_steps + 1;
-    const auto too_many = remote::makeJobSpec(p, d, o);
-    QVERIFY(!too_many.ok());
-    QVERIFY(QString::fromStdString(too_many.error().message).contains(QStringLiteral("steps")));
-    QCOMPARE(remote::cleanJobLabel(std::string("a\nb") + std::string(300, 'x')).size(), std::size_t{200});
   }
 
   void aFailedJobShowsItsErrorAndStderr() {

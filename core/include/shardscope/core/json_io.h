@@ -49,6 +49,9 @@ inline constexpr std::size_t kMaxJsonDepth = 128;
 // JSON path. A key twice in one object, a number beyond a double (1e400) and
 // nesting deeper than kMaxJsonDepth are errors that name the path.
 [[nodiscard]] Result<nlohmann::json> parseJsonText(std::string_view text, const std::string& source);
+// The same checks, keeping the members' order: for a text that is changed
+// and written again (a run's configuration gaining a member).
+[[nodiscard]] Result<nlohmann::ordered_json> parseOrderedJsonText(std::string_view text, const std::string& source);
 [[nodiscard]] Result<nlohmann::json> readJsonFile(const std::string& path);
 
 [[nodiscard]] Result<ModelSpec> loadModel(const std::string& path);

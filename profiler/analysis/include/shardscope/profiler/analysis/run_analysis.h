@@ -21,7 +21,7 @@
 #include "shardscope/core/store/store_types.h"
 #include "shardscope/core/store/trace_store.h"
 #include "shardscope/planner/collectives.h"
-#include "shardscope/profiler/trace/engine_run_config.h"  // CappedShard
+#include "shardscope/profiler/trace/engine_run_config.h"
 
 namespace shardscope::profiler {
 
@@ -33,7 +33,7 @@ struct RunInputs {
   std::optional<core::ModelSpec> model;
   std::optional<core::ClusterSpec> cluster;
   std::optional<core::ShardPlan> plan;
-  nlohmann::json config = nlohmann::json::object();  // shardscope.engine-run/1, {} when absent
+  EngineRunConfig config = storedRunConfig({});  // as read (readEngineRunConfig); says nothing when absent
   std::vector<std::string> problems;
 };
 

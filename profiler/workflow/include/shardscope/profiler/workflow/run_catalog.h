@@ -1,8 +1,11 @@
-// The runs of a trace store as a user browses them (the desktop's Runs page):
-// one row per run, engine runs and imported traces alike, with what tells runs
-// apart (kind, model, grid and layout, batch, device, ranks, status, date) and
-// what they measured (steps, the run's step time). Read with a few queries per
-// run, so a store of hundreds of runs lists in well under a second.
+// The list of a trace store's runs as a user browses them (the desktop's
+// Runs page): one summary row per run, engine runs and imported traces
+// alike, with what tells runs apart (kind, model, grid and layout, batch,
+// device, ranks, status, date) and what they measured (steps, the run's step
+// time). No analysis: a few queries per run, so a store of hundreds of runs
+// lists in well under a second, and a run whose stored JSON is bad still
+// lists. One run's full analysis is stored_runs.h; two runs side by side,
+// run_comparison.h.
 #pragma once
 
 #include <cstdint>

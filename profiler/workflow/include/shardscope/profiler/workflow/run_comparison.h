@@ -1,11 +1,13 @@
-// Two runs side by side (e.g. a 1D and a 2D grid, or plan A and plan B): the
-// step split into phases, every matched rank's embedding load and the
-// imbalance, A against B. Like is compared with like: ranks are paired by
-// their role in the plan (sharding group and group rank), not by global rank,
-// and runs on different kinds of device (a CPU emulate run against an H100
-// run) compare shares of the work instead of milliseconds. The figures come
-// from the run analysis (analyzeRun) and the run's step time (step_time.h);
-// docs/desktop.md#runs says how the page shows them.
+// Two runs of one store compared side by side (the Runs page's comparison;
+// the list of runs is run_catalog.h, one run's own analysis stored_runs.h),
+// e.g. a 1D and a 2D grid, or plan A and plan B: the step split into phases,
+// every matched rank's embedding load and the imbalance, A against B. Like
+// is compared with like: ranks are paired by their role in the plan
+// (sharding group and group rank), not by global rank, and runs on different
+// kinds of device (a CPU emulate run against an H100 run) compare shares of
+// the work instead of milliseconds. The figures come from the run analysis
+// (analyzeRun) and the run's step time (step_time.h); docs/desktop.md#runs
+// says how the page shows them.
 #pragma once
 
 #include <optional>

@@ -1,6 +1,11 @@
-// Work on runs already in a trace store (engine runs and imported traces):
-// the analysis `report` prints and the calibration fit `calibrate` prints
-// and writes. The trainer's plan fills in what an imported run lacks.
+// Whole jobs on runs already in a trace store (engine runs and imported
+// traces), each given the store's path: one run's full analysis (what
+// `shardscope-cli report` prints), the calibration fit over several runs
+// (`calibrate`), one run measured against the plan it ran (the desktop's
+// Measured page), a run's measured table access, and the newest run of a
+// plan (the Plan page's overlay). The trainer's plan fills in what an
+// imported run lacks. Not here: the list of a store's runs, one cheap row
+// each (run_catalog.h), and two runs side by side (run_comparison.h).
 #pragma once
 
 #include <atomic>

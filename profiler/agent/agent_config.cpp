@@ -1,4 +1,4 @@
-#include "shardscope/profiler/workflow/agent_config.h"
+#include "shardscope/profiler/agent/agent_config.h"
 
 #include <unistd.h>
 
@@ -7,10 +7,13 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "shardscope/core/json_io.h"
+#include "shardscope/core/json_reader.h"
 #include "shardscope/core/limits.h"
 #include "shardscope/core/presets.h"
 #include "shardscope/core/summary.h"
@@ -22,25 +25,38 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr std::array<std::string_view, 4> kPlaceholders = {"{ranks}", "{nodes}", "{gpus_per_node}", "{job_dir}"};
+constexpr std::string_view kPlaceholderList = "{ranks} {nodes} {gpus_per_node} {job_dir}";
 
-// Collects the first problem of a config (its path and what was expected).
+// The first "{...}" in the words that is not one of the placeholders: its word's index and the text.
+std::optional<std::pair<std::size_t, std::string>> unknownPlaceholder(const std::vector<std::string>& words) {
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    for (std::size_t open = w.find('{'); open != std::string::npos; open = w.find('{', open + 1)) {
+      const std::size_t close = w.find('}', open);
+      std::string found = close == std::string::npos ? w.substr(open) : w.substr(open, close - open + 1);
+      if (std::find(kPlaceholders.begin(), kPlaceholders.end(), found) == kPlaceholders.end())
+        return std::pair{i, std::move(found)};
+    }
+  }
+  return std::nullopt;
+}
+
+// core's checked reader (every problem with the file and its JSON path),
+// and the keys every read looked up: a member no read knows is refused, since
+// a misspelt limit would otherwise be ignored and its default used silently.
 class ConfigReader {
  public:
-  explicit ConfigReader(std::string source) : source_(std::move(source)) {}
+  explicit ConfigReader(std::string source) : r_(std::move(source)) {}
 
-  void fail(const std::string& path, const std::string& what) {
-    if (!error_)
-      error_ = core::Error{source_ + ": " + path + ": " + what, core::ErrorKind::InvalidInput, source_, path};
-  }
-  [[nodiscard]] bool ok() const { return !error_; }
-  [[nodiscard]] core::Error error() const { return *error_; }
-  [[nodiscard]] const std::string& source() const { return source_; }
+  void fail(const std::string& path, const std::string& what) { r_.fail(path, what); }
+  [[nodiscard]] bool ok() const { return r_.ok(); }
+  [[nodiscard]] core::Error error() const { return r_.error(); }
+  [[nodiscard]] const std::string& source() const { return r_.source(); }
   [[nodiscard]] const std::map<std::string, std::set<std::string>>& knownKeys() const { return known_; }
 
   // A key the object at `path` may hold (every read below notes its own).
   void known(const std::string& path, const char* key) { known_[path].insert(key); }
-  // Every member of the object at `path` must be a key some read noted: a
-  // misspelt limit would otherwise be ignored and its default used silently.
+  // Every member of the object at `path` must be a key some read noted.
   void refuseUnknownKeys(const json& obj, const std::string& path) {
     if (!obj.is_object()) return;
     const std::set<std::string>& keys = known_[path];
@@ -48,59 +64,43 @@ class ConfigReader {
       if (keys.count(key) != 0) continue;
       std::string expected;
       for (const auto& k : keys) expected += (expected.empty() ? "" : ", ") + k;
-      fail(path + "/" + key, "unknown key; expected one of " + expected);
-      return;
+      fail(core::childPath(path, key), "unknown key; expected one of " + expected);
     }
   }
 
   std::optional<std::string> text(const json& obj, const std::string& path, const char* key, bool required) {
     known(path, key);
-    const auto it = obj.find(key);
-    if (it == obj.end()) {
-      if (required) fail(path + "/" + key, "missing (expected a non-empty string)");
-      return std::nullopt;
-    }
-    if (!it->is_string() || it->get_ref<const std::string&>().empty()) {
-      fail(path + "/" + key, "expected a non-empty string, got " + it->dump());
-      return std::nullopt;
-    }
-    return it->get<std::string>();
+    return r_.string(obj, path, key, required);
   }
 
   std::optional<std::uint64_t> whole(const json& obj, const std::string& path, const char* key, std::uint64_t min,
                                      std::uint64_t max) {
     known(path, key);
-    const auto it = obj.find(key);
-    if (it == obj.end()) return std::nullopt;
-    const bool whole_number = it->is_number_unsigned() || (it->is_number_integer() && it->get<std::int64_t>() >= 0);
-    if (!whole_number || it->get<std::uint64_t>() < min || it->get<std::uint64_t>() > max) {
-      fail(path + "/" + key,
-           "expected a whole number in " + std::to_string(min) + ".." + std::to_string(max) + ", got " + it->dump());
-      return std::nullopt;
-    }
-    return it->get<std::uint64_t>();
+    return r_.integer(obj, path, key, false, min, max);
   }
 
   std::vector<std::string> words(const json& v, const std::string& path) {
     std::vector<std::string> out;
     if (!v.is_array() || v.empty()) {
-      fail(path, "expected a non-empty array of words (strings), got " + v.dump());
+      fail(path, "expected a non-empty array of words (strings), got " +
+                     (v.is_array() ? std::string("an empty array") : core::describe(v)));
       return out;
     }
     for (std::size_t i = 0; i < v.size(); ++i) {
       if (!v[i].is_string() || v[i].get_ref<const std::string&>().empty()) {
-        fail(path + "/" + std::to_string(i), "expected a non-empty string, got " + v[i].dump());
+        fail(core::childPath(path, i), "expected a non-empty string, got " + core::describe(v[i]));
         return {};
       }
       out.push_back(v[i].get<std::string>());
     }
-    if (auto s = checkLauncherTemplate(out, source_, path); !s && ok()) error_ = s.error();
+    if (auto bad = unknownPlaceholder(out))
+      fail(core::childPath(path, bad->first),
+           "unknown placeholder \"" + bad->second + "\"; expected one of " + std::string(kPlaceholderList));
     return out;
   }
 
  private:
-  std::string source_;
-  std::optional<core::Error> error_;
+  core::JsonReader r_;
   std::map<std::string, std::set<std::string>> known_;  // by object path ("" for the top level)
 };
 
@@ -227,22 +227,12 @@ const char* toString(LauncherKind kind) {
 
 core::Status checkLauncherTemplate(const std::vector<std::string>& words, const std::string& source,
                                    const std::string& path) {
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    const std::string& w = words[i];
-    for (std::size_t open = w.find('{'); open != std::string::npos; open = w.find('{', open + 1)) {
-      const std::size_t close = w.find('}', open);
-      const std::string found = close == std::string::npos ? w.substr(open) : w.substr(open, close - open + 1);
-      bool known = false;
-      for (auto p : kPlaceholders) known = known || found == p;
-      if (!known) {
-        const std::string at = path + "/" + std::to_string(i);
-        return core::Error{source + ": " + at + ": unknown placeholder \"" + found +
-                               "\"; expected one of {ranks} {nodes} {gpus_per_node} {job_dir}",
-                           core::ErrorKind::InvalidInput, source, at};
-      }
-    }
-  }
-  return core::Ok{};
+  const auto bad = unknownPlaceholder(words);
+  if (!bad) return core::Ok{};
+  const std::string at = core::childPath(path, bad->first);
+  return core::Error{source + ": " + at + ": unknown placeholder \"" + bad->second + "\"; expected one of " +
+                         std::string(kPlaceholderList),
+                     core::ErrorKind::InvalidInput, source, at};
 }
 
 std::vector<std::string> fillLauncherTemplate(const std::vector<std::string>& words, const LaunchValues& values) {
@@ -261,7 +251,7 @@ std::vector<std::string> fillLauncherTemplate(const std::vector<std::string>& wo
 
 namespace {
 
-// Every member of a config, read into `c`; the first error stays in `r`.
+// Every member of a config, read into `c`; every problem stays in `r`.
 void readConfig(ConfigReader& r, const json& j, const std::string& base_dir, AgentConfig& c) {
   for (const char* key : {"schema", "listen", "cluster", "launcher", "limits"}) r.known("", key);
   readListen(r, j, c);
@@ -296,12 +286,10 @@ std::vector<std::string> agentConfigKeys() {
 
 core::Result<AgentConfig> agentConfigFromJson(const json& j, const std::string& source, const std::string& base_dir) {
   ConfigReader r(source);
-  if (!j.is_object())
-    return core::Error{source + ": expected a JSON object", core::ErrorKind::InvalidInput, source, "/"};
-  const auto schema = j.find("schema");
-  if (schema == j.end() || *schema != kAgentConfigSchema)
-    return core::Error{source + ": /schema: expected \"" + std::string(kAgentConfigSchema) + "\"",
-                       core::ErrorKind::InvalidInput, source, "/schema"};
+  {
+    core::JsonReader schema(source);
+    if (!schema.schema(j, kAgentConfigSchema)) return schema.error();
+  }
   AgentConfig c;
   c.source = source;
   readConfig(r, j, base_dir, c);

@@ -1,6 +1,7 @@
 // The agent's configuration and how it fills its launcher: every error names
-// the file and JSON path, placeholders take only the agent's own values, and
-// an sbatch launch writes a batch script whose words are quoted.
+// the file and JSON path (core's checked reader: every problem at once, no
+// key twice), placeholders take only the agent's own values, and an sbatch
+// launch writes a batch script whose words are quoted.
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -8,8 +9,8 @@
 #include <sstream>
 #include <thread>
 
-#include "shardscope/profiler/workflow/agent_config.h"
-#include "shardscope/profiler/workflow/agent_launch.h"
+#include "shardscope/profiler/agent/agent_config.h"
+#include "shardscope/profiler/agent/agent_launch.h"
 
 using namespace shardscope;
 using nlohmann::json;
@@ -107,17 +108,17 @@ class TestAgentConfig : public QObject {
                             << "unknown key; expected one of handshake_seconds, job_memory_bytes";
     QTest::newRow("job memory") << R"({"limits": {"job_memory_bytes": 1024}})"
                                 << "/limits/job_memory_bytes"
-                                << "expected a whole number in 16777216..";
+                                << "expected an integer in [16777216, ";
     QTest::newRow("job over total")
         << R"({"limits": {"job_memory_bytes": 2147483648, "total_memory_bytes": 1073741824}})"
         << "/limits/job_memory_bytes"
         << "expected at most total_memory_bytes (1073741824)";
     QTest::newRow("job threads") << R"({"limits": {"job_threads": 0}})"
                                  << "/limits/job_threads"
-                                 << "expected a whole number in 1..4096";
+                                 << "expected an integer in [1, 4096]";
     QTest::newRow("job seconds") << R"({"limits": {"job_seconds": 2678401}})"
                                  << "/limits/job_seconds"
-                                 << "expected a whole number in 1..2678400";
+                                 << "expected an integer in [1, 2678400]";
   }
   void unknownKeysAndJobLimitsNameTheirPath() {
     QFETCH(QString, patch);
@@ -130,6 +131,46 @@ class TestAgentConfig : public QObject {
     QCOMPARE(QString::fromStdString(c.error().json_path), path);
     QVERIFY2(c.error().message.rfind("agent.json: " + path.toStdString() + ": " + says.toStdString(), 0) == 0,
              c.error().message.c_str());
+  }
+
+  // Every problem of a config at once, the first one's path in the error.
+  void everyProblemIsSaid() {
+    json j = minimal();
+    j.merge_patch(
+        json::parse(R"({"store_dir": null, "listen": {"port": -1}, "limits": {"max_jobs": 0, "max_job": 1}})"));
+    auto c = profiler::agentConfigFromJson(j, "agent.json", "/tmp");
+    QVERIFY(!c);
+    for (const char* path : {"/store_dir", "/listen/port", "/limits/max_jobs", "/limits/max_job"})
+      QVERIFY2(c.error().message.find(std::string("agent.json: ") + path + ": ") != std::string::npos, path);
+    QCOMPARE(c.error().json_path, std::string("/listen/port"));  // the first read
+  }
+
+  // The file itself: not JSON, a key twice, not an object, missing.
+  void aMalformedFileNamesItsProblem_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("says");
+    QTest::newRow("not json") << R"({"schema": "shardscope.agent-config/1",)"
+                              << "not valid JSON at line 1";
+    QTest::newRow("a key twice") << R"({"schema": "shardscope.agent-config/1", "port": 1, "port": 2})"
+                                 << "/port: duplicate key";
+    QTest::newRow("not an object") << "[]"
+                                   << "/: expected an object";
+    QTest::newRow("no schema") << R"({"token_file": "t", "store_dir": "s"})"
+                               << "/schema: missing required field";
+  }
+  void aMalformedFileNamesItsProblem() {
+    QFETCH(QString, text);
+    QFETCH(QString, says);
+    QTemporaryDir dir;
+    const std::string path = (dir.path() + "/agent.json").toStdString();
+    std::ofstream(path) << text.toStdString();
+    auto c = profiler::loadAgentConfig(path);
+    QVERIFY(!c);
+    QVERIFY(c.error().kind == core::ErrorKind::InvalidInput);
+    QVERIFY2(
+        c.error().message.starts_with(path + ": ") && c.error().message.find(says.toStdString()) != std::string::npos,
+        c.error().message.c_str());
+    QVERIFY(!profiler::loadAgentConfig(path + ".missing"));
   }
 
   void everyKeyIsListedAndDocumented() {

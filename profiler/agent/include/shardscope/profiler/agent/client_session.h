@@ -1,8 +1,8 @@
 // The protocol of one client of the agent, without a socket: bytes received
 // go in, the bytes to send, whether to close and the lines to log come out.
-// AgentConnection wraps it with a TLS socket and timers; the fuzzer
-// (tests/fuzz/fuzz_agent_connection.cpp) drives it with any bytes. Plain C++:
-// everything it asks of the agent goes through SessionHost.
+// app/agent's AgentConnection wraps it with a TLS socket and timers; the
+// fuzzer (tests/fuzz/fuzz_agent_connection.cpp) drives it with any bytes.
+// Plain C++: everything it asks of the agent goes through SessionHost.
 //
 // It reads frames (FrameDecoder, the agent's frame limit), allows nothing
 // but hello until the token matched, answers requests by their id, streams
@@ -26,26 +26,20 @@
 
 #include "shardscope/core/protocol/frame.h"
 #include "shardscope/core/protocol/messages.h"
+#include "shardscope/profiler/agent/job_record.h"
+#include "shardscope/profiler/agent/job_refusal.h"
+#include "shardscope/profiler/agent/progress_throttle.h"
 
-namespace shardscope::app::agent {
+namespace shardscope::profiler {
 
 namespace proto = core::protocol;
 
 // What a session needs of the agent (AgentConnection: its server and jobs).
 class SessionHost {
  public:
-  struct Refusal {
-    proto::ErrorCode code;
-    core::Error error;
-  };
+  using Refusal = JobRefusal;
   template <class T>
   using Answer = std::variant<T, Refusal>;
-  struct RunFile {  // a finished job's run file
-    std::string path;
-    std::uint64_t size = 0;
-    std::string sha256;
-    std::int64_t run = 0;
-  };
 
   SessionHost() = default;
   virtual ~SessionHost() = default;
@@ -68,8 +62,8 @@ class SessionHost {
 
 class ClientSession {
  public:
-  // At most 20 progress messages a second per watched job.
-  static constexpr std::chrono::milliseconds kProgressInterval{50};
+  // At most one progress message per watched job and interval (20 a second).
+  static constexpr std::chrono::milliseconds kProgressInterval = profiler::kProgressInterval;
 
   // `peer` names the client in messages and log lines ("client 10.0.0.5:51234").
   ClientSession(SessionHost& host, std::string peer, std::size_t max_frame_bytes, std::uint32_t handshake_seconds);
@@ -123,4 +117,4 @@ class ClientSession {
   std::map<std::string, proto::ProgressEvent> pending_;  // newest progress per watched job, not yet sent
 };
 
-}  // namespace shardscope::app::agent
+}  // namespace shardscope::profiler

@@ -1,11 +1,11 @@
-#include "job_admission.h"
+#include "shardscope/profiler/agent/job_admission.h"
 
 #include <algorithm>
 #include <filesystem>
 
 #include "shardscope/core/summary.h"
 
-namespace shardscope::app::agent {
+namespace shardscope::profiler {
 
 namespace {
 namespace fs = std::filesystem;
@@ -60,7 +60,7 @@ std::variant<core::ClusterSpec, JobRefusal> jobCluster(const proto::JobSpec& spe
 }
 
 // The plan that runs: the spec's (its world size the job's) or the planner's for its grid.
-std::variant<core::ShardPlan, JobRefusal> jobPlan(const proto::JobSpec& spec, const profiler::ProfileRequest& req) {
+std::variant<core::ShardPlan, JobRefusal> jobPlan(const proto::JobSpec& spec, const ProfileRequest& req) {
   const std::uint32_t world = req.project.cluster.worldSize();
   const std::string on = " (" + std::to_string(req.project.cluster.nodes) +
                          (req.project.cluster.nodes == 1 ? " node of " : " nodes of ") +
@@ -78,33 +78,64 @@ std::variant<core::ShardPlan, JobRefusal> jobPlan(const proto::JobSpec& spec, co
                   "grid " + std::to_string(*spec.grid) + " does not divide the job's " + std::to_string(world) +
                       " GPUs" + on + "; expected " + alternatives(divisors(world)),
                   "/job/grid");
-  auto plan = profiler::plannedProfilePlan(req, spec.grid);
+  auto plan = plannedProfilePlan(req, spec.grid);
   if (!plan) return refuse(proto::ErrorCode::InvalidJob, "planning failed: " + plan.error().message);
   return std::move(plan).value();
 }
 
 // The estimate against the per-job limit and what is left of the total.
-std::optional<JobRefusal> checkMemory(const profiler::JobMemoryEstimate& e, const profiler::AgentLimits& l,
-                                      std::uint64_t reserved) {
+std::optional<JobRefusal> checkMemory(const JobMemoryEstimate& e, const AgentLimits& l, std::uint64_t reserved) {
   if (e.bytes > l.job_memory_bytes)
-    return refuse(proto::ErrorCode::LimitExceeded, "this job needs an estimated " + profiler::describeEstimate(e) +
+    return refuse(proto::ErrorCode::LimitExceeded, "this job needs an estimated " + describeEstimate(e) +
                                                        "; this agent allows " + core::formatBytes(l.job_memory_bytes) +
                                                        " per job (limits.job_memory_bytes)");
   const std::uint64_t left = l.total_memory_bytes > reserved ? l.total_memory_bytes - reserved : 0;
   if (e.bytes > left)
     return refuse(proto::ErrorCode::LimitExceeded,
-                  "this job needs an estimated " + profiler::describeEstimate(e) + "; of this agent's " +
+                  "this job needs an estimated " + describeEstimate(e) + "; of this agent's " +
                       core::formatBytes(l.total_memory_bytes) + " for all jobs (limits.total_memory_bytes) only " +
                       core::formatBytes(left) + " are left (the jobs queued or running are estimated at " +
                       core::formatBytes(reserved) + "); try again when one has ended");
   return std::nullopt;
 }
 
+JobRefusal limitExceeded(std::string message) {
+  return {proto::ErrorCode::LimitExceeded, core::Error{std::move(message), core::ErrorKind::Usage}};
+}
+
+JobRefusal notRunHere(std::string message) {
+  return {proto::ErrorCode::InvalidJob, core::Error{std::move(message), core::ErrorKind::Usage}};
+}
+
 }  // namespace
 
-profiler::ProfileRequest jobProfileRequest(const proto::JobSpec& spec, const std::string& dir,
-                                           const profiler::AgentConfig& config) {
-  profiler::ProfileRequest req;
+std::optional<JobRefusal> checkJobRequest(const proto::JobSpec& spec, const AgentConfig& config, std::size_t in_flight,
+                                          std::size_t local_gpus) {
+  const AgentLimits& l = config.limits;
+  if (spec.steps > l.max_steps)
+    return limitExceeded(std::to_string(spec.steps) + " steps exceed this agent's " + std::to_string(l.max_steps) +
+                         " (limits.max_steps)");
+  if (spec.project.model.tables.size() > l.max_tables)
+    return limitExceeded("a model of " + std::to_string(spec.project.model.tables.size()) +
+                         " tables exceeds this agent's " + std::to_string(l.max_tables) + " (limits.max_tables)");
+  if (in_flight >= l.max_jobs)
+    return limitExceeded("this agent already has " + std::to_string(l.max_jobs) +
+                         " jobs queued or running (limits.max_jobs)");
+  if (spec.mode == proto::JobMode::Mpi && config.launcher == LauncherKind::None)
+    return notRunHere("this agent runs emulate jobs only (its config names no launcher)");
+  if (spec.device == proto::JobDevice::Cuda && !gpuEngineBuilt())
+    return notRunHere("this agent's engine was built without CUDA, NCCL and CUPTI");
+  // An emulate job runs on this machine: its GPUs, not the cluster's (mpi
+  // jobs' ranks run where the launcher puts them).
+  if (spec.device == proto::JobDevice::Cuda && spec.mode == proto::JobMode::Emulate && local_gpus == 0)
+    return notRunHere(
+        "this agent's machine has no GPU for an emulate job on the cuda device; choose the cpu device, or mpi where "
+        "its launcher reaches GPU nodes");
+  return std::nullopt;
+}
+
+ProfileRequest jobProfileRequest(const proto::JobSpec& spec, const std::string& dir, const AgentConfig& config) {
+  ProfileRequest req;
   req.project = spec.project;
   req.batch = spec.batch;
   req.sync_interval = spec.sync_interval;
@@ -115,21 +146,21 @@ profiler::ProfileRequest jobProfileRequest(const proto::JobSpec& spec, const std
   req.all_groups = spec.all_groups;
   if (!spec.label.empty()) req.label = spec.label;
   req.store = (fs::path(dir) / "store.sqlite").string();
-  req.mode = spec.mode == proto::JobMode::Mpi ? profiler::ProfileMode::Mpi : profiler::ProfileMode::Emulate;
-  req.device = spec.device == proto::JobDevice::Cuda ? profiler::ProfileDevice::Cuda : profiler::ProfileDevice::Cpu;
+  req.mode = spec.mode == proto::JobMode::Mpi ? ProfileMode::Mpi : ProfileMode::Emulate;
+  req.device = spec.device == proto::JobDevice::Cuda ? ProfileDevice::Cuda : ProfileDevice::Cpu;
   req.engine = config.engine;
   req.emulate_in_engine = true;
   req.cancel_reason = "cancelled by a client of the agent";
   // limits.job_threads for the job: split between the ranks of a node in mpi mode.
   const std::uint32_t per_node =
       std::max(1u, std::min(spec.project.cluster.worldSize(), spec.project.cluster.gpus_per_node));
-  req.threads = req.mode == profiler::ProfileMode::Mpi ? std::max(1u, config.limits.job_threads / per_node)
-                                                       : config.limits.job_threads;
+  req.threads =
+      req.mode == ProfileMode::Mpi ? std::max(1u, config.limits.job_threads / per_node) : config.limits.job_threads;
   if (spec.plan) req.plan = *spec.plan;
   return req;
 }
 
-std::variant<Admission, JobRefusal> admitJob(const proto::JobSpec& spec, const profiler::AgentConfig& config,
+std::variant<Admission, JobRefusal> admitJob(const proto::JobSpec& spec, const AgentConfig& config,
                                              const core::ClusterSpec& cluster, std::uint64_t reserved_bytes) {
   Admission a;
   a.spec = spec;
@@ -137,13 +168,13 @@ std::variant<Admission, JobRefusal> admitJob(const proto::JobSpec& spec, const p
   if (auto* r = std::get_if<JobRefusal>(&on)) return *r;
   a.spec.project.cluster = std::get<core::ClusterSpec>(std::move(on));
   a.spec.nodes = a.spec.project.cluster.nodes;
-  profiler::ProfileRequest req = jobProfileRequest(a.spec, {}, config);
+  ProfileRequest req = jobProfileRequest(a.spec, {}, config);
   auto plan = jobPlan(a.spec, req);
   if (auto* r = std::get_if<JobRefusal>(&plan)) return *r;
   req.plan = std::get<core::ShardPlan>(std::move(plan));
   a.spec.plan = req.plan;
   a.spec.grid.reset();
-  auto memory = profiler::estimateJobMemory(req);
+  auto memory = estimateJobMemory(req);
   if (!memory) return refuse(proto::ErrorCode::InvalidJob, memory.error().message, "/job/plan");
   if (auto r = checkMemory(*memory, config.limits, reserved_bytes)) return *r;
   a.memory = std::move(memory).value();
@@ -158,4 +189,4 @@ std::vector<proto::JobShape> jobShapes(const core::ClusterSpec& cluster, std::ui
   return shapes;
 }
 
-}  // namespace shardscope::app::agent
+}  // namespace shardscope::profiler

@@ -1,4 +1,4 @@
-#include "shardscope/profiler/workflow/job_memory.h"
+#include "shardscope/profiler/agent/job_memory.h"
 
 #include <algorithm>
 #include <vector>

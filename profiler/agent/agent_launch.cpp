@@ -1,4 +1,4 @@
-#include "shardscope/profiler/workflow/agent_launch.h"
+#include "shardscope/profiler/agent/agent_launch.h"
 
 #include <spawn.h>
 #include <sys/stat.h>

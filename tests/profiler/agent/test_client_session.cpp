@@ -7,15 +7,16 @@
 #include <new>
 #include <stdexcept>
 
-#include "client_session.h"
+#include "shardscope/profiler/agent/client_session.h"
 #include "shardscope/core/presets.h"
 #include "shardscope/core/protocol/safe_text.h"
 
 using namespace shardscope;
 using namespace shardscope::core::protocol;
-using app::agent::ClientSession;
-using app::agent::SessionHost;
 using nlohmann::json;
+using profiler::ClientSession;
+using profiler::RunFile;
+using profiler::SessionHost;
 
 namespace {
 

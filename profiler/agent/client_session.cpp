@@ -1,11 +1,11 @@
-#include "client_session.h"
+#include "shardscope/profiler/agent/client_session.h"
 
 #include <algorithm>
 #include <fstream>
 
 #include "shardscope/core/protocol/safe_text.h"
 
-namespace shardscope::app::agent {
+namespace shardscope::profiler {
 
 namespace {
 
@@ -213,7 +213,7 @@ void ClientSession::fetch(Output& out, const json& message) {
   auto result = host_.runFile(r->job);
   if (auto* refused = std::get_if<SessionHost::Refusal>(&result))
     return sendError(out, r->id, refused->code, refused->error);
-  const SessionHost::RunFile& file = std::get<SessionHost::RunFile>(result);
+  const RunFile& file = std::get<RunFile>(result);
   if (r->offset > file.size)
     return sendError(out, r->id, proto::ErrorCode::BadMessage,
                      core::Error{"offset " + std::to_string(r->offset) + " is past the end of the run file (" +
@@ -272,4 +272,4 @@ void ClientSession::flushInto(Output& out) {
   pending_.clear();
 }
 
-}  // namespace shardscope::app::agent
+}  // namespace shardscope::profiler

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "shardscope/core/result.h"
-#include "shardscope/profiler/workflow/agent_config.h"
+#include "shardscope/profiler/agent/agent_config.h"
 #include "shardscope/profiler/workflow/engine_launch.h"
 
 namespace shardscope::profiler {
