@@ -7,10 +7,14 @@ namespace shardscope::profiler {
 namespace {
 int mpiLevel(MpiSession::Threads t) {
   switch (t) {
-    case MpiSession::Threads::Single: return MPI_THREAD_SINGLE;
-    case MpiSession::Threads::Funneled: return MPI_THREAD_FUNNELED;
-    case MpiSession::Threads::Serialized: return MPI_THREAD_SERIALIZED;
-    case MpiSession::Threads::Multiple: return MPI_THREAD_MULTIPLE;
+    case MpiSession::Threads::Single:
+      return MPI_THREAD_SINGLE;
+    case MpiSession::Threads::Funneled:
+      return MPI_THREAD_FUNNELED;
+    case MpiSession::Threads::Serialized:
+      return MPI_THREAD_SERIALIZED;
+    case MpiSession::Threads::Multiple:
+      return MPI_THREAD_MULTIPLE;
   }
   return MPI_THREAD_SINGLE;
 }
