@@ -40,6 +40,16 @@ bool Args::flag(const std::string& name) {
 
 std::vector<std::string> Args::positional() const { return args_; }
 
+std::optional<std::string> Args::problem(Positionals positionals) const {
+  if (!error_.empty()) return error_;
+  if (auto u = unknownOption()) return "unknown option " + *u;
+  if (positionals == Positionals::None) {
+    const auto rest = positional();
+    if (!rest.empty()) return "unexpected argument " + rest.front();
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> Args::unknownOption() const {
   for (const auto& a : args_)
     if (a.starts_with("--") || (a.size() > 1 && a[0] == '-' && a != "-")) return a;

@@ -64,9 +64,7 @@ int runCalibrate(Args args) {
   auto holdout_arg = args.option("--holdout");
   auto out_arg = args.option("--out");
   const core::TrainerPlanSpec trainer = takeTrainerPlanSpec(args);
-  if (!args.error().empty()) return usageError("calibrate: " + args.error());
-  if (auto u = args.unknownOption()) return usageError("calibrate: unknown option " + *u);
-  if (!args.positional().empty()) return usageError("calibrate: unexpected argument " + args.positional().front());
+  if (auto bad = args.problem()) return usageError("calibrate: " + *bad);
   if (!store_arg) return usageError("calibrate needs --store <file>");
   if (!runs_arg) return usageError("calibrate needs --runs <id,id,...> (the runs to fit)");
   const auto fit = parseRunList(*runs_arg);

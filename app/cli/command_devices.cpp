@@ -5,7 +5,7 @@
 
 #include "profiling_commands.h"
 #include "shardscope/core/json_io.h"
-#include "shardscope/core/summary.h"
+#include "shardscope/report/project_summary.h"
 #include "shardscope/profiler/engine/gpu_devices.h"
 #include "shardscope/profiler/engine/host_info.h"
 #include "shardscope/profiler/engine/local_cluster.h"
@@ -23,9 +23,7 @@ int runDevices(Args args) {
   }
   const bool json = args.flag("--json");
   const auto cluster_out = args.option("--cluster-out");
-  if (!args.error().empty()) return usageError("devices: " + args.error());
-  if (auto u = args.unknownOption()) return usageError("devices: unknown option " + *u);
-  if (!args.positional().empty()) return usageError("devices: unexpected argument " + args.positional().front());
+  if (auto bad = args.problem()) return usageError("devices: " + *bad);
   auto gpus = profiler::queryLocalGpus();
   if (!gpus) return fail(core::Error{"shardscope-cli: " + gpus.error().message, gpus.error().kind});
   std::optional<profiler::LocalCluster> cluster;
@@ -48,7 +46,7 @@ int runDevices(Args args) {
   std::cout << profiler::formatLocalGpus(*gpus);
   if (cluster) {
     std::cout << "\nwrote " << *cluster_out << " (shardscope.cluster/1)\n"
-              << core::formatClusterSummary(cluster->cluster);
+              << report::formatClusterSummary(cluster->cluster);
     for (const std::string& note : cluster->notes) std::cout << "  note: " << note << "\n";
   }
   return kExitOk;

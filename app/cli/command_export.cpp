@@ -73,9 +73,7 @@ int runExportTrace(Args args) {
   auto to = args.option("--to-ms");
   auto out = args.option("--out");
   auto dir = args.option("--per-rank-dir");
-  if (!args.error().empty()) return usageError("export-trace: " + args.error());
-  if (auto u = args.unknownOption()) return usageError("export-trace: unknown option " + *u);
-  if (!args.positional().empty()) return usageError("export-trace: unexpected argument " + args.positional().front());
+  if (auto bad = args.problem()) return usageError("export-trace: " + *bad);
   if (!store) return usageError("export-trace needs --store <file>");
   if (!out && !dir) return usageError("export-trace needs --out <file.json> or --per-rank-dir <folder>");
   if (out && dir) return usageError("export-trace: --out and --per-rank-dir exclude each other");

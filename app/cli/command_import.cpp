@@ -163,8 +163,7 @@ int runImport(Args args) {
     rank_pattern = args.option("--rank-from-name");
   else
     rank_from_name = args.flag("--rank-from-name");
-  if (!args.error().empty()) return usageError("import: " + args.error());
-  if (auto u = args.unknownOption()) return usageError("import: unknown option " + *u);
+  if (auto bad = args.problem(Args::Positionals::Allowed)) return usageError("import: " + *bad);
   auto pos = args.positional();
   if (pos.empty()) return usageError("import needs a format: kineto, nsys or nccl");
   const std::string format = pos.front();

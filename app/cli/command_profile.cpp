@@ -128,9 +128,7 @@ int parseProfileArgs(Args& args, ProfileOptions& o) {
   r.engine = args.option("--engine");
   o.calibration_out = args.option("--calibration-out");
   o.sources = takeProjectSources(args);
-  if (!args.error().empty()) return usageError("profile: " + args.error());
-  if (auto u = args.unknownOption()) return usageError("profile: unknown option " + *u);
-  if (!args.positional().empty()) return usageError("profile: unexpected argument " + args.positional().front());
+  if (auto bad = args.problem()) return usageError("profile: " + *bad);
   if (!store_arg) return usageError("profile: --store F is required (the trace store to write the run into)");
   if (o.plan_file && o.grid) return usageError("profile: give --plan or --grid, not both");
   const std::string mode = mode_arg.value_or("emulate");

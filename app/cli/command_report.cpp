@@ -41,9 +41,7 @@ int runReport(Args args) {
   auto cal_arg = args.option("--calibration");
   profiler::StoredRunAnalysisRequest request;
   request.trainer = takeTrainerPlanSpec(args);
-  if (!args.error().empty()) return usageError("report: " + args.error());
-  if (auto u = args.unknownOption()) return usageError("report: unknown option " + *u);
-  if (!args.positional().empty()) return usageError("report: unexpected argument " + args.positional().front());
+  if (auto bad = args.problem()) return usageError("report: " + *bad);
   if (!store_arg) return usageError("report needs --store <file>");
   if (run_arg) {
     const auto id = parsePositive(*run_arg, static_cast<unsigned long long>(std::numeric_limits<std::int64_t>::max()));

@@ -29,7 +29,7 @@ int runStore(Args args) {
   }
   const bool check = args.flag("--check");
   const bool json = args.flag("--json");
-  if (auto u = args.unknownOption()) return usageError("store: unknown option " + *u);
+  if (auto bad = args.problem(Args::Positionals::Allowed)) return usageError("store: " + *bad);
   const auto pos = args.positional();
   if (pos.empty()) return usageError("store needs a subcommand: info");
   if (pos[0] != "info") return usageError("store: unknown subcommand '" + pos[0] + "' (expected info)");

@@ -135,8 +135,7 @@ int parseRemoteArgs(Args& args, RemoteOptions& o) {
   o.words.assign(positional.begin() + 1, positional.end());
   if (o.command != "submit" && submit.any())
     return usageError("remote " + o.command + ": job options belong to submit");
-  if (!args.error().empty()) return usageError("remote: " + args.error());
-  if (auto u = args.unknownOption()) return usageError("remote: unknown option " + *u);
+  if (auto bad = args.problem(Args::Positionals::Allowed)) return usageError("remote: " + *bad);
   if (!agent) return usageError("remote: --agent HOST:PORT is required");
   auto address = remote::parseAgentAddress(*agent);
   if (!address) return usageError("remote: --agent: " + address.error().message);

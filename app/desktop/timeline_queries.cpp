@@ -1,14 +1,12 @@
 #include "timeline_queries.h"
 
 #include <QMetaObject>
-#ifdef __linux__
-#include <pthread.h>
-#include <sched.h>
-#endif
 #include <algorithm>
 #include <chrono>
 #include <limits>
 #include <utility>
+
+#include "job_tracker.h"
 
 namespace shardscope::app {
 
@@ -180,12 +178,9 @@ void TimelineQueries::windowLoop() {
 }
 
 void TimelineQueries::taskLoop() {
-#ifdef __linux__
-  // Idle priority, as the planning pool's threads: a search or the loading of
-  // a run's calls takes no core from the GUI thread or the window thread.
-  sched_param idle{};
-  pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
-#endif
+  // Background priority, as the planning pool's jobs: a search or the loading
+  // of a run's calls yields a shared core to the GUI thread.
+  backgroundThreadPriority();
   std::optional<st::TraceStore> store;
   st::StringTable strings;
   quint64 opened_epoch = 0;

@@ -139,12 +139,8 @@ Parsed parseArgs(std::vector<std::string> argv) {
   c.device = args.option("--device").value_or("cpu");
   c.cupti = !args.flag("--no-cupti");
   readNumbers(args, p);
-  if (!args.error().empty())
-    p.error = args.error();
-  else if (auto u = args.unknownOption())
-    p.error = "unknown option " + *u;
-  else if (!args.positional().empty())
-    p.error = "unexpected argument " + args.positional().front();
+  if (auto bad = args.problem())
+    p.error = *bad;
   else if (c.device != "cpu" && c.device != "cuda")
     p.error = "--device: expected cpu or cuda, got " + c.device;
   if (p.help || !p.error.empty()) return p;

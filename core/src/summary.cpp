@@ -104,56 +104,6 @@ std::string describeAccess(const AccessSpec& a) {
   return "?";
 }
 
-std::string formatModelSummary(const ModelSpec& m) {
-  std::string out;
-  out += "Model: " + m.name + "\n";
-  out += "  tables: " + std::to_string(m.tables.size()) + ", embedding weights " + formatBytes(m.totalWeightBytes()) +
-         ", " + formatf("%.0f", m.lookupsPerSample()) + " lookups per sample\n";
-  out += "  batch per GPU: " + std::to_string(m.batch_size_per_gpu) + ", optimizer " + toString(m.optimizer) +
-         ", dense " + formatCount(static_cast<double>(m.dense.parameters)) + " parameters, " +
-         formatf("%.1f", m.dense.flops_per_sample / 1e6) + " MFLOP per sample (fwd+bwd)\n";
-  // The largest tables first: what a planner looks at.
-  std::vector<const TableSpec*> order;
-  for (const auto& t : m.tables) order.push_back(&t);
-  std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->weightBytes() > b->weightBytes(); });
-  char line[256];
-  std::snprintf(line, sizeof line, "  %-16s %10s %5s %5s %8s %-16s %10s\n", "table", "rows", "dim", "dtype", "pooling",
-                "access", "size");
-  out += line;
-  const std::size_t shown = std::min<std::size_t>(order.size(), 30);
-  for (std::size_t i = 0; i < shown; ++i) {
-    const TableSpec& t = *order[i];
-    std::snprintf(line, sizeof line, "  %-16.16s %10s %5u %5s %8s %-16.16s %10s\n", t.name.c_str(),
-                  formatCount(static_cast<double>(t.rows)).c_str(), t.dim, toString(t.dtype),
-                  formatCount(t.pooling.mean).c_str(), describeAccess(t.access).c_str(),
-                  formatBytes(t.weightBytes()).c_str());
-    out += line;
-  }
-  if (order.size() > shown) out += "  ... " + std::to_string(order.size() - shown) + " smaller tables\n";
-  return out;
-}
-
-std::string formatClusterSummary(const ClusterSpec& c) {
-  std::string out;
-  out += "Cluster: " + c.name + "\n";
-  out += "  " + std::to_string(c.nodes) + " nodes x " + std::to_string(c.gpus_per_node) +
-         " GPUs = " + std::to_string(c.worldSize()) + " GPUs (" + c.gpu.name + ")\n";
-  out += "  per GPU: HBM " + formatBytes(c.gpu.hbm_bytes) + formatf(" at %.2f TB/s", c.gpu.hbm_bandwidth_gbps / 1000) +
-         formatf(", %.0f dense TFLOP/s\n", c.gpu.peak_dense_tflops);
-  out += formatf("  intra-node: %.0f GB/s", c.intra_node.bandwidth_gbps) +
-         formatf(", %.1f us; ", c.intra_node.latency_us) +
-         formatf("inter-node: %u NICs x %.1f GB/s per node", c.nicsPerNode(), c.inter_node.bandwidth_gbps) +
-         formatf(", %.1f us\n", c.inter_node.latency_us);
-  out += std::string("  switches: ") + (c.network.nvls ? "NVLS (NVLink SHARP)" : "no NVLS") + ", " +
-         (c.network.sharp ? "SHARP in the fabric" : "no SHARP") +
-         (c.network.congestion_per_doubling > 0 ? formatf(", %.0f%% of inter-node bandwidth lost per doubling of nodes",
-                                                          c.network.congestion_per_doubling * 100.0)
-                                                : "") +
-         "\n";
-  out += "  aggregate HBM: " + formatBytes(c.gpu.hbm_bytes * c.worldSize()) + "\n";
-  return out;
-}
-
 std::string formatRankRanges(std::vector<int> ranks) {
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());

@@ -42,7 +42,7 @@ ProcessLimits jobProcessLimits(const AgentConfig& config, const core::protocol::
   l.wall = std::chrono::seconds(config.limits.job_seconds);
   l.wall_name = "limits.job_seconds";
   l.die_with_caller = true;
-  if (spec.mode == proto::JobMode::Emulate && spec.device == proto::JobDevice::Cpu)
+  if (kJobAddressSpaceBackstop && spec.mode == proto::JobMode::Emulate && spec.device == proto::JobDevice::Cpu)
     l.address_space_bytes =
         config.limits.job_memory_bytes + kJobAddressSpaceBase + kJobAddressSpacePerThread * config.limits.job_threads;
   if (ledger)

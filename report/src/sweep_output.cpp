@@ -1,18 +1,18 @@
 #include "shardscope/report/sweep_output.h"
 
 #include <algorithm>
-#include <cstdarg>
-#include <cstdio>
 #include <string>
 
 #include "shardscope/core/device.h"
 #include "shardscope/core/json_io.h"
 #include "shardscope/core/summary.h"
+#include "shardscope/report/text_table.h"
 
 namespace shardscope::report {
 
 namespace {
 std::string gib(std::uint64_t b) { return core::formatBytes(b, {.unit = core::ByteUnit::GiB, .unit_name = false}); }
+std::string ms(double v) { return core::formatf("%.3f", v); }
 }  // namespace
 
 void printSweep(std::ostream& out, const planner::SweepResult& result, const core::Project& project) {
@@ -29,21 +29,24 @@ void printSweep(std::ostream& out, const planner::SweepResult& result, const cor
       !mismatch.empty())
     out << "warning: " << mismatch << ": the figures it changes are for that device, the others for the cluster's\n";
   out << "\n";
-  char line[256];
-  std::snprintf(line, sizeof line, "%4s %6s %6s %-10s %9s %9s %9s %9s %9s %11s %12s %8s %7s  %s\n", "rank", "M", "R",
-                "layout", "step ms", "emb ms", "a2a ms", "sync ms", "dense ms", "samples/s", "mem GiB/GPU", "max/mean",
-                "gap", "fits");
-  out << line;
+  TextTable table({"rank", "M", "R", "layout", "step ms", "emb ms", "a2a ms", "sync ms", "dense ms", "samples/s",
+                   "mem GiB/GPU", "max/mean", "gap", "fits"});
+  table.separator(" ")
+      .separatorBefore(13, "  ")
+      .minWidths({4, 6, 6, 10, 9, 9, 9, 9, 9, 11, 12, 8, 7})
+      .align(0, TextTable::Align::Right)
+      .align(3, TextTable::Align::Left)
+      .align(13, TextTable::Align::Left);
   int i = 0;
   for (const auto& g : result.grids) {
     const std::uint64_t mem = g.peakMemoryBytes();
-    std::snprintf(line, sizeof line, "%4d %6u %6u %-10s %9.3f %9.3f %9.3f %9.3f %9.3f %11.3g %12s %8.3f %6.1f%%  %s\n",
-                  ++i, g.grid.group_size, g.grid.replicas, core::toString(g.grid.layout), g.step.step_ms,
-                  g.step.embedding_ms, g.step.all_to_all_ms, g.step.replica_sync_ms, g.step.dense_ms,
-                  g.samples_per_second, (gib(mem) + "/" + gib(c.gpu.hbm_bytes)).c_str(), g.imbalance.max_over_mean,
-                  g.gap * 100.0, g.fits ? "yes" : "NO");
-    out << line;
+    table.add({std::to_string(++i), std::to_string(g.grid.group_size), std::to_string(g.grid.replicas),
+               core::toString(g.grid.layout), ms(g.step.step_ms), ms(g.step.embedding_ms), ms(g.step.all_to_all_ms),
+               ms(g.step.replica_sync_ms), ms(g.step.dense_ms), core::formatf("%.3g", g.samples_per_second),
+               gib(mem) + "/" + gib(c.gpu.hbm_bytes), core::formatf("%.3f", g.imbalance.max_over_mean),
+               core::formatf("%.1f%%", g.gap * 100.0), g.fits ? "yes" : "NO"});
   }
+  table.print(out, "");
 }
 
 void printGridDetail(std::ostream& out, const planner::GridResult& g) {
@@ -66,22 +69,24 @@ void printGridDetail(std::ostream& out, const planner::GridResult& g) {
       out << " " << g.critical_tables[i].table << " (" << core::formatf("%.3f", g.critical_tables[i].load_ms) << " ms)";
     out << "\n";
   }
-  char line[256];
-  std::snprintf(line, sizeof line, "\n%6s %9s %9s %9s %9s %9s %12s %12s %7s\n", "rank", "fwd ms", "bwd ms", "comm ms",
-                "load ms", "sync ms", "memory GiB", "usable GiB", "shards");
-  out << line;
+  TextTable table({"rank", "fwd ms", "bwd ms", "comm ms", "load ms", "sync ms", "memory GiB", "usable GiB", "shards"});
+  table.separator(" ")
+      .separatorBefore(9, "  ")
+      .minWidths({6, 9, 9, 9, 9, 9, 12, 12, 7})
+      .align(0, TextTable::Align::Right);
   const std::size_t n = g.ranks.size();
   for (std::size_t i = 0; i < n; ++i) {
     if (n > 40 && i == 20) {
-      out << "   ... " << (n - 40) << " more ranks ...\n";
+      table.addLine("   ... " + std::to_string(n - 40) + " more ranks ...");
       i = n - 20;
     }
     const auto& r = g.ranks[i];
-    std::snprintf(line, sizeof line, "%6u %9.3f %9.3f %9.3f %9.3f %9.3f %12s %12s %7u%s\n", r.group_rank, r.fwd_ms,
-                  r.bwd_ms, r.served_comm_ms, r.load_ms, r.sync_ms, gib(r.memory_bytes).c_str(),
-                  gib(r.capacity_bytes).c_str(), r.shards, r.group_rank == g.critical_rank ? "  <- slowest" : "");
-    out << line;
+    table.add({std::to_string(r.group_rank), ms(r.fwd_ms), ms(r.bwd_ms), ms(r.served_comm_ms), ms(r.load_ms),
+               ms(r.sync_ms), gib(r.memory_bytes), gib(r.capacity_bytes), std::to_string(r.shards),
+               r.group_rank == g.critical_rank ? "<- slowest" : ""});
   }
+  out << "\n";
+  table.print(out, "");
   if (!g.problems.empty()) {
     out << "\nproblems:\n";
     for (const auto& p : g.problems) out << "  " << p << "\n";

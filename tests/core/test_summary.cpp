@@ -89,19 +89,6 @@ class TestSummary : public QObject {
     QVERIFY(notDetermined(2.0, 3.5));
     QVERIFY(!notDetermined(2.0, 0.5));
   }
-
-  void modelSummaryListsLargestTablesFirst() {
-    const std::string s = formatModelSummary(modelPreset("dcnv2").value());
-    QVERIFY2(s.find("tables: 26, embedding weights 97.4 GiB, 214 lookups per sample") != std::string::npos, s.c_str());
-    const auto first = s.find("cat_0");
-    const auto small = s.find("cat_5");
-    QVERIFY(first != std::string::npos && small != std::string::npos && first < small);
-  }
-
-  void clusterSummaryShowsTheGrid() {
-    const std::string s = formatClusterSummary(clusterPreset("h100x64").value());
-    QVERIFY2(s.find("8 nodes x 8 GPUs = 64 GPUs") != std::string::npos, s.c_str());
-  }
 };
 
 QTEST_APPLESS_MAIN(TestSummary)

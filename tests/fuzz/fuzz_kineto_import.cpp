@@ -12,7 +12,7 @@
 //     -max_total_time=720 -rss_limit_mb=2048 -max_len=16384 -timeout=10 -jobs=1
 // A finding leaves crash-<sha1> (or leak-, timeout-, oom-): replay it with
 // `fuzz_kineto_import crash-<sha1>`, fix it, and add the input as a case in
-// tests/profiler/test_kineto_import.cpp.
+// tests/profiler/import/test_kineto_import.cpp.
 //
 // Each input is imported as a file four ways: plain and gzip-compressed,
 // each read in the default chunks and in chunks of 1..16 bytes (so that every

@@ -12,7 +12,7 @@
 //     -max_total_time=120 -rss_limit_mb=2048 -max_len=16384 -timeout=10
 // A finding leaves crash-<sha1> (or leak-, timeout-, oom-): replay it with
 // `fuzz_nccl_trace_import crash-<sha1>`, fix it, and add the input as a case
-// in tests/profiler/nccl/test_nccl_trace_import.cpp.
+// in tests/profiler/nccl_plugin/test_nccl_trace_import.cpp.
 //
 // Each input is written as a file and read with readNcclTrace. Checked:
 // - an error names the file (and, for a line, "line N: /path");

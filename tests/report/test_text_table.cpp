@@ -42,6 +42,29 @@ class TestTextTable : public QObject {
                                    "      1 cat_0              -1.0%\n"
                                    "      2 a_long_table_name  +2.5%\n"));
   }
+
+  void oneSeparatorCanDiffer() {
+    TextTable t({"M", "gap", "fits"});
+    t.separator(" ").separatorBefore(2, "  ").minWidths({3, 5}).align(2, TextTable::Align::Left);
+    t.add({"8", "1.5%", "yes"});
+    QCOMPARE(t.text(""), std::string("M     gap  fits\n"
+                                     "8    1.5%  yes\n"));
+  }
+
+  void freeLinesStayWhereAddedAndWidenNoColumn() {
+    TextTable t({"rank", "ms"});
+    t.addLine("after the header");
+    t.add({"0", "1.5"});
+    t.addLine("... 38 more ranks ...");
+    t.add({"39", "2.25"});
+    t.addLine("end");
+    QCOMPARE(t.text(""), std::string("rank    ms\n"
+                                     "after the header\n"
+                                     "0      1.5\n"
+                                     "... 38 more ranks ...\n"
+                                     "39    2.25\n"
+                                     "end\n"));
+  }
 };
 
 QTEST_APPLESS_MAIN(TestTextTable)

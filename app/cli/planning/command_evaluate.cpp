@@ -45,9 +45,7 @@ int runEvaluate(Args args) {
   const core::ProjectSources sources = takeProjectSources(args);
   const bool model_given = sources.project || sources.model;
   const bool cluster_given = sources.project || sources.cluster;
-  if (!args.error().empty()) return usageError("evaluate: " + args.error());
-  if (auto u = args.unknownOption()) return usageError("evaluate: unknown option " + *u);
-  if (!args.positional().empty()) return usageError("evaluate: unexpected argument " + args.positional().front());
+  if (auto bad = args.problem()) return usageError("evaluate: " + *bad);
   if (!plan_arg) return usageError("evaluate needs --plan FILE");
   if (!model_given)
     return usageError(

@@ -19,8 +19,7 @@ int runGenModel(Args args) {
   auto seed = args.option("--seed");
   auto batch = args.option("--batch");
   auto out = args.option("--out");
-  if (!args.error().empty()) return usageError("gen-model: " + args.error());
-  if (auto u = args.unknownOption()) return usageError("gen-model: unknown option " + *u);
+  if (auto bad = args.problem()) return usageError("gen-model: " + *bad);
   if (!tables) return usageError("gen-model needs --tables T");
   planner::SyntheticModelOptions o;
   const auto t = parsePositive(*tables, core::kMaxTables);  // what the model reader accepts

@@ -7,6 +7,7 @@
 #include "shardscope/core/presets.h"
 #include "shardscope/core/project_inputs.h"
 #include "shardscope/core/summary.h"
+#include "shardscope/report/project_summary.h"
 
 namespace shardscope::app::cli {
 
@@ -17,13 +18,11 @@ int runSummary(Args args) {
     return kExitOk;
   }
   const core::ProjectSources sources = takeProjectSources(args, false);
-  if (!args.error().empty()) return usageError("summary: " + args.error());
-  if (auto u = args.unknownOption()) return usageError("summary: unknown option " + *u);
-  if (!args.positional().empty()) return usageError("summary: unexpected argument " + args.positional().front());
+  if (auto bad = args.problem()) return usageError("summary: " + *bad);
   auto resolved = core::resolveProject(sources);
   if (!resolved) return fail(resolved.error());
   const core::Project& project = *resolved;
-  std::cout << core::formatModelSummary(project.model) << "\n" << core::formatClusterSummary(project.cluster);
+  std::cout << report::formatModelSummary(project.model) << "\n" << report::formatClusterSummary(project.cluster);
   const double per_gpu = static_cast<double>(project.model.totalWeightBytes()) / project.cluster.worldSize();
   std::cout << "\nEmbedding weights per GPU if sharded over all " << project.cluster.worldSize()
             << " GPUs: " << core::formatBytes(static_cast<std::uint64_t>(per_gpu)) << " of "
@@ -37,7 +36,7 @@ int runPresets(Args args) {
                  "Lists the built-in models and clusters, loadable by name with --model/--cluster.\n";
     return kExitOk;
   }
-  if (auto u = args.unknownOption()) return usageError("presets: unknown option " + *u);
+  if (auto bad = args.problem()) return usageError("presets: " + *bad);
   std::cout << "models:\n";
   for (const auto& n : core::modelPresetNames()) {
     auto m = core::modelPreset(n);

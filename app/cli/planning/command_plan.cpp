@@ -62,9 +62,7 @@ int runPlan(Args args) {
   auto target_arg = args.option("--target");
   auto out_arg = args.option("--out");
   const core::ProjectSources sources = takeProjectSources(args);
-  if (!args.error().empty()) return usageError("plan: " + args.error());
-  if (auto u = args.unknownOption()) return usageError("plan: unknown option " + *u);
-  if (!args.positional().empty()) return usageError("plan: unexpected argument " + args.positional().front());
+  if (auto bad = args.problem()) return usageError("plan: " + *bad);
   // From here on Ctrl-C cancels (also while a large model loads: the sweep then stops at once).
   const CancelOnSignals on_signals(g_cancel);
   auto project = core::resolveProject(sources);

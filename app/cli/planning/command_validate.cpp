@@ -14,7 +14,7 @@ int runValidate(Args args) {
                  "<file>: <JSON path>: <expectation>. Exit 0 when all are valid, 1 otherwise.\n";
     return kExitOk;
   }
-  if (auto u = args.unknownOption()) return usageError("validate: unknown option " + *u);
+  if (auto bad = args.problem(Args::Positionals::Allowed)) return usageError("validate: " + *bad);
   const auto files = args.positional();
   if (files.empty()) return usageError("validate needs at least one file");
   int rc = kExitOk;

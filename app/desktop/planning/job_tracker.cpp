@@ -3,6 +3,8 @@
 #include <QThread>
 #include <QThreadPool>
 #include <QtConcurrent/QtConcurrentRun>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cstdint>
 #include <exception>
@@ -19,10 +21,16 @@ struct JobState {
   std::atomic<bool> progress_posted{false};
 };
 
+void backgroundThreadPriority() {
+#ifdef __linux__
+  // Linux keeps a nice value per thread: this thread's id, not the process's.
+  setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
+#endif
+}
+
 QThreadPool* planningPool() {
   static QThreadPool* pool = [] {
     auto* p = new QThreadPool;  // lives as long as the process (jobs are waited for by their trackers)
-    p->setThreadPriority(QThread::IdlePriority);
     p->setMaxThreadCount(std::max(1, QThread::idealThreadCount()));
     return p;
   }();
@@ -67,6 +75,7 @@ quint64 JobTracker::launch(std::function<Outcome(JobContext&)> job) {
   current_ = state;
   running_ = true;
   QFuture<void> future = QtConcurrent::run(pool_, [this, state, job = std::move(job)] {
+    backgroundThreadPriority();
     JobContext context(this, state);
     Outcome outcome;
     try {

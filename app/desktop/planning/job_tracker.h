@@ -32,10 +32,16 @@ class QThreadPool;
 namespace shardscope::app {
 
 // The thread pool every background planning job of the desktop runs on.
-// Its threads run at idle priority (SCHED_IDLE on Linux), so they use every
-// spare core but never take a core from the GUI thread: the window stays
+// Each job runs at background priority (backgroundThreadPriority), so it uses
+// every spare core, the GUI thread wins a shared core, and the window stays
 // responsive while a 4,096-GPU sweep runs.
 [[nodiscard]] QThreadPool* planningPool();
+
+// Lowers the calling thread (and the threads it starts) to nice 10 on Linux:
+// a core it shares with the GUI thread goes ~90 % to the GUI, yet it still
+// progresses beside a build or a data loader that keeps every core busy, as
+// SCHED_IDLE (~0.3 % of a core then) would not. Elsewhere it does nothing.
+void backgroundThreadPriority();
 
 class JobTracker;
 struct JobState;

@@ -14,7 +14,7 @@
 #include "shardscope/planner/grid.h"
 #include "shardscope/planner/sweep.h"
 
-#include "../../profiler/cpu_cluster.h"
+#include "../../profiler/analysis/cpu_cluster.h"
 #include "cli_run.h"
 
 using namespace shardscope;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the Kineto fixtures of tests/profiler/test_kineto_import.cpp (run from this folder).
+"""Writes the Kineto fixtures of tests/profiler/import/test_kineto_import.cpp (run from this folder).
 
 Two ranks of a TorchRec-like step (profiler steps 5 and 6), following the
 PyTorch profiler's JSON: distributedInfo, deviceProperties, traceEvents,

@@ -64,7 +64,4 @@ struct BytesFormat {
 // ASCII letters in lower case (names of kernels, annotations, collectives).
 [[nodiscard]] std::string asciiLower(std::string_view s);
 
-[[nodiscard]] std::string formatModelSummary(const ModelSpec& m);      // multi-line, with a table of tables
-[[nodiscard]] std::string formatClusterSummary(const ClusterSpec& c);  // multi-line
-
 }  // namespace shardscope::core

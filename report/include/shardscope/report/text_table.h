@@ -9,6 +9,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace shardscope::report {
@@ -27,8 +28,13 @@ class TextTable {
   TextTable& minWidths(std::vector<std::size_t> widths);
   // Between two columns; two spaces by default.
   TextTable& separator(std::string separator);
+  // Between column-1 and column, where it differs from the others.
+  TextTable& separatorBefore(std::size_t column, std::string separator);
 
   void add(std::vector<std::string> row);
+  // A line of its own between the rows (e.g. "... 24 more ranks ..."),
+  // printed as given after the indent; it does not widen any column.
+  void addLine(std::string line);
   // Every row, each line after `indent`.
   void print(std::ostream& o, const std::string& indent = "  ") const;
   [[nodiscard]] std::string text(const std::string& indent = "  ") const;
@@ -37,10 +43,12 @@ class TextTable {
   [[nodiscard]] Align alignOf(std::size_t column) const;
 
   std::vector<std::vector<std::string>> rows_;
+  std::vector<std::pair<std::size_t, std::string>> lines_;  // (rows before it, text)
   std::vector<std::optional<Align>> align_;
   std::vector<std::size_t> min_width_;
   std::size_t left_from_ = static_cast<std::size_t>(-1);
   std::string separator_ = "  ";
+  std::vector<std::optional<std::string>> separator_before_;
 };
 
 }  // namespace shardscope::report

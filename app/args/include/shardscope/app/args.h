@@ -38,6 +38,12 @@ class Args {
   [[nodiscard]] std::vector<std::string> positional() const;
   [[nodiscard]] const std::string& error() const { return error_; }
   [[nodiscard]] std::optional<std::string> unknownOption() const;
+  // Once every option was taken: the first thing wrong with the command
+  // line, as a command's usage error words it after "<command>: " (a
+  // missing value, "unknown option --x", "unexpected argument y" where no
+  // positional argument is taken), else nullopt.
+  enum class Positionals { None, Allowed };
+  [[nodiscard]] std::optional<std::string> problem(Positionals positionals = Positionals::None) const;
 
  private:
   std::vector<std::string> args_;

@@ -22,6 +22,20 @@ namespace shardscope::profiler {
 // arena reserve without making them resident (about 0.2 GiB for two threads).
 inline constexpr std::uint64_t kJobAddressSpaceBase = std::uint64_t{1} << 30;
 inline constexpr std::uint64_t kJobAddressSpacePerThread = std::uint64_t{72} << 20;
+// A build with AddressSanitizer (the test suite's sanitizer stage) sets no
+// address-space limit: ASan reserves terabytes of shadow address space at
+// start, which any such limit refuses; the resident-memory limit still holds.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kJobAddressSpaceBackstop = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kJobAddressSpaceBackstop = false;
+#else
+inline constexpr bool kJobAddressSpaceBackstop = true;
+#endif
+#else
+inline constexpr bool kJobAddressSpaceBackstop = true;
+#endif
 
 // The resident memory of every running job's processes, as their launches
 // sample it: when all of them together pass limits.total_memory_bytes, the

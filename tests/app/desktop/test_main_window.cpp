@@ -55,7 +55,7 @@ class TestMainWindow : public QObject {
     // Recent files go to a throwaway settings location, not the user's.
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName(QStringLiteral("ShardScopeTests"));
-    QCoreApplication::setApplicationName(QStringLiteral("tst_main_window"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_main_window"));
   }
 
   void opensTheDefaultProject() {
@@ -269,4 +269,4 @@ class TestMainWindow : public QObject {
 };
 
 QTEST_MAIN(TestMainWindow)
-#include "tst_main_window.moc"
+#include "test_main_window.moc"

@@ -250,4 +250,4 @@ class TestJobTracker : public QObject {
 };
 
 QTEST_MAIN(TestJobTracker)
-#include "tst_job_tracker.moc"
+#include "test_job_tracker.moc"

@@ -45,7 +45,7 @@ class TestWorkbench : public QObject {
   void initTestCase() {
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName(QStringLiteral("ShardScopeTests"));
-    QCoreApplication::setApplicationName(QStringLiteral("tst_workbench"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_workbench"));
   }
 
   void pagesHaveNames() {
@@ -318,7 +318,7 @@ class TestWorkbench : public QObject {
     QVERIFY(window.planPage()->waitUntilShown(kTimeoutMs));
     const char* names[] = {"model", "cluster", "grid", "plan", "export", "runs", "measured", "timeline", "collectives"};
     static_assert(std::size(names) == MainWindow::kPageCount);
-    // The Measured page needs a run: tst_measured_loop screenshots it with one.
+    // The Measured page needs a run: test_measured_loop screenshots it with one.
     for (int i = 0; i < static_cast<int>(MainWindow::Page::Measured); ++i) {
       window.showPage(static_cast<MainWindow::Page>(i));
       for (const QSize size : {QSize(1600, 1000), QSize(1280, 800)}) {
@@ -374,4 +374,4 @@ class TestWorkbench : public QObject {
 };
 
 QTEST_MAIN(TestWorkbench)
-#include "tst_workbench.moc"
+#include "test_workbench.moc"

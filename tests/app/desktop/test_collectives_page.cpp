@@ -423,4 +423,4 @@ class TestCollectivesPage : public QObject {
 };
 
 QTEST_MAIN(TestCollectivesPage)
-#include "tst_collectives_page.moc"
+#include "test_collectives_page.moc"

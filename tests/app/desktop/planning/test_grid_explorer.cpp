@@ -153,7 +153,7 @@ class TestGridExplorer : public QObject {
   void initTestCase() {
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName(QStringLiteral("ShardScopeTests"));
-    QCoreApplication::setApplicationName(QStringLiteral("tst_grid_explorer"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_grid_explorer"));
   }
 
   void sidebarSwitchesPages() {
@@ -477,4 +477,4 @@ class TestGridExplorer : public QObject {
 };
 
 QTEST_MAIN(TestGridExplorer)
-#include "tst_grid_explorer.moc"
+#include "test_grid_explorer.moc"

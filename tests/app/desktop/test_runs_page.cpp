@@ -451,4 +451,4 @@ class TestRunsPage : public QObject {
 };
 
 QTEST_MAIN(TestRunsPage)
-#include "tst_runs_page.moc"
+#include "test_runs_page.moc"

@@ -593,4 +593,4 @@ class TestMeasuredLoop : public QObject {
 };
 
 QTEST_MAIN(TestMeasuredLoop)
-#include "tst_measured_loop.moc"
+#include "test_measured_loop.moc"

@@ -133,7 +133,7 @@ class TestExportPage : public QObject {
   void initTestCase() {
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName(QStringLiteral("ShardScopeTests"));
-    QCoreApplication::setApplicationName(QStringLiteral("tst_export_page"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_export_page"));
     QVERIFY(dir_.isValid());
     window_ = std::make_unique<MainWindow>();
     giveCharts(*window_);
@@ -472,4 +472,4 @@ class TestExportPage : public QObject {
 };
 
 QTEST_MAIN(TestExportPage)
-#include "tst_export_page.moc"
+#include "test_export_page.moc"

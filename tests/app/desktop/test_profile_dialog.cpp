@@ -117,4 +117,4 @@ class TestProfileDialog : public QObject {
 };
 
 QTEST_MAIN(TestProfileDialog)
-#include "tst_profile_dialog.moc"
+#include "test_profile_dialog.moc"

@@ -282,4 +282,4 @@ class TstTimelinePage : public QObject {
 };
 
 QTEST_MAIN(TstTimelinePage)
-#include "tst_timeline_page.moc"
+#include "test_timeline_page.moc"

@@ -326,4 +326,4 @@ class TestTableListModel : public QObject {
 };
 
 QTEST_MAIN(TestTableListModel)
-#include "tst_table_list_model.moc"
+#include "test_table_list_model.moc"

@@ -105,7 +105,7 @@ class TestPlanPage : public QObject {
   void initTestCase() {
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName(QStringLiteral("ShardScopeTests"));
-    QCoreApplication::setApplicationName(QStringLiteral("tst_plan_page"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_plan_page"));
   }
 
   void theMainWindowsPageShowsTheSessionsGrid() {
@@ -549,4 +549,4 @@ class TestPlanPage : public QObject {
 };
 
 QTEST_MAIN(TestPlanPage)
-#include "tst_plan_page.moc"
+#include "test_plan_page.moc"

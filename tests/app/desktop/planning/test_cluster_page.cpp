@@ -699,4 +699,4 @@ void TestClusterPage::localGpusFailureLeavesTheClusterAndSaysWhy() {
 }
 
 QTEST_MAIN(TestClusterPage)
-#include "tst_cluster_page.moc"
+#include "test_cluster_page.moc"

@@ -510,4 +510,4 @@ class TestModelPage : public QObject {
 };
 
 QTEST_MAIN(TestModelPage)
-#include "tst_model_page.moc"
+#include "test_model_page.moc"

@@ -126,7 +126,7 @@ class TestConnections : public QObject {
   void initTestCase() {
     qputenv("XDG_CONFIG_HOME", config_.path().toLocal8Bit());
     QCoreApplication::setOrganizationName(QStringLiteral("ShardScopeTest"));
-    QCoreApplication::setApplicationName(QStringLiteral("tst_connections"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_connections"));
     agent_ = std::make_unique<agent_test::Agent>();
     QVERIFY2(agent_->start(), qPrintable(agent_->output()));
     address_ = QStringLiteral("127.0.0.1:%1").arg(agent_->port());
@@ -336,4 +336,4 @@ class TestConnections : public QObject {
 };
 
 QTEST_MAIN(TestConnections)
-#include "tst_connections.moc"
+#include "test_connections.moc"
