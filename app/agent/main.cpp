@@ -12,7 +12,9 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <QCoreApplication>
 #include <QTimer>
@@ -20,6 +22,7 @@
 #include "agent_log.h"
 #include "agent_server.h"
 #include "job_manager.h"
+#include "shardscope/app/args.h"
 #include "shardscope/core/summary.h"
 #include "shardscope/profiler/agent/agent_describe.h"
 #include "shardscope/profiler/agent/agent_token.h"
@@ -116,33 +119,29 @@ std::string startLine(const profiler::AgentConfig& c, const core::ClusterSpec& c
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string config_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      printHelp();
-      return 0;
-    }
-    if (a == "--version") {
-      std::cout << "shardscope-agent " SHARDSCOPE_VERSION "\n";
-      return 0;
-    }
-    if (a == "--config" && i + 1 < argc) {
-      config_path = argv[++i];
-    } else if (a.rfind("--config=", 0) == 0) {
-      config_path = a.substr(9);
-    } else {
-      std::cerr << "shardscope-agent: unknown argument " << a << "\n" << kUsage;
-      return 2;
-    }
+  shardscope::app::Args args(std::vector<std::string>(argv + 1, argv + argc));
+  const bool help = args.flag("--help") || args.flag("-h");
+  const bool version = args.flag("--version");
+  const std::optional<std::string> config_path = args.option("--config");
+  if (auto bad = args.problem()) {
+    std::cerr << "shardscope-agent: " << *bad << "\n" << kUsage;
+    return shardscope::app::kExitUsage;
   }
-  if (config_path.empty()) {
+  if (help) {
+    printHelp();
+    return 0;
+  }
+  if (version) {
+    std::cout << "shardscope-agent " SHARDSCOPE_VERSION "\n";
+    return 0;
+  }
+  if (!config_path || config_path->empty()) {
     std::cerr << kUsage;
-    return 2;
+    return shardscope::app::kExitUsage;
   }
   ::umask(077);  // job folders 0700, their files 0600 (the engine's store too: children inherit it)
   QCoreApplication app(argc, argv);
-  auto config = profiler::loadAgentConfig(config_path);
+  auto config = profiler::loadAgentConfig(*config_path);
   if (!config) return fail(config.error());
   auto token = profiler::readTokenFile(config->token_file);
   if (!token)

@@ -6,7 +6,22 @@
 
 namespace shardscope::app {
 
+namespace {
+// Whether `args` still hold --name or --name=... (a second occurrence).
+bool holds(const std::vector<std::string>& args, const std::string& name) {
+  for (const auto& a : args)
+    if (a == name || a.starts_with(name + "=")) return true;
+  return false;
+}
+}  // namespace
+
 std::optional<std::string> Args::option(const std::string& name) {
+  auto value = takeOption(name);
+  if (value && holds(args_, name) && error_.empty()) error_ = name + " given twice";
+  return value;
+}
+
+std::optional<std::string> Args::takeOption(const std::string& name) {
   for (std::size_t i = 0; i < args_.size(); ++i) {
     const std::string& a = args_[i];
     const auto at = args_.begin() + static_cast<std::ptrdiff_t>(i);
@@ -33,6 +48,7 @@ bool Args::flag(const std::string& name) {
   for (std::size_t i = 0; i < args_.size(); ++i)
     if (args_[i] == name) {
       args_.erase(args_.begin() + static_cast<std::ptrdiff_t>(i));
+      if (holds(args_, name) && error_.empty()) error_ = name + " given twice";
       return true;
     }
   return false;

@@ -21,7 +21,7 @@ commands:
   plan [--model M] [--cluster C] [--grid M] [--layout L] [--algorithm A] [--calibration F] [--balance-compute]
        [--constraints F] [--sync-interval K] [--target torchrec|shardscope] [--out plan.json] [--json]
                          sweep every grid (M x R), rank them, show the chosen grid per rank
-  scaling [--project F] [--model M] [--cluster C] [--calibration F] [--sync-interval K] [--json]
+  scaling [--project F] [--model M] [--cluster C] [--calibration F] [--constraints F] [--sync-interval K] [--json]
                          weak scaling from 8 to 4,096 GPUs: the best grid per world size, per-GPU
                          throughput, and the phase that causes each drop
   evaluate --plan P (--model M | --project F) [--cluster C] [--calibration F] [--constraints F]
@@ -53,7 +53,7 @@ commands:
   devices                list the GPUs and their topology (--json, --cluster-out F)
 
 options:
-  -h, --help             this text (also: shardscope-cli <command> --help)
+  -h, --help             this text (also: shardscope-cli <command> --help, shardscope-cli help <command>)
   --version              print the version and what the build includes
 
 exit codes: 0 ok, 1 invalid or unreadable input file, 2 bad command line,
@@ -67,7 +67,10 @@ int run(int argc, char** argv) {
     std::cerr << kUsage;
     return exitCodeFor(core::Error{"no command", core::ErrorKind::Usage});
   }
+  if (args.size() == 2 && args.front() == "help") args = {args[1], "--help"};  // help <command>
   const std::string cmd = args.front();
+  const bool general = cmd == "-h" || cmd == "--help" || cmd == "help" || cmd == "--version";
+  if (general && args.size() > 1) return usageError(cmd + ": unexpected argument " + args[1]);
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
     std::cout << kUsage;
     return kExitOk;

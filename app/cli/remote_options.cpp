@@ -129,13 +129,13 @@ int parseRemoteArgs(Args& args, RemoteOptions& o) {
   o.keep_file = args.flag("--keep-file");
   o.store = args.option("--store");
   const SubmitTexts submit = takeSubmitOptions(args);
+  if (auto bad = args.problem(Args::Positionals::Allowed)) return usageError("remote: " + *bad);
   const auto positional = args.positional();
   if (positional.empty()) return usageError("remote: give a command: describe, list, submit, watch, cancel or fetch");
   o.command = positional.front();
   o.words.assign(positional.begin() + 1, positional.end());
   if (o.command != "submit" && submit.any())
     return usageError("remote " + o.command + ": job options belong to submit");
-  if (auto bad = args.problem(Args::Positionals::Allowed)) return usageError("remote: " + *bad);
   if (!agent) return usageError("remote: --agent HOST:PORT is required");
   auto address = remote::parseAgentAddress(*agent);
   if (!address) return usageError("remote: --agent: " + address.error().message);

@@ -32,9 +32,8 @@ std::string formatModelSummary(const core::ModelSpec& m) {
   const std::size_t shown = std::min<std::size_t>(order.size(), 30);
   for (std::size_t i = 0; i < shown; ++i) {
     const core::TableSpec& t = *order[i];
-    table.add({t.name.substr(0, 16), formatCount(static_cast<double>(t.rows)), std::to_string(t.dim),
-               core::toString(t.dtype), formatCount(t.pooling.mean), describeAccess(t.access).substr(0, 16),
-               formatBytes(t.weightBytes())});
+    table.add({t.name, formatCount(static_cast<double>(t.rows)), std::to_string(t.dim), core::toString(t.dtype),
+               formatCount(t.pooling.mean), describeAccess(t.access), formatBytes(t.weightBytes())});
   }
   out += table.text("  ");
   if (order.size() > shown) out += "  ... " + std::to_string(order.size() - shown) + " smaller tables\n";

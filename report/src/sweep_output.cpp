@@ -74,13 +74,20 @@ void printGridDetail(std::ostream& out, const planner::GridResult& g) {
       .separatorBefore(9, "  ")
       .minWidths({6, 9, 9, 9, 9, 9, 12, 12, 7})
       .align(0, TextTable::Align::Right);
+  // Past 40 ranks: the first and last 20, the slowest rank and every rank
+  // over its memory, with a line for each run of ranks left out.
   const std::size_t n = g.ranks.size();
+  std::size_t left_out = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    if (n > 40 && i == 20) {
-      table.addLine("   ... " + std::to_string(n - 40) + " more ranks ...");
-      i = n - 20;
-    }
     const auto& r = g.ranks[i];
+    const bool shown =
+        n <= 40 || i < 20 || i >= n - 20 || r.group_rank == g.critical_rank || r.memory_bytes > r.capacity_bytes;
+    if (!shown) {
+      ++left_out;
+      continue;
+    }
+    if (left_out > 0) table.addLine("   ... " + std::to_string(left_out) + " more ranks ...");
+    left_out = 0;
     table.add({std::to_string(r.group_rank), ms(r.fwd_ms), ms(r.bwd_ms), ms(r.served_comm_ms), ms(r.load_ms),
                ms(r.sync_ms), gib(r.memory_bytes), gib(r.capacity_bytes), std::to_string(r.shards),
                r.group_rank == g.critical_rank ? "<- slowest" : ""});

@@ -35,7 +35,7 @@ LINKS: Dict[str, Set[str]] = {
     "workflow": {"engine", "import", "analysis", "planner", "cuda"},  # cuda where built
     "agent_core": {"workflow", "protocol"},
     "remote": {"protocol", "store"},
-    "agent": {"agent_core", "store"},
+    "agent": {"agent_core", "store", "app_args"},
     "desktop_planning": {"core", "planner", "report"},
     "desktop": {"desktop_planning", "store", "remote", "workflow"},
     "cli_planning": {"app_args", "core", "planner", "report"},

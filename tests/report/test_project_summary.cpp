@@ -1,10 +1,13 @@
 // The model and cluster summaries `shardscope-cli summary` prints.
 #include <QtTest/QtTest>
 
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "shardscope/core/presets.h"
 #include "shardscope/report/project_summary.h"
+#include "shardscope/report/text_table.h"
 
 using namespace shardscope::core;
 using namespace shardscope::report;
@@ -26,13 +29,24 @@ class TestProjectSummary : public QObject {
     QVERIFY2(s.find("8 nodes x 8 GPUs = 64 GPUs") != std::string::npos, s.c_str());
   }
 
-  void longNamesAreCutToTheirColumn() {
+  void longAndNonAsciiNamesWidenTheirColumn() {
     ModelSpec m = modelPreset("dcnv2").value();
-    m.tables.resize(1);
-    m.tables[0].name = "a_table_name_far_longer_than_sixteen";
+    m.tables.resize(3);
+    m.tables[0].name = "user_embedding_table_clicks_last_7d";
+    m.tables[1].name = "user_embedding_table_clicks_last_30d";
+    m.tables[2].name = "caf\xc3\xa9_table";
     const std::string s = formatModelSummary(m);
-    QVERIFY2(s.find("  a_table_name_far ") != std::string::npos, s.c_str());
-    QVERIFY2(s.find("sixteen") == std::string::npos, s.c_str());
+    QVERIFY2(s.find("user_embedding_table_clicks_last_7d ") != std::string::npos, s.c_str());
+    QVERIFY2(s.find("user_embedding_table_clicks_last_30d ") != std::string::npos, s.c_str());
+    // Each row's size column ends at the same terminal column as the header's.
+    std::istringstream lines(s);
+    std::string line;
+    std::vector<std::size_t> ends;
+    while (std::getline(lines, line))
+      if (line.find("table") != std::string::npos && line.find("tables:") == std::string::npos)
+        ends.push_back(shardscope::report::textWidth(line));
+    QCOMPARE(ends.size(), std::size_t{4});
+    for (std::size_t e : ends) QCOMPARE(e, ends.front());
   }
 };
 

@@ -51,6 +51,20 @@ class TestTextTable : public QObject {
                                      "8    1.5%  yes\n"));
   }
 
+  void widthsCountColumnsNotBytes() {
+    QCOMPARE(shardscope::report::textWidth("cafe"), std::size_t{4});
+    QCOMPARE(shardscope::report::textWidth("caf\xc3\xa9"), std::size_t{4});               // é: two bytes, one column
+    QCOMPARE(shardscope::report::textWidth("cafe\xcc\x81"), std::size_t{4});              // e + combining acute
+    QCOMPARE(shardscope::report::textWidth("\xe7\x94\xa8\xe6\x88\xb7"), std::size_t{4});  // 用户: two wide
+    QCOMPARE(shardscope::report::textWidth("a\xff\xc3"), std::size_t{3});                 // not UTF-8: a column a byte
+    TextTable t({"table", "rows"});
+    t.add({"caf\xc3\xa9_table", "10"});
+    t.add({"\xe7\x94\xa8\xe6\x88\xb7", "2000"});
+    QCOMPARE(t.text(""), std::string("table       rows\n"
+                                     "caf\xc3\xa9_table    10\n"
+                                     "\xe7\x94\xa8\xe6\x88\xb7        2000\n"));
+  }
+
   void freeLinesStayWhereAddedAndWidenNoColumn() {
     TextTable t({"rank", "ms"});
     t.addLine("after the header");

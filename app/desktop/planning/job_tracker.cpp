@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <exception>
 
@@ -24,7 +25,16 @@ struct JobState {
 void backgroundThreadPriority() {
 #ifdef __linux__
   // Linux keeps a nice value per thread: this thread's id, not the process's.
-  setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
+  // Ten below where it is (a desktop started with `nice` keeps its order), at most 19;
+  // once lowered, a pool thread stays there for its next jobs.
+  thread_local bool lowered = false;
+  if (lowered) return;
+  lowered = true;
+  const auto self = static_cast<id_t>(::gettid());
+  errno = 0;
+  const int now = getpriority(PRIO_PROCESS, self);
+  if (errno != 0) return;
+  setpriority(PRIO_PROCESS, self, std::min(now + 10, 19));
 #endif
 }
 

@@ -37,7 +37,8 @@ namespace shardscope::app {
 // responsive while a 4,096-GPU sweep runs.
 [[nodiscard]] QThreadPool* planningPool();
 
-// Lowers the calling thread (and the threads it starts) to nice 10 on Linux:
+// Lowers the calling thread (and the threads it starts) by 10 nice levels
+// (at most to 19) on Linux, once per thread; from a desktop at nice 0:
 // a core it shares with the GUI thread goes ~90 % to the GUI, yet it still
 // progresses beside a build or a data loader that keeps every core busy, as
 // SCHED_IDLE (~0.3 % of a core then) would not. Elsewhere it does nothing.

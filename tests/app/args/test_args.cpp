@@ -42,6 +42,15 @@ class TestArgs : public QObject {
     QVERIFY(!dash.problem(Args::Positionals::Allowed));
   }
 
+  void anOptionOrFlagGivenTwiceIsAnError() {
+    Args a({"--model", "dcnv2", "--model=criteo_kaggle"});
+    QCOMPARE(a.option("--model").value(), std::string("dcnv2"));
+    QCOMPARE(a.problem().value(), std::string("--model given twice"));
+    Args b({"--json", "--json"});
+    QVERIFY(b.flag("--json"));
+    QCOMPARE(b.problem().value(), std::string("--json given twice"));
+  }
+
   void positiveNumbers() {
     QCOMPARE(parsePositive("64", 100).value(), 64ull);
     QVERIFY(!parsePositive("0", 100));

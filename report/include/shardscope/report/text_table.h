@@ -2,17 +2,24 @@
 // command line's run, calibration and import reports, the local GPUs): by
 // default the first column left-aligned and the others right-aligned, two
 // spaces between columns, every column as wide as its widest cell, trailing
-// spaces trimmed. Widths count bytes, as the reports' text is ASCII.
+// spaces trimmed. Widths are terminal columns of UTF-8 text (textWidth), as
+// cells hold names from the user's files.
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace shardscope::report {
+
+// The columns UTF-8 text takes in a terminal: one per code point, two for
+// East Asian wide ones (CJK, Hangul, full-width forms), none for combining
+// marks; a byte that is not UTF-8 counts as one.
+[[nodiscard]] std::size_t textWidth(std::string_view text);
 
 class TextTable {
  public:

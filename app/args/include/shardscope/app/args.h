@@ -29,11 +29,11 @@ enum ExitCode : int {
 class Args {
  public:
   explicit Args(std::vector<std::string> args) : args_(std::move(args)) {}
-  // Removes and returns the value of --name (nullopt when absent); the first
-  // occurrence counts. A value may not start with "--" unless given as
-  // --name=value. Sets error() when the value is missing.
+  // Removes and returns the value of --name (nullopt when absent). A value
+  // may not start with "--" unless given as --name=value. Sets error() when
+  // the value is missing, or when --name is given twice.
   std::optional<std::string> option(const std::string& name);
-  bool flag(const std::string& name);  // removes --name when present
+  bool flag(const std::string& name);  // removes --name when present; given twice sets error()
   // What remains once options were taken; anything starting with "--" here is unknown.
   [[nodiscard]] std::vector<std::string> positional() const;
   [[nodiscard]] const std::string& error() const { return error_; }
@@ -46,6 +46,7 @@ class Args {
   [[nodiscard]] std::optional<std::string> problem(Positionals positionals = Positionals::None) const;
 
  private:
+  std::optional<std::string> takeOption(const std::string& name);
   std::vector<std::string> args_;
   std::string error_;
 };
