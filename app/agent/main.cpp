@@ -24,6 +24,7 @@
 #include "job_manager.h"
 #include "shardscope/app/args.h"
 #include "shardscope/core/summary.h"
+#include "shardscope/core/version.h"
 #include "shardscope/profiler/agent/agent_describe.h"
 #include "shardscope/profiler/agent/agent_token.h"
 #include "shardscope/profiler/engine/host_info.h"
@@ -107,14 +108,14 @@ bool executable(const std::string& program) {
 // The start's log line: version, cluster and limits.
 std::string startLine(const profiler::AgentConfig& c, const core::ClusterSpec& cluster) {
   const auto& l = c.limits;
-  return "shardscope-agent " SHARDSCOPE_VERSION " starting: cluster \"" + app::agent::logSafe(cluster.name) + "\" (" +
-         std::to_string(cluster.nodes) + " x " + std::to_string(cluster.gpus_per_node) + " GPUs" +
-         (c.cluster ? ", from the config" : ", this machine's") + "), launcher " + profiler::toString(c.launcher) +
-         "; limits: " + std::to_string(l.max_ranks) + " ranks, " + std::to_string(l.max_steps) + " steps, " +
-         std::to_string(l.max_jobs) + " jobs, " + std::to_string(l.max_running) + " running, " +
-         core::formatBytes(l.job_memory_bytes) + " per job, " + core::formatBytes(l.total_memory_bytes) +
-         " for all jobs, " + std::to_string(l.job_threads) + " threads and " + std::to_string(l.job_seconds) +
-         " s per job, " + std::to_string(l.max_connections) + " clients";
+  return "shardscope-agent " + shardscope::core::versionLine() + " starting: cluster \"" +
+         app::agent::logSafe(cluster.name) + "\" (" + std::to_string(cluster.nodes) + " x " +
+         std::to_string(cluster.gpus_per_node) + " GPUs" + (c.cluster ? ", from the config" : ", this machine's") +
+         "), launcher " + profiler::toString(c.launcher) + "; limits: " + std::to_string(l.max_ranks) + " ranks, " +
+         std::to_string(l.max_steps) + " steps, " + std::to_string(l.max_jobs) + " jobs, " +
+         std::to_string(l.max_running) + " running, " + core::formatBytes(l.job_memory_bytes) + " per job, " +
+         core::formatBytes(l.total_memory_bytes) + " for all jobs, " + std::to_string(l.job_threads) + " threads and " +
+         std::to_string(l.job_seconds) + " s per job, " + std::to_string(l.max_connections) + " clients";
 }
 }  // namespace
 
@@ -132,7 +133,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (version) {
-    std::cout << "shardscope-agent " SHARDSCOPE_VERSION "\n";
+    std::cout << "shardscope-agent " << shardscope::core::versionLine() << "\n";
     return 0;
   }
   if (!config_path || config_path->empty()) {

@@ -76,7 +76,7 @@ int run(int argc, char** argv) {
     return kExitOk;
   }
   if (cmd == "--version") {
-    std::cout << "shardscope-cli " << core::versionString() << "\n"
+    std::cout << "shardscope-cli " << core::versionLine() << "\n"
               << "  CUDA: " << (profiler::builtWithCuda() ? "compiled in" : "not compiled in") << "\n"
               << "  MPI:  " << (SHARDSCOPE_HAVE_MPI ? "compiled in" : "not compiled in") << "\n";
     return kExitOk;

@@ -31,7 +31,7 @@ QString aboutText() {
              "grids, shards the tables so the slowest GPU is as fast as possible, measures real "
              "runs and exports a shard plan that trainers read.</p>"
              "<p><small>Build: %2</small></p>")
-      .arg(QString::fromLatin1(core::versionString()), buildInfoText().toHtmlEscaped());
+      .arg(QString::fromStdString(core::versionLine()), buildInfoText().toHtmlEscaped());
 }
 
 void showAboutDialog(QWidget* parent) { QMessageBox::about(parent, QObject::tr("About ShardScope"), aboutText()); }

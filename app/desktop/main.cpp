@@ -208,7 +208,7 @@ int main(int argc, char* argv[]) {
   QApplication::setOrganizationName(QStringLiteral("ShardScope"));
   QApplication::setApplicationName(QStringLiteral("ShardScope"));
   QApplication::setApplicationDisplayName(QStringLiteral("ShardScope"));
-  QApplication::setApplicationVersion(QString::fromLatin1(shardscope::core::versionString()));
+  QApplication::setApplicationVersion(QString::fromStdString(shardscope::core::versionLine()));
   const Options o = parseOptions(app);
 
   MainWindow window;

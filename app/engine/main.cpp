@@ -14,6 +14,7 @@
 #include "shardscope/app/args.h"
 #include "shardscope/core/limits.h"
 #include "shardscope/core/units.h"
+#include "shardscope/core/version.h"
 #ifdef SHARDSCOPE_ENGINE_MPI
 #include "shardscope/profiler/engine_mpi/distributed.h"
 #include "shardscope/profiler/engine_mpi/mpi_session.h"
@@ -27,6 +28,7 @@ constexpr const char* kHelp = R"(usage: mpirun -np N shardscope-engine --model M
                          [--sync-interval K] [--memory-budget SIZE] [--batch B] [--label L]
                          [--progress] [--summary-json F] [--no-trace] [--device cpu|cuda] [--no-cupti]
        shardscope-engine --emulate --model M --cluster C --plan P.json --store F [--all-groups] [...]
+       shardscope-engine --help | --version
 
 Runs a shard plan's training steps with one process per rank (N = the plan's
 world_size) and writes every rank's trace into one run (kind mpi) of the
@@ -83,6 +85,7 @@ struct Parsed {
   std::string summary_json;                      // distributed: rank 0 writes shardscope.engine-summary/1 here
   bool emulate = false;
   bool help = false;
+  bool version = false;
   std::string error;  // usage error
 };
 
@@ -125,6 +128,7 @@ Parsed parseArgs(std::vector<std::string> argv) {
   shardscope::app::Args args(std::move(argv));
   const bool help = args.flag("--help");
   p.help = args.flag("-h") || help;
+  p.version = args.flag("--version");
   p.emulate = args.flag("--emulate");
   c.all_groups = args.flag("--all-groups");
   c.progress = args.flag("--progress");
@@ -143,7 +147,7 @@ Parsed parseArgs(std::vector<std::string> argv) {
     p.error = *bad;
   else if (c.device != "cpu" && c.device != "cuda")
     p.error = "--device: expected cpu or cuda, got " + c.device;
-  if (p.help || !p.error.empty()) return p;
+  if (p.help || p.version || !p.error.empty()) return p;
   if (c.model.empty())
     p.error = "--model is required";
   else if (c.cluster.empty())
@@ -215,6 +219,10 @@ int main(int argc, char** argv) {
   std::signal(SIGINT, onSignal);
   std::signal(SIGUSR1, onSignal);
   const Parsed parsed = parseArgs(std::vector<std::string>(argv + 1, argv + argc));
+  if (parsed.version && !parsed.help && parsed.error.empty()) {  // before MPI: no mpirun needed to ask
+    std::cout << "shardscope-engine " << shardscope::core::versionLine() << "\n";
+    return shardscope::app::kExitOk;
+  }
   const bool emulate = parsed.emulate && !parsed.help && parsed.error.empty();
   if (emulate) return shardscope::app::engine::runEmulateMode(parsed.run, g_cancel, std::cout, std::cerr);
 #ifdef SHARDSCOPE_ENGINE_MPI
