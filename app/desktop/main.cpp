@@ -7,6 +7,7 @@
 #include <QFileInfo>
 #include <QTimer>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -204,6 +205,11 @@ int runHeadless(MainWindow& window, const Options& o) {
 }  // namespace
 
 int main(int argc, char* argv[]) {
+  // --version answers without a display (a packaged install asked over ssh); the rest needs the GUI.
+  if (argc == 2 && (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "-v") == 0)) {
+    std::printf("ShardScope %s\n", shardscope::core::versionLine().c_str());
+    return 0;
+  }
   QApplication app(argc, argv);
   QApplication::setOrganizationName(QStringLiteral("ShardScope"));
   QApplication::setApplicationName(QStringLiteral("ShardScope"));

@@ -102,16 +102,34 @@ def cli_page(cli, version):
     page += ".SH OPTIONS\n" + verbatim(section_of(top, "options"))
     page += ".SH EXIT STATUS\n" + verbatim(section_of(top, "exit codes"))
     page += (".SH SEE ALSO\n.BR shardscope (1),\n.BR shardscope-agent (8).\n"
-             "The documentation under /usr/share/doc/shardscope-cli, or docs/cli.md in the sources.\n")
+             "docs/cli.md in ShardScope's sources.\n")
     return page, commands, helps
 
 
-def program_page(name, section, argv, version, what):
+# What the shardscope-agent package installs and makes, for its page (the package's facts, not the program's).
+AGENT_FILES = """.SH FILES
+.TP
+.I /etc/shardscope/agent.json
+The config (shardscope.agent\\-config/1): listen address, cluster, launcher, limits. The package's default
+listens on 127.0.0.1:7443 only and runs emulate jobs only.
+.TP
+.I /etc/shardscope/agent.token
+The clients' token, made on first install (0600, user shardscope).
+.TP
+.I /var/lib/shardscope\\-agent
+The store: the agent's key and certificate (identity/) and each job's folder and trace store (jobs/).
+.TP
+.I /lib/systemd/system/shardscope\\-agent.service
+The hardened unit. Nothing starts on install: systemctl enable \\-\\-now shardscope\\-agent.
+"""
+
+
+def program_page(name, section, argv, version, what, extra=""):
     text = run_help(argv)
     page = header(name, section, version, "ShardScope manual") + what + "\n"
     page += ".SH SYNOPSIS\n" + verbatim(text.split("\n\n")[0])
     rest = text.split("\n\n", 1)[1] if "\n\n" in text else ""
-    page += ".SH DESCRIPTION\n" + verbatim(rest)
+    page += ".SH DESCRIPTION\n" + verbatim(rest) + extra
     page += ".SH SEE ALSO\n.BR shardscope-cli (1).\n"
     return page
 
@@ -126,7 +144,9 @@ def completion(commands, helps):
         opts = sorted(set(OPTION.findall(helps[c])) - {"-h"} | {"--help"})
         words = (SUBWORDS.get(c, "") + " " + " ".join(opts)).strip()
         cases.append(f'    {c}) words="{words}" ;;')
+    subwords = " ".join(f'[{c}]="{w}"' for c, w in SUBWORDS.items())
     return f"""# bash completion for shardscope-cli, generated from its --help by packaging/man/generate.py
+declare -A SUBWORDS_OF=({subwords})
 _shardscope_cli() {{
   local cur=${{COMP_WORDS[COMP_CWORD]}}
   if [ "$COMP_CWORD" -eq 1 ]; then
@@ -138,10 +158,23 @@ _shardscope_cli() {{
 {chr(10).join(cases)}
     help) words="{' '.join(commands)}" ;;
   esac
-  if [[ "$cur" == -* || "$COMP_CWORD" -eq 2 && -n "$words" && "$cur" != */* ]]; then
+  local sub="${{SUBWORDS_OF[${{COMP_WORDS[1]}}]}}"
+  if [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$words" -- "$cur"))
-    [ ${{#COMPREPLY[@]}} -gt 0 ] && return
+    return
   fi
+  # A command's first word (import kineto, remote describe, store info) until one is given.
+  if [ -n "$sub" ]; then
+    local i
+    for ((i = 2; i < COMP_CWORD; i++)); do
+      [[ " $sub " == *" ${{COMP_WORDS[i]}} "* ]] && sub="" && break
+    done
+    if [ -n "$sub" ] && [[ "${{COMP_WORDS[COMP_CWORD-1]}}" != --* || "$COMP_CWORD" -eq 2 ]]; then
+      COMPREPLY=($(compgen -W "$sub" -- "$cur"))
+      [ ${{#COMPREPLY[@]}} -gt 0 ] && return
+    fi
+  fi
+  [ "${{COMP_WORDS[1]}}" = help ] && COMPREPLY=($(compgen -W "$words" -- "$cur")) && return
   COMPREPLY=($(compgen -f -- "$cur"))
 }}
 complete -o filenames -F _shardscope_cli shardscope-cli
@@ -175,7 +208,7 @@ def main():
     if a.agent:
         write(os.path.join(a.out, "man8", "shardscope-agent.8.gz"),
               program_page("shardscope-agent", "8", [a.agent, "--help"], a.version,
-                           "serve ShardScope clients engine runs on a cluster over TLS"))
+                           "serve ShardScope clients engine runs on a cluster over TLS", AGENT_FILES))
     if a.desktop:
         write(os.path.join(a.out, "man1", "shardscope.1.gz"),
               program_page("shardscope", "1", [a.desktop, "--help"], a.version,
