@@ -6,36 +6,15 @@
 
 #include "shardscope/core/presets.h"
 #include "shardscope/report/scaling_output.h"
+#include "weak_scaling_fixture.h"
 
 namespace core = shardscope::core;
 namespace planner = shardscope::planner;
 using shardscope::report::printWeakScaling;
 using shardscope::report::weakScalingToJson;
+using shardscope::test::threeWorldSizes;
 
 namespace {
-
-// M = 8 over N = 8, 16, 32: nothing fits at 8; at 32 the replica sync grows by 2 ms.
-planner::ScalingResult threeWorldSizes() {
-  planner::ScalingResult r;
-  r.world_sizes = {8, 16, 32};
-  r.group_sizes = {8};
-  for (std::uint32_t n : r.world_sizes) {
-    planner::ScalingCell c;
-    c.world_size = n;
-    c.group_size = 8;
-    c.planned = true;
-    c.fits = n > 8;
-    c.step.embedding_ms = 1.0;
-    c.step.all_to_all_ms = 0.5;
-    c.step.replica_sync_ms = n == 32 ? 2.5 : 0.5;
-    c.step.dense_ms = 0.25;
-    c.step_ms = c.step.embedding_ms + c.step.all_to_all_ms + c.step.replica_sync_ms + c.step.dense_ms;
-    c.step.step_ms = c.step_ms;
-    c.samples_per_second_per_gpu = 4096.0 * 1000.0 / c.step_ms;
-    r.cells.push_back(c);
-  }
-  return r;
-}
 
 core::Project project() {
   core::Project p;

@@ -4,39 +4,18 @@
 #include <string>
 
 #include "shardscope/report/weak_scaling_text.h"
+#include "weak_scaling_fixture.h"
 
 namespace planner = shardscope::planner;
 using shardscope::report::scalingCellDescription;
 using shardscope::report::stepPhaseLabel;
 using shardscope::report::weakScalingDescription;
 using shardscope::report::weakScalingLabel;
+using shardscope::test::threeWorldSizes;
 
 namespace {
 
 bool has(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
-
-// One row (M = 8) over N = 8, 16, 32: nothing fits at 8; at 32 the replica sync grows by 2 ms.
-planner::ScalingResult threeWorldSizes() {
-  planner::ScalingResult r;
-  r.world_sizes = {8, 16, 32};
-  r.group_sizes = {8};
-  for (std::uint32_t n : r.world_sizes) {
-    planner::ScalingCell c;
-    c.world_size = n;
-    c.group_size = 8;
-    c.planned = true;
-    c.fits = n > 8;
-    c.step.embedding_ms = 1.0;
-    c.step.all_to_all_ms = 0.5;
-    c.step.replica_sync_ms = n == 32 ? 2.5 : 0.5;
-    c.step.dense_ms = 0.25;
-    c.step_ms = c.step.embedding_ms + c.step.all_to_all_ms + c.step.replica_sync_ms + c.step.dense_ms;
-    c.step.step_ms = c.step_ms;
-    c.samples_per_second_per_gpu = 4096.0 * 1000.0 / c.step_ms;
-    r.cells.push_back(c);
-  }
-  return r;
-}
 
 }  // namespace
 
